@@ -1,0 +1,23 @@
+//! The pure core of kairos.
+//!
+//! Everything here is a function of its arguments: no database, no network, no wall clock.
+//! The executor asks the core *what should happen* to a job after an attempt
+//! ([`plan_completion`]), and the store carries the answer out in one transaction. Keeping the
+//! decision here means both backends (SQLite, PostgreSQL) behave identically and the rules can
+//! be tested without a database.
+
+pub mod clock;
+pub mod enqueue;
+pub mod error;
+pub mod job;
+pub mod lifecycle;
+pub mod outcome;
+
+pub use clock::{Clock, ManualClock, SkewedClock};
+pub use enqueue::{EnqueueRequest, NewJob, MAX_PAYLOAD_BYTES};
+pub use error::{Error, Result};
+pub use job::{new_id, Job, JobLogEntry, JobLogOutcome, JobTable, JobType, NodeInfo};
+pub use lifecycle::{JobEvent, JobState};
+pub use outcome::{plan_completion, AttemptResult, Completion, RetryPolicy, EXCEPTION_MSG_MAX_CHARS};
+
+pub use jiff::{SignedDuration, Timestamp};

@@ -1,0 +1,182 @@
+//! Runners: one attempt each.
+//!
+//! A runner runs the handler in its own task with a timeout, so a panic or a hang becomes a
+//! failed attempt, never a dead node. It then asks the pure core what the attempt means
+//! ([`kairos_core::plan_completion`]) and hands the answer to the completer. Attempt times are
+//! on the database's clock: the acquisition's `db_now` plus this node's monotonic elapsed time,
+//! so a node whose wall clock is wrong still logs consistent intervals.
+
+use crate::handler::{error_chain, JobContext};
+use crate::shared::{Finished, RunningJob, Shared};
+use jiff::{SignedDuration, Timestamp};
+use kairos_core::{plan_completion, AttemptResult, Completion, Job};
+use kairos_store::{AcquiredJob, JobCompletion, JobReleaseParams};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::OwnedSemaphorePermit;
+
+/// Starts the attempt of one acquired job.
+pub(crate) fn start(shared: &Arc<Shared>, acquired: AcquiredJob, db_now: Timestamp, at: Instant, permit: OwnedSemaphorePermit) {
+    let job = acquired.job;
+    if let Some(prev) = &acquired.abandoned_by {
+        shared.metrics.takeovers.inc();
+        tracing::info!(job = %job.id, previous_node = %prev, "took over an expired lease");
+    }
+    let id = job.id.clone();
+    shared.running_map().insert(id.clone(), RunningJob { attempt: job.attempts, abort: None });
+    let shared2 = shared.clone();
+    let handle = tokio::spawn(async move {
+        let finished = attempt(&shared2, &job, acquired.abandoned_by.as_deref(), db_now, at).await;
+        drop(permit);
+        shared2.slot_freed.notify_waiters();
+        if shared2.completions.send(Finished { completion: finished }).is_err() {
+            tracing::warn!("completer gone; the attempt's lease will expire and the job run again");
+        }
+    });
+    // If the attempt already finished and was completed, its entry is gone and this is a no-op.
+    if let Some(r) = shared.running_map().get_mut(&id) {
+        r.abort = Some(handle.abort_handle());
+    }
+}
+
+/// Aborts a task when dropped, so that aborting a runner also stops its handler.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+async fn attempt(shared: &Shared, job: &Job, abandoned_by: Option<&str>, db_now: Timestamp, at: Instant) -> JobCompletion {
+    let started = db_time(db_now, at);
+    let result = if job.retries <= 0 {
+        // Taken over from a dead node with its last retry spent by that abandoned attempt.
+        let message = format!(
+            "attempt {} abandoned by node {} (lease expired) and no retries left",
+            job.attempts - 1,
+            abandoned_by.unwrap_or("?")
+        );
+        AttemptResult::Failed { chain: message.clone(), message }
+    } else {
+        if let Some(due) = job.duedate {
+            let late = started.duration_since(due).as_secs_f64().max(0.0);
+            shared.metrics.lateness_seconds.observe(late);
+        }
+        run_handler(shared, job, started).await
+    };
+    let finished = db_time(db_now, at);
+    let completion = match (&result, job.retries <= 0) {
+        (AttemptResult::Failed { message, chain }, true) => {
+            Completion::DeadLetter { message: message.clone(), stack: chain.clone() }
+        }
+        _ => plan_completion(job, result, finished, &shared.config.retry_policy),
+    };
+    JobCompletion {
+        job_id: job.id.clone(),
+        node: shared.config.node_id.clone(),
+        attempt: job.attempts,
+        started,
+        finished,
+        completion,
+    }
+}
+
+async fn run_handler(shared: &Shared, job: &Job, started: Timestamp) -> AttemptResult {
+    let Some(handler) = shared.handlers.get(&job.handler_type) else {
+        let message = format!("no handler \"{}\" is registered on node {}", job.handler_type, shared.config.node_id);
+        return AttemptResult::Failed { chain: message.clone(), message };
+    };
+    let payload = match job.handler_cfg.as_deref().map(serde_json::from_str) {
+        None => serde_json::Value::Null,
+        Some(Ok(v)) => v,
+        Some(Err(e)) => {
+            let message = format!("HANDLER_CFG_ is not valid JSON: {e}");
+            return AttemptResult::Failed { chain: message.clone(), message };
+        }
+    };
+    let ctx = JobContext {
+        job_id: job.id.clone(),
+        attempt: job.attempts,
+        handler_type: job.handler_type.clone(),
+        payload,
+        process_instance_id: job.process_instance_id.clone(),
+        execution_id: job.execution_id.clone(),
+        element_id: job.element_id.clone(),
+        tenant_id: job.tenant_id.clone(),
+        node_id: shared.config.node_id.clone(),
+        due_date: job.duedate,
+        started,
+        node_now: shared.config.clock.now(),
+    };
+    let t = Instant::now();
+    // The handler runs in a task of its own so that a panic is caught as a JoinError.
+    let task = tokio::spawn(async move { handler.run(ctx).await });
+    let abort = AbortOnDrop(task.abort_handle());
+    let out = tokio::time::timeout(shared.config.handler_timeout, task).await;
+    shared.metrics.handler_seconds.observe(t.elapsed().as_secs_f64());
+    match out {
+        Ok(Ok(Ok(message))) => AttemptResult::Succeeded { message },
+        Ok(Ok(Err(e))) => AttemptResult::Failed { message: e.to_string(), chain: error_chain(e.as_ref()) },
+        Ok(Err(join)) if join.is_panic() => {
+            let payload = join.into_panic();
+            let text = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a non-text panic payload".into());
+            let message = format!("handler \"{}\" panicked: {text}", job.handler_type);
+            AttemptResult::Failed { chain: message.clone(), message }
+        }
+        Ok(Err(_cancelled)) => {
+            let message = format!("handler \"{}\" was cancelled (its lease was lost or the node stopped)", job.handler_type);
+            AttemptResult::Failed { chain: message.clone(), message }
+        }
+        Err(_elapsed) => {
+            drop(abort);
+            let message = format!(
+                "handler \"{}\" timed out after {} ms",
+                job.handler_type,
+                shared.config.handler_timeout.as_millis()
+            );
+            AttemptResult::Failed { chain: message.clone(), message }
+        }
+    }
+}
+
+/// The database's clock now, estimated from the acquisition's reading and monotonic time.
+pub(crate) fn db_time(db_now: Timestamp, at: Instant) -> Timestamp {
+    let elapsed = SignedDuration::try_from(at.elapsed()).unwrap_or(SignedDuration::MAX);
+    db_now.saturating_add(elapsed).unwrap_or(db_now)
+}
+
+/// On shutdown: abort attempts still running after the grace period and release their leases.
+pub(crate) async fn hand_back_all(shared: &Shared) {
+    shared.abort_all_runners();
+    let leases = shared.leases();
+    if leases.is_empty() {
+        return;
+    }
+    // Give the completer a moment to drain attempts that did finish.
+    tokio::time::sleep(shared.config.completion_delay * 4).await;
+    let still: Vec<(String, i32)> = {
+        let map = shared.running_map();
+        leases.into_iter().filter(|(id, _)| map.contains_key(id)).collect()
+    };
+    if still.is_empty() {
+        return;
+    }
+    let params = JobReleaseParams {
+        node: shared.config.node_id.clone(),
+        jobs: still,
+        reason: format!("node {} shut down before the attempt finished; handed back", shared.config.node_id),
+    };
+    match shared.store.job_release(&params).await {
+        Ok(n) => tracing::info!(released = n, "handed running jobs back on shutdown"),
+        Err(e) => tracing::warn!(error = %e, "could not hand jobs back; their leases will expire"),
+    }
+    let mut map = shared.running_map();
+    for (id, _) in &params.jobs {
+        map.remove(id);
+    }
+}

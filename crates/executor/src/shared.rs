@@ -1,0 +1,115 @@
+//! State shared by the executor's loops.
+
+use crate::config::ExecutorConfig;
+use crate::handler::Handlers;
+use crate::metrics::Metrics;
+use kairos_store::{JobCompletion, Store};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, Notify, Semaphore};
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+
+/// An attempt running on this node.
+#[derive(Debug)]
+pub(crate) struct RunningJob {
+    pub attempt: i32,
+    /// Aborts the handler's task; used when the lease is lost or the node fences itself.
+    pub abort: Option<AbortHandle>,
+}
+
+/// A finished attempt on its way to the completer.
+#[derive(Debug)]
+pub(crate) struct Finished {
+    pub completion: JobCompletion,
+}
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub store: Arc<dyn Store>,
+    pub handlers: Arc<Handlers>,
+    pub config: ExecutorConfig,
+    pub metrics: Arc<Metrics>,
+    /// One permit per worker; a runner holds one until its attempt is handed to the completer.
+    pub slots: Arc<Semaphore>,
+    /// Attempts whose lease this node holds: from acquisition until the completer committed.
+    pub running: Mutex<HashMap<String, RunningJob>>,
+    pub wake: Notify,
+    /// Woken whenever a slot frees, so the producer and `wait_idle` need not poll.
+    pub slot_freed: Notify,
+    pub completions: mpsc::UnboundedSender<Finished>,
+    /// Cancelled first on shutdown: no new acquisitions.
+    pub stop_acquiring: CancellationToken,
+    /// Cancelled last: the completer flushes and the keeper stops.
+    pub stop: CancellationToken,
+    /// Cleared while the node cannot renew leases or heartbeat: it takes no new work.
+    pub fenced: std::sync::atomic::AtomicBool,
+}
+
+impl Shared {
+    pub fn new(
+        store: Arc<dyn Store>,
+        handlers: Arc<Handlers>,
+        config: ExecutorConfig,
+        metrics: Arc<Metrics>,
+    ) -> (Arc<Shared>, mpsc::UnboundedReceiver<Finished>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let shared = Shared {
+            store,
+            handlers,
+            slots: Arc::new(Semaphore::new(config.workers.max(1))),
+            config,
+            metrics,
+            running: Mutex::new(HashMap::new()),
+            wake: Notify::new(),
+            slot_freed: Notify::new(),
+            completions: tx,
+            stop_acquiring: CancellationToken::new(),
+            stop: CancellationToken::new(),
+            fenced: std::sync::atomic::AtomicBool::new(false),
+        };
+        (Arc::new(shared), rx)
+    }
+
+    pub fn running_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, RunningJob>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn running_count(&self) -> usize {
+        self.running_map().len()
+    }
+
+    /// Every (job id, attempt) whose lease this node holds.
+    pub fn leases(&self) -> Vec<(String, i32)> {
+        self.running_map().iter().map(|(id, r)| (id.clone(), r.attempt)).collect()
+    }
+
+    pub fn abort_all_runners(&self) {
+        for r in self.running_map().values() {
+            if let Some(a) = &r.abort {
+                a.abort();
+            }
+        }
+    }
+
+    pub fn is_fenced(&self) -> bool {
+        self.fenced.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Waits until no attempt is running on this node, or `grace` has passed.
+    pub async fn wait_idle(&self, grace: Duration) {
+        let deadline = Instant::now() + grace;
+        loop {
+            let notified = self.slot_freed.notified();
+            if self.slots.available_permits() >= self.config.workers.max(1) {
+                return;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let _ = tokio::time::timeout(left.min(Duration::from_millis(50)), notified).await;
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! The engine: one store, one set of handlers, optionally one running executor.
+//!
+//! Lifecycle: `builder(url)` → `build()` (connects and migrates) → `start()` (the executor
+//! begins acquiring, unless switched off) → `shutdown(grace)`.
+
+use crate::{CallerTransaction, Error};
+use kairos_core::{EnqueueRequest, Job, NewJob};
+use kairos_executor::{Executor, ExecutorConfig, Handler, Handlers, Metrics, Waker};
+use kairos_store::Store;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What an engine was built with; shown by `/management/engine`.
+#[derive(Debug, Clone)]
+pub struct EngineSettings {
+    pub executor: ExecutorConfig,
+    /// SPEC J10 / Activiti's asyncExecutorActivate: when false, jobs are stored but never run
+    /// by this node.
+    pub executor_enabled: bool,
+}
+
+/// Builds an [`Engine`].
+pub struct EngineBuilder {
+    url: String,
+    store: Option<Arc<dyn Store>>,
+    handlers: Handlers,
+    settings: EngineSettings,
+    migrate: bool,
+}
+
+impl std::fmt::Debug for EngineBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineBuilder").field("handlers", &self.handlers).field("settings", &self.settings).finish()
+    }
+}
+
+impl EngineBuilder {
+    /// The node id (LOCK_OWNER_ of this node's leases). Default: `<host>-<pid>`.
+    pub fn node_id(mut self, id: impl Into<String>) -> Self {
+        self.settings.executor.node_id = id.into();
+        self
+    }
+    pub fn workers(mut self, n: usize) -> Self {
+        self.settings.executor.workers = n.max(1);
+        self
+    }
+    pub fn lock_time(mut self, d: jiff::SignedDuration) -> Self {
+        self.settings.executor.lock_time = d;
+        self
+    }
+    /// Switches the executor off (jobs wait) or on.
+    pub fn executor_enabled(mut self, on: bool) -> Self {
+        self.settings.executor_enabled = on;
+        self
+    }
+    /// Any other executor setting.
+    pub fn configure(mut self, f: impl FnOnce(&mut ExecutorConfig)) -> Self {
+        f(&mut self.settings.executor);
+        self
+    }
+    /// Registers a handler under `name` (replacing a built-in of that name).
+    pub fn handler(mut self, name: impl Into<String>, handler: impl Handler) -> Self {
+        self.handlers.register(name, handler);
+        self
+    }
+    /// Uses an already opened store instead of the URL.
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+    /// Skips migrations on build (they run by default).
+    pub fn skip_migrations(mut self) -> Self {
+        self.migrate = false;
+        self
+    }
+
+    /// Connects to the store and brings its schema up to date.
+    pub async fn build(self) -> Result<Engine, Error> {
+        let store = match self.store {
+            Some(s) => s,
+            None => crate::open_store(&self.url).await?,
+        };
+        if self.migrate {
+            store.migrate().await?;
+        }
+        Ok(Engine {
+            store,
+            handlers: Arc::new(self.handlers),
+            metrics: Arc::new(Metrics::default()),
+            settings: self.settings,
+            executor: Mutex::new(None),
+            waker: Mutex::new(None),
+        })
+    }
+}
+
+/// A kairos engine.
+#[derive(Debug)]
+pub struct Engine {
+    store: Arc<dyn Store>,
+    handlers: Arc<Handlers>,
+    metrics: Arc<Metrics>,
+    settings: EngineSettings,
+    executor: Mutex<Option<Executor>>,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Engine {
+    /// Starts building an engine on a store URL (`sqlite://PATH` or `postgres://…`).
+    pub fn builder(url: impl Into<String>) -> EngineBuilder {
+        EngineBuilder {
+            url: url.into(),
+            store: None,
+            handlers: Handlers::with_builtins(),
+            settings: EngineSettings { executor: ExecutorConfig::new(default_node_id()), executor_enabled: true },
+            migrate: true,
+        }
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+    pub fn handlers(&self) -> &Handlers {
+        &self.handlers
+    }
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+    pub fn settings(&self) -> &EngineSettings {
+        &self.settings
+    }
+    pub fn node_id(&self) -> &str {
+        &self.settings.executor.node_id
+    }
+
+    /// Starts the executor (a no-op when it is switched off or already running).
+    pub async fn start(&self) -> Result<(), Error> {
+        if !self.settings.executor_enabled || self.lock_executor().is_some() {
+            return Ok(());
+        }
+        let ex = Executor::start(self.store.clone(), self.handlers.clone(), self.settings.executor.clone(), self.metrics.clone()).await?;
+        *self.waker.lock().unwrap_or_else(|e| e.into_inner()) = Some(ex.waker());
+        *self.lock_executor() = Some(ex);
+        Ok(())
+    }
+
+    /// Stops the executor gracefully: no new acquisitions, running jobs get `grace` to finish,
+    /// the rest are handed back.
+    pub async fn shutdown(&self, grace: Duration) {
+        let ex = self.lock_executor().take();
+        self.waker.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(ex) = ex {
+            ex.shutdown(grace).await;
+        }
+    }
+
+    /// Stops every loop at once without handing anything back: a crash, for tests.
+    pub fn crash(&self) {
+        if let Some(ex) = self.lock_executor().take() {
+            ex.abort();
+        }
+    }
+
+    /// Attempts running on this node now.
+    pub fn running(&self) -> usize {
+        self.lock_executor().as_ref().map_or(0, |e| e.running())
+    }
+
+    /// Asks the executor to look for work now.
+    pub fn wake(&self) {
+        if let Some(w) = self.waker.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            w.wake();
+        }
+    }
+
+    /// Validates a request against this engine's handlers; nothing is written.
+    pub fn prepare(&self, req: &EnqueueRequest) -> Result<NewJob, Error> {
+        Ok(req.validate(|h| self.handlers.contains(h))?)
+    }
+
+    /// Enqueues a standalone job (SPEC J13) in a transaction of its own.
+    pub async fn enqueue(&self, req: &EnqueueRequest) -> Result<Job, Error> {
+        let job = self.prepare(req)?;
+        let stored = self.store.job_insert(&job).await?;
+        self.wake();
+        Ok(stored)
+    }
+
+    /// Enqueues many jobs in one transaction; all are validated first, so one bad request
+    /// writes nothing.
+    pub async fn enqueue_many(&self, reqs: &[EnqueueRequest]) -> Result<u64, Error> {
+        let jobs = reqs.iter().map(|r| self.prepare(r)).collect::<Result<Vec<_>, _>>()?;
+        let n = self.store.job_insert_many(&jobs).await?;
+        self.wake();
+        Ok(n)
+    }
+
+    /// Enqueues inside the caller's transaction (SPEC C1): the job commits or rolls back with
+    /// the caller's own rows. Call [`Engine::wake`] after commit to skip the poll interval.
+    pub async fn enqueue_in<C: CallerTransaction + ?Sized>(&self, conn: &mut C, req: &EnqueueRequest) -> Result<Job, Error> {
+        let job = self.prepare(req)?;
+        Ok(conn.insert_job(&job).await?)
+    }
+
+    fn lock_executor(&self) -> std::sync::MutexGuard<'_, Option<Executor>> {
+        self.executor.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn default_node_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "node".into());
+    format!("{host}-{}", std::process::id())
+}

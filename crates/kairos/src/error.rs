@@ -1,0 +1,14 @@
+//! The library's error: what a caller of [`crate::Engine`] may need to tell apart.
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The request was invalid; nothing was written. The message names the field.
+    #[error(transparent)]
+    Invalid(#[from] kairos_core::Error),
+    /// The store failed; see its kind.
+    #[error(transparent)]
+    Store(#[from] kairos_store::Error),
+    /// The engine's configuration cannot work (e.g. an unknown store URL scheme).
+    #[error("{0}")]
+    Config(String),
+}

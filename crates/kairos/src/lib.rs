@@ -1,0 +1,37 @@
+//! kairos as a library (SPEC I1): build an engine on a store URL, register handlers, start it,
+//! enqueue jobs — also inside a database transaction you already hold (SPEC C1) — and stop it.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kairos::Error> {
+//! use kairos::{Engine, EnqueueRequest, handler_fn};
+//! let engine = Engine::builder("sqlite://kairos.db")
+//!     .handler("send-reminder", handler_fn(|ctx| async move {
+//!         println!("remind {}", ctx.payload);
+//!         Ok(None)
+//!     }))
+//!     .build()
+//!     .await?;
+//! engine.start().await?;
+//! engine.enqueue(&EnqueueRequest { handler: "send-reminder".into(), ..Default::default() }).await?;
+//! engine.shutdown(std::time::Duration::from_secs(30)).await;
+//! # Ok(()) }
+//! ```
+
+mod engine;
+mod error;
+mod store_url;
+mod transaction;
+
+pub use engine::{Engine, EngineBuilder, EngineSettings};
+pub use error::Error;
+pub use store_url::open_store;
+pub use transaction::CallerTransaction;
+
+pub use kairos_core::{
+    new_id, plan_completion, Clock, Completion, EnqueueRequest, Job, JobLogEntry, JobLogOutcome, JobState, JobTable, JobType,
+    ManualClock, NewJob, NodeInfo, RetryPolicy, SignedDuration, SkewedClock, Timestamp,
+};
+pub use kairos_executor::{
+    handler_fn, ExecutorConfig, Handler, HandlerError, Handlers, JobContext, Metrics, SystemClock,
+};
+pub use kairos_store::{self as store, Backend, Store};

@@ -1,0 +1,62 @@
+-- The executable jobs at ?1 (pinned or database now), earliest due first, at most ?2.
+--
+-- Seed 001's conditions — RETRIES_ > 0, due (or no due date), lock free or expired, no
+-- execution or an active (SUSPENSION_STATE_ = 1) process instance — plus kairos' own: not an
+-- external-worker job, and for an exclusive job no other exclusive job of its EXCLUSIVE_KEY_
+-- holding an unexpired lease. (One job per key per batch is enforced by the caller.)
+--
+-- Written as three branches so that each walks an index in due order and stops at the limit:
+-- unlocked jobs come from the partial ready index ACT_IDX_JOB_ACQUIRE (which an OR on the lock
+-- would forbid), expired leases from ACT_IDX_JOB_LOCKED. Timers waiting in the future are never
+-- read.
+WITH undated AS (
+    SELECT RES.ID_, RES.DUEDATE_, RES.EXCLUSIVE_, RES.EXCLUSIVE_KEY_, RES.LOCK_OWNER_, RES.LOCK_TIME_,
+           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_
+    FROM ACT_RU_JOB RES
+    WHERE RES.LOCK_OWNER_ IS NULL AND RES.RETRIES_ > 0 AND RES.DUEDATE_ IS NULL
+      AND RES.TYPE_ <> 'external-worker'
+      AND (RES.EXECUTION_ID_ IS NULL OR EXISTS (
+            SELECT 1 FROM ACT_RU_EXECUTION PI
+            WHERE PI.ID_ = RES.PROCESS_INSTANCE_ID_ AND PI.SUSPENSION_STATE_ = 1))
+      AND (RES.EXCLUSIVE_ = 0 OR RES.EXCLUSIVE_KEY_ IS NULL OR NOT EXISTS (
+            SELECT 1 FROM ACT_RU_JOB O
+            WHERE O.EXCLUSIVE_KEY_ = RES.EXCLUSIVE_KEY_ AND O.EXCLUSIVE_ <> 0
+              AND O.LOCK_OWNER_ IS NOT NULL AND O.LOCK_EXP_TIME_ > ?1))
+    LIMIT ?2
+), ready AS (
+    SELECT RES.ID_, RES.DUEDATE_, RES.EXCLUSIVE_, RES.EXCLUSIVE_KEY_, RES.LOCK_OWNER_, RES.LOCK_TIME_,
+           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_
+    FROM ACT_RU_JOB RES
+    WHERE RES.LOCK_OWNER_ IS NULL AND RES.RETRIES_ > 0 AND RES.DUEDATE_ <= ?1
+      AND RES.TYPE_ <> 'external-worker'
+      AND (RES.EXECUTION_ID_ IS NULL OR EXISTS (
+            SELECT 1 FROM ACT_RU_EXECUTION PI
+            WHERE PI.ID_ = RES.PROCESS_INSTANCE_ID_ AND PI.SUSPENSION_STATE_ = 1))
+      AND (RES.EXCLUSIVE_ = 0 OR RES.EXCLUSIVE_KEY_ IS NULL OR NOT EXISTS (
+            SELECT 1 FROM ACT_RU_JOB O
+            WHERE O.EXCLUSIVE_KEY_ = RES.EXCLUSIVE_KEY_ AND O.EXCLUSIVE_ <> 0
+              AND O.LOCK_OWNER_ IS NOT NULL AND O.LOCK_EXP_TIME_ > ?1))
+    ORDER BY RES.DUEDATE_
+    LIMIT ?2
+), expired AS (
+    SELECT RES.ID_, RES.DUEDATE_, RES.EXCLUSIVE_, RES.EXCLUSIVE_KEY_, RES.LOCK_OWNER_, RES.LOCK_TIME_,
+           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_
+    FROM ACT_RU_JOB RES
+    WHERE RES.LOCK_OWNER_ IS NOT NULL AND RES.LOCK_EXP_TIME_ <= ?1 AND RES.RETRIES_ > 0
+      AND (RES.DUEDATE_ IS NULL OR RES.DUEDATE_ <= ?1)
+      AND RES.TYPE_ <> 'external-worker'
+      AND (RES.EXECUTION_ID_ IS NULL OR EXISTS (
+            SELECT 1 FROM ACT_RU_EXECUTION PI
+            WHERE PI.ID_ = RES.PROCESS_INSTANCE_ID_ AND PI.SUSPENSION_STATE_ = 1))
+      AND (RES.EXCLUSIVE_ = 0 OR RES.EXCLUSIVE_KEY_ IS NULL OR NOT EXISTS (
+            SELECT 1 FROM ACT_RU_JOB O
+            WHERE O.EXCLUSIVE_KEY_ = RES.EXCLUSIVE_KEY_ AND O.EXCLUSIVE_ <> 0
+              AND O.LOCK_OWNER_ IS NOT NULL AND O.LOCK_EXP_TIME_ > ?1))
+    ORDER BY RES.DUEDATE_
+    LIMIT ?2
+)
+SELECT * FROM (
+    SELECT * FROM undated UNION ALL SELECT * FROM ready UNION ALL SELECT * FROM expired
+)
+ORDER BY DUEDATE_ NULLS FIRST, ID_
+LIMIT ?2

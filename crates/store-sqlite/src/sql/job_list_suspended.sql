@@ -1,0 +1,8 @@
+-- A page of ACT_RU_SUSPENDED_JOB; a NULL filter matches everything. ?4 is 1 (with exception) or 0 (without).
+SELECT * FROM ACT_RU_SUSPENDED_JOB
+WHERE (?1 IS NULL OR PROCESS_INSTANCE_ID_ = ?1)
+  AND (?2 IS NULL OR HANDLER_TYPE_ = ?2)
+  AND (?3 IS NULL OR TYPE_ = ?3)
+  AND (?4 IS NULL OR (EXCEPTION_MSG_ IS NOT NULL) = ?4)
+ORDER BY DUEDATE_, ID_
+LIMIT ?5 OFFSET ?6

@@ -1,0 +1,50 @@
+//! The one error type of the storage seam. Callers branch on [`ErrorKind`], never on a
+//! backend's error codes, so the executor and the HTTP layer stay backend-agnostic.
+
+/// What kind of failure a store operation met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The named row does not exist.
+    NotFound,
+    /// The operation conflicts with the row's current state (e.g. clearing a lock a live node
+    /// holds, a unique key already taken).
+    Conflict,
+    /// The input cannot be stored (e.g. a value out of range for a column).
+    Invalid,
+    /// The database could not be reached or the connection broke; the outcome of a commit may be
+    /// unknown. Retrying later is reasonable.
+    Unavailable,
+    /// Anything else: a bug or a schema problem.
+    Other,
+}
+
+/// A storage failure with its kind and a message safe to show an operator.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub message: String,
+    #[source]
+    pub source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error { kind, message: message.into(), source: None }
+    }
+    pub fn not_found(what: &str, id: &str) -> Self {
+        Error::new(ErrorKind::NotFound, format!("{what} {id} does not exist"))
+    }
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Box::new(source));
+        self
+    }
+}
+
+impl From<kairos_core::Error> for Error {
+    fn from(e: kairos_core::Error) -> Self {
+        Error::new(ErrorKind::Invalid, e.to_string())
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,145 @@
+//! The storage seam of kairos.
+//!
+//! One trait, [`Store`], lists every operation the engine performs on its tables, named
+//! noun-then-verb (`job_acquire`, `job_complete_many`, `node_heartbeat`). Each backend crate
+//! (`kairos-store-sqlite`, `kairos-store-postgres`) implements it with SQL in `.sql` files of
+//! its own; nothing outside those crates writes SQL. The [`conformance`] suite pins every
+//! behaviour and runs against both backends, so "the store does X" means "the suite checks X".
+//!
+//! Time: every operation that compares due dates or leases uses the database's clock. Where a
+//! test must pin time, the params carry `now: Option<Timestamp>` (`None` in production), the
+//! `coalesce(@now, now())` habit of River.
+
+mod error;
+mod params;
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
+pub use error::{Error, ErrorKind, Result};
+pub use params::*;
+
+use async_trait::async_trait;
+use jiff::{SignedDuration, Timestamp};
+use kairos_core::{Job, JobLogEntry, JobTable, NewJob, NodeInfo};
+
+/// Which database a store runs on. Callers use it for display only; behaviour differences are
+/// expressed as methods of [`Store`], never as `if postgres` in callers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+/// Every operation kairos performs on its tables.
+#[async_trait]
+pub trait Store: Send + Sync + std::fmt::Debug + 'static {
+    fn backend(&self) -> Backend;
+
+    /// Creates or upgrades the schema (embedded migrations). Idempotent; safe to run from several
+    /// nodes at once.
+    async fn migrate(&self) -> Result<()>;
+
+    /// The database's current instant: the one clock of the cluster (SPEC J9).
+    async fn db_now(&self) -> Result<Timestamp>;
+
+    // ----- jobs ---------------------------------------------------------------------------
+
+    /// Inserts one job; its due date is resolved against the database clock in the same
+    /// transaction. Returns the stored row.
+    async fn job_insert(&self, job: &NewJob) -> Result<Job>;
+
+    /// Inserts many jobs in one transaction (bulk enqueue). Returns how many were inserted.
+    async fn job_insert_many(&self, jobs: &[NewJob]) -> Result<u64>;
+
+    /// One job of one table, or `None`.
+    async fn job_get(&self, table: JobTable, id: &str) -> Result<Option<Job>>;
+
+    /// A page of jobs of one table, ordered by DUEDATE_ then ID_.
+    async fn job_list(&self, filter: &JobFilter) -> Result<Page<Job>>;
+
+    /// Acquisition (SPEC J2, seed 001): locks up to `limit` executable jobs for `node`, ordered
+    /// by due date. See [`JobAcquireParams`] for the exact rules.
+    async fn job_acquire(&self, params: &JobAcquireParams) -> Result<Acquired>;
+
+    /// Extends the leases of jobs still held by `node` with the given attempt numbers. Returns
+    /// the ids whose lease was extended; a missing id means the lease was lost.
+    async fn job_lease_extend(&self, params: &LeaseExtendParams) -> Result<Vec<String>>;
+
+    /// Finishes attempts, all in one transaction, each fenced by its lease (id + owner +
+    /// attempt). Returns, in input order, whether each completion was applied (`false`: the lease
+    /// was lost and nothing was written for that job). Writes one ACT_HI_JOB_LOG row per
+    /// applied completion.
+    async fn job_complete_many(&self, completions: &[JobCompletion]) -> Result<Vec<bool>>;
+
+    /// Hands running jobs back on graceful shutdown: clears their locks without spending a
+    /// retry and logs each attempt as `abandoned`. Returns how many were released.
+    async fn job_release(&self, params: &JobReleaseParams) -> Result<u64>;
+
+    /// Makes a waiting job due now (`POST /management/jobs/{id}` `execute`). `NotFound` if it is
+    /// not in ACT_RU_JOB.
+    async fn job_execute_now(&self, id: &str) -> Result<Job>;
+
+    /// Deletes a job of one table with its ACT_GE_BYTEARRAY rows. `NotFound` if absent;
+    /// `Conflict` if it is in ACT_RU_JOB with an unexpired lease and `force` is false.
+    async fn job_delete(&self, table: JobTable, id: &str, force: bool) -> Result<()>;
+
+    /// When the executor should look again: the database's now and the earliest DUEDATE_ among
+    /// unlocked jobs with retries left (`None` when there are none).
+    async fn job_next_due(&self) -> Result<NextDue>;
+
+    /// The full error chain of a job's last failure (ACT_GE_BYTEARRAY via EXCEPTION_STACK_ID_).
+    /// `NotFound` if the job is absent; `Ok(None)` if it has no stored exception.
+    async fn job_stacktrace(&self, table: JobTable, id: &str) -> Result<Option<String>>;
+
+    /// Moves a dead letter back to ACT_RU_JOB (SPEC J4): RETRIES_ = `retries`, due now, lock and
+    /// exception cleared, the old stack bytes deleted. `NotFound` if absent.
+    async fn deadletter_move(&self, id: &str, retries: i32) -> Result<Job>;
+
+    /// Counts for metrics and the doctor, by the database clock.
+    async fn job_counts(&self) -> Result<JobCounts>;
+
+    /// SPEC J11's job findings: orphan jobs (seed 000 §4.3), jobs of ended instances, expired
+    /// locks, dead letters; at most `limit` rows of each.
+    async fn job_diagnostics(&self, limit: u32) -> Result<JobDiagnostics>;
+
+    // ----- job log ------------------------------------------------------------------------
+
+    /// ACT_HI_JOB_LOG rows, oldest attempt first.
+    async fn job_log_list(&self, filter: &JobLogFilter) -> Result<Page<JobLogEntry>>;
+
+    // ----- nodes --------------------------------------------------------------------------
+
+    /// Registers the node or records its heartbeat (state `running`); returns the database now.
+    async fn node_heartbeat(&self, node: &NodeRegistration) -> Result<Timestamp>;
+
+    /// Marks a node `stopped` after a clean shutdown.
+    async fn node_stop(&self, id: &str) -> Result<()>;
+
+    /// Every known node, most recent heartbeat first.
+    async fn node_list(&self) -> Result<Vec<NodeInfo>>;
+
+    /// Declares `running` nodes whose heartbeat is older than `stale_after` (database clock)
+    /// `dead`, and expires the leases they hold so their jobs are taken over now rather than at
+    /// LOCK_EXP_TIME_ (SPEC J8). Returns the ids declared dead.
+    async fn node_reap_dead(&self, stale_after: SignedDuration) -> Result<Vec<String>>;
+
+    // ----- operator SQL ------------------------------------------------------------------
+
+    /// Runs an operator's read query (the seeds' diagnostic SQL) with `?` placeholders bound in
+    /// order, returning rows of loosely typed values. The engine itself never uses this.
+    async fn sql_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>>;
+
+    /// Runs an operator's write statement with `?` placeholders; returns rows affected. For test
+    /// fixtures and repair tooling; the engine itself never uses this.
+    async fn sql_execute(&self, sql: &str, binds: &[SqlValue]) -> Result<u64>;
+}

@@ -1,0 +1,209 @@
+//! Parameter and result types of the [`crate::Store`] operations.
+
+use jiff::{SignedDuration, Timestamp};
+use kairos_core::{Completion, Job, JobTable, JobType};
+use serde::Serialize;
+
+/// A page of results, in the API's list shape.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Page<T> {
+    pub data: Vec<T>,
+    pub total: u64,
+    pub start: u64,
+    pub size: u64,
+}
+
+/// Which jobs to list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobFilter {
+    pub table: JobTable,
+    pub process_instance_id: Option<String>,
+    pub handler_type: Option<String>,
+    pub job_type: Option<JobType>,
+    /// Only jobs with (true) or without (false) EXCEPTION_MSG_.
+    pub with_exception: Option<bool>,
+    pub start: u64,
+    pub size: u64,
+}
+
+impl Default for JobFilter {
+    fn default() -> Self {
+        JobFilter {
+            table: JobTable::Runtime,
+            process_instance_id: None,
+            handler_type: None,
+            job_type: None,
+            with_exception: None,
+            start: 0,
+            size: 100,
+        }
+    }
+}
+
+/// Acquisition of executable jobs for one node.
+///
+/// A job is taken when — exactly as seed 001's query says — RETRIES_ > 0, DUEDATE_ is null or
+/// due, the lock is free or expired, and the job has no execution or its process instance has
+/// SUSPENSION_STATE_ = 1; and, beyond the seed, TYPE_ is not `external-worker` (those are
+/// fetched by external workers) and, for an exclusive job, no other job with the same
+/// EXCLUSIVE_KEY_ holds an unexpired lock. At most one job per exclusive key is taken per call.
+/// Jobs come in DUEDATE_ order (nulls first), at most `limit`.
+///
+/// Each taken row gets LOCK_OWNER_ = node, LOCK_TIME_ = now, LOCK_EXP_TIME_ = now + lock_time,
+/// ATTEMPTS_ + 1, REV_ + 1. A row taken over from an expired lease also gets RETRIES_ - 1 (an
+/// abandoned attempt counts, unlike Camunda #2858) and an ACT_HI_JOB_LOG row with outcome
+/// `abandoned` for the previous owner's attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobAcquireParams {
+    pub node: String,
+    pub limit: u32,
+    pub lock_time: SignedDuration,
+    /// Pins the database clock for tests; `None` in production.
+    pub now: Option<Timestamp>,
+}
+
+/// What one acquisition took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Acquired {
+    /// The database clock when the locks were taken (the start of each attempt).
+    pub db_now: Timestamp,
+    pub jobs: Vec<AcquiredJob>,
+}
+
+/// One job as locked for this node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcquiredJob {
+    /// The row after locking.
+    pub job: Job,
+    /// The node whose expired lease this acquisition took over, if any.
+    pub abandoned_by: Option<String>,
+}
+
+/// Lease extension for jobs a node is still running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseExtendParams {
+    pub node: String,
+    /// (job id, attempt) pairs: the lease is the pair plus the owner.
+    pub jobs: Vec<(String, i32)>,
+    pub lock_time: SignedDuration,
+}
+
+/// The end of one attempt, fenced by its lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobCompletion {
+    pub job_id: String,
+    pub node: String,
+    pub attempt: i32,
+    /// Start and end of the attempt on the database's clock (acquisition time plus the node's
+    /// monotonic elapsed time), for ACT_HI_JOB_LOG.
+    pub started: Timestamp,
+    pub finished: Timestamp,
+    pub completion: Completion,
+}
+
+/// Jobs handed back by a node that is shutting down.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobReleaseParams {
+    pub node: String,
+    pub jobs: Vec<(String, i32)>,
+    pub reason: String,
+}
+
+/// The database's now and the next due date of an unlocked job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NextDue {
+    pub db_now: Timestamp,
+    pub next: Option<Timestamp>,
+}
+
+/// Job counts by the database clock, for metrics and the doctor.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobCounts {
+    /// Due, unlocked (or lease expired), retries left: the executable backlog.
+    pub executable: u64,
+    /// Due in the future.
+    pub waiting: u64,
+    /// Locked with an unexpired lease.
+    pub running: u64,
+    /// Locked with an expired lease (seed 000 §5.2).
+    pub expired_locks: u64,
+    /// In ACT_RU_JOB with an exception message: failed at least once, retrying (seed 000 §5.2).
+    pub failing: u64,
+    pub dead_letters: u64,
+    pub suspended: u64,
+    /// DUEDATE_ of the oldest executable job: how far behind the executor is.
+    pub oldest_executable_due: Option<jiff::Timestamp>,
+}
+
+/// SPEC J11's job findings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobDiagnostics {
+    pub counts: JobCounts,
+    /// Jobs whose EXECUTION_ID_ names no row of ACT_RU_EXECUTION (seed 000 §4.3).
+    pub orphan_jobs: Vec<Job>,
+    /// Jobs whose process instance has ended (ACT_HI_PROCINST.END_TIME_ set).
+    pub jobs_of_ended_instances: Vec<Job>,
+    /// Jobs locked with an expired lease.
+    pub expired_locks: Vec<Job>,
+    pub dead_letters: Vec<Job>,
+}
+
+/// Which job log rows to list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobLogFilter {
+    pub job_id: Option<String>,
+    pub process_instance_id: Option<String>,
+    pub start: u64,
+    pub size: u64,
+}
+
+impl Default for JobLogFilter {
+    fn default() -> Self {
+        JobLogFilter { job_id: None, process_instance_id: None, start: 0, size: 100 }
+    }
+}
+
+/// What a node says about itself when it registers and heartbeats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRegistration {
+    pub id: String,
+    pub host: String,
+    pub pid: i64,
+    pub workers: i32,
+}
+
+/// A loosely typed SQL value for operator queries.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum SqlValue {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
+    Timestamp(Timestamp),
+    Bytes(Vec<u8>),
+}
+
+impl SqlValue {
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            SqlValue::Int(i) => Some(*i),
+            SqlValue::Bool(b) => Some(i64::from(*b)),
+            SqlValue::Float(f) => Some(*f as i64),
+            SqlValue::Text(s) => s.parse().ok(),
+            _ => None,
+        }
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            SqlValue::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn is_null(&self) -> bool {
+        matches!(self, SqlValue::Null)
+    }
+}
