@@ -122,6 +122,9 @@ autovacuum_analyze_scale_factor = 0.05
 autovacuum_vacuum_cost_limit = 2000
 log_lock_waits = on
 deadlock_timeout = 1s
+# Per-statement timings for benchmarks: CREATE EXTENSION pg_stat_statements; then read the view.
+shared_preload_libraries = 'pg_stat_statements'
+pg_stat_statements.track = all
 log_min_messages = warning
 log_line_prefix = '%m [%p] %q%u@%d '
 timezone = 'UTC'
@@ -170,7 +173,9 @@ start() {
         port="$(cat "$PORT_FILE" 2>/dev/null || true)"
         if [[ -z "$port" ]] || port_in_use "$port"; then port="$(pick_port)"; fi
         write_port "$port"
-        if as_owner "$BIN/pg_ctl" start -D "$DATA" -l "$LOG" -w -t 60 >/dev/null 2>&1; then
+        # 9>&-: the server must not inherit the lock descriptor, or it would hold the lock for
+        # its whole life and the next pg.sh would wait forever.
+        if as_owner "$BIN/pg_ctl" start -D "$DATA" -l "$LOG" -w -t 60 >/dev/null 2>&1 9>&-; then
             create_role_and_db
             say "running on 127.0.0.1:$port (data in $DATA, log in $LOG)"
             echo "export KAIROS_TEST_PG_URL=$(url)"

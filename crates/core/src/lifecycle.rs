@@ -53,6 +53,9 @@ pub enum JobEvent {
     LeaseExpire,
     /// The node stopped gracefully before finishing and released the lease.
     HandBack,
+    /// Acquisition found an expired lease on a job whose last retry that abandoned attempt
+    /// spent: the job goes to the dead letters without running again.
+    AbandonLastRetry,
     /// An operator moved a dead letter back with fresh retries.
     MoveBack,
     /// An operator (or the engine ending an instance) deleted it.
@@ -87,6 +90,7 @@ pub const TRANSITIONS: &[(Option<JobState>, JobEvent, JobState)] = {
         (Some(Running), FailLastRetry, DeadLetter),
         (Some(Running), LeaseExpire, Executable),
         (Some(Running), HandBack, Executable),
+        (Some(Executable), AbandonLastRetry, DeadLetter),
         (Some(DeadLetter), MoveBack, Executable),
         (Some(Waiting), Delete, Done),
         (Some(Executable), Delete, Done),

@@ -17,6 +17,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod doctor;
 mod engine;
 mod error;
 mod store_url;

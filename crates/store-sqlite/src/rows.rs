@@ -8,6 +8,7 @@ use crate::time::from_text;
 use jiff::Timestamp;
 use kairos_core::{Job, JobLogEntry, JobLogOutcome, JobType, NodeInfo};
 use kairos_store::Result;
+use serde::Deserialize;
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
@@ -81,6 +82,86 @@ pub(crate) fn job(row: &SqliteRow) -> Result<Job> {
         tenant_id: tenant(row)?,
         id,
     })
+}
+
+/// ACT_RU_JOB as one element of the JSON array `sql/job_get_many_json.sql` returns: the
+/// columns in table order, so serde reads the array positionally.
+#[derive(Debug, Deserialize)]
+struct JobJson {
+    id: String,
+    rev: i32,
+    job_type: String,
+    lock_exp_time: Option<String>,
+    lock_owner: Option<String>,
+    lock_time: Option<String>,
+    exclusive: i64,
+    exclusive_key: Option<String>,
+    execution_id: Option<String>,
+    process_instance_id: Option<String>,
+    proc_def_id: Option<String>,
+    element_id: Option<String>,
+    element_name: Option<String>,
+    scope_id: Option<String>,
+    scope_type: Option<String>,
+    scope_definition_id: Option<String>,
+    retries: i32,
+    attempts: i32,
+    exception_stack_id: Option<String>,
+    exception_msg: Option<String>,
+    duedate: Option<String>,
+    repeat: Option<String>,
+    retry_cycle: Option<String>,
+    handler_type: String,
+    handler_cfg: Option<String>,
+    customvalues_id: Option<String>,
+    create_time: String,
+    tenant_id: Option<String>,
+}
+
+fn opt_from_text(s: Option<String>) -> Result<Option<Timestamp>> {
+    s.as_deref().map(from_text).transpose()
+}
+
+/// Jobs from the single JSON value of `sql/job_get_many_json.sql`.
+pub(crate) fn jobs_from_json(text: &str) -> Result<Vec<Job>> {
+    let rows: Vec<JobJson> =
+        serde_json::from_str(text).map_err(|e| corrupt(format!("job rows as JSON cannot be read: {e}")))?;
+    rows.into_iter()
+        .map(|j| {
+            let job_type = JobType::parse(&j.job_type)
+                .ok_or_else(|| corrupt(format!("job {} has TYPE_ {:?}, which kairos does not know", j.id, j.job_type)))?;
+            Ok(Job {
+                rev: j.rev,
+                job_type,
+                lock_owner: j.lock_owner,
+                lock_exp_time: opt_from_text(j.lock_exp_time)?,
+                lock_time: opt_from_text(j.lock_time)?,
+                exclusive: j.exclusive != 0,
+                exclusive_key: j.exclusive_key,
+                execution_id: j.execution_id,
+                process_instance_id: j.process_instance_id,
+                proc_def_id: j.proc_def_id,
+                element_id: j.element_id,
+                element_name: j.element_name,
+                scope_id: j.scope_id,
+                scope_type: j.scope_type,
+                scope_definition_id: j.scope_definition_id,
+                retries: j.retries,
+                attempts: j.attempts,
+                exception_stack_id: j.exception_stack_id,
+                exception_msg: j.exception_msg,
+                duedate: opt_from_text(j.duedate)?,
+                repeat: j.repeat,
+                retry_cycle: j.retry_cycle,
+                handler_type: j.handler_type,
+                handler_cfg: j.handler_cfg,
+                customvalues_id: j.customvalues_id,
+                create_time: from_text(&j.create_time)?,
+                tenant_id: j.tenant_id.filter(|t| !t.is_empty()),
+                id: j.id,
+            })
+        })
+        .collect()
 }
 
 /// Decodes every row as a job.

@@ -5,14 +5,18 @@
 -- external-worker job, and for an exclusive job no other exclusive job of its EXCLUSIVE_KEY_
 -- holding an unexpired lease. (One job per key per batch is enforced by the caller.)
 --
+-- `LIMIT ?2 + 0`, not `LIMIT ?2`: a bare parameter in LIMIT makes SQLite re-prepare the statement
+-- every time it is bound (the limit may change the plan), which costs more than the query.
+--
 -- Written as three branches so that each walks an index in due order and stops at the limit:
 -- unlocked jobs come from the partial ready index ACT_IDX_JOB_ACQUIRE (which an OR on the lock
--- would forbid), expired leases from ACT_IDX_JOB_LOCKED. Timers waiting in the future are never
--- read.
+-- would forbid), expired leases from ACT_IDX_JOB_LOCKED (only the expired ones are read and
+-- sorted). Timers waiting in the future are never read. INDEXED BY pins those plans: without
+-- statistics SQLite may otherwise walk the whole DUEDATE_ index looking for expired leases.
 WITH undated AS (
     SELECT RES.ID_, RES.DUEDATE_, RES.EXCLUSIVE_, RES.EXCLUSIVE_KEY_, RES.LOCK_OWNER_, RES.LOCK_TIME_,
-           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_
-    FROM ACT_RU_JOB RES
+           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_
+    FROM ACT_RU_JOB RES INDEXED BY ACT_IDX_JOB_ACQUIRE
     WHERE RES.LOCK_OWNER_ IS NULL AND RES.RETRIES_ > 0 AND RES.DUEDATE_ IS NULL
       AND RES.TYPE_ <> 'external-worker'
       AND (RES.EXECUTION_ID_ IS NULL OR EXISTS (
@@ -22,11 +26,11 @@ WITH undated AS (
             SELECT 1 FROM ACT_RU_JOB O
             WHERE O.EXCLUSIVE_KEY_ = RES.EXCLUSIVE_KEY_ AND O.EXCLUSIVE_ <> 0
               AND O.LOCK_OWNER_ IS NOT NULL AND O.LOCK_EXP_TIME_ > ?1))
-    LIMIT ?2
+    LIMIT ?2 + 0
 ), ready AS (
     SELECT RES.ID_, RES.DUEDATE_, RES.EXCLUSIVE_, RES.EXCLUSIVE_KEY_, RES.LOCK_OWNER_, RES.LOCK_TIME_,
-           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_
-    FROM ACT_RU_JOB RES
+           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_
+    FROM ACT_RU_JOB RES INDEXED BY ACT_IDX_JOB_ACQUIRE
     WHERE RES.LOCK_OWNER_ IS NULL AND RES.RETRIES_ > 0 AND RES.DUEDATE_ <= ?1
       AND RES.TYPE_ <> 'external-worker'
       AND (RES.EXECUTION_ID_ IS NULL OR EXISTS (
@@ -37,11 +41,11 @@ WITH undated AS (
             WHERE O.EXCLUSIVE_KEY_ = RES.EXCLUSIVE_KEY_ AND O.EXCLUSIVE_ <> 0
               AND O.LOCK_OWNER_ IS NOT NULL AND O.LOCK_EXP_TIME_ > ?1))
     ORDER BY RES.DUEDATE_
-    LIMIT ?2
+    LIMIT ?2 + 0
 ), expired AS (
     SELECT RES.ID_, RES.DUEDATE_, RES.EXCLUSIVE_, RES.EXCLUSIVE_KEY_, RES.LOCK_OWNER_, RES.LOCK_TIME_,
-           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_
-    FROM ACT_RU_JOB RES
+           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_
+    FROM ACT_RU_JOB RES INDEXED BY ACT_IDX_JOB_LOCKED
     WHERE RES.LOCK_OWNER_ IS NOT NULL AND RES.LOCK_EXP_TIME_ <= ?1 AND RES.RETRIES_ > 0
       AND (RES.DUEDATE_ IS NULL OR RES.DUEDATE_ <= ?1)
       AND RES.TYPE_ <> 'external-worker'
@@ -53,10 +57,20 @@ WITH undated AS (
             WHERE O.EXCLUSIVE_KEY_ = RES.EXCLUSIVE_KEY_ AND O.EXCLUSIVE_ <> 0
               AND O.LOCK_OWNER_ IS NOT NULL AND O.LOCK_EXP_TIME_ > ?1))
     ORDER BY RES.DUEDATE_
-    LIMIT ?2
+    LIMIT ?2 + 0
+), picked AS (
+    SELECT * FROM (
+        SELECT * FROM undated UNION ALL SELECT * FROM ready UNION ALL SELECT * FROM expired
+    )
+    ORDER BY DUEDATE_ NULLS FIRST, ID_
+    LIMIT ?2 + 0
 )
-SELECT * FROM (
-    SELECT * FROM undated UNION ALL SELECT * FROM ready UNION ALL SELECT * FROM expired
-)
-ORDER BY DUEDATE_ NULLS FIRST, ID_
-LIMIT ?2
+-- One row for the whole window (streaming a row per job through the driver costs more than
+-- the query): each candidate as [ID_, EXCLUSIVE_, EXCLUSIVE_KEY_, LOCK_OWNER_, ATTEMPTS_,
+-- LOCK_TIME_, LOCK_EXP_TIME_, RETRIES_], in due order.
+SELECT COUNT(*) AS FETCHED_,
+       json_group_array(
+           json_array(ID_, EXCLUSIVE_, EXCLUSIVE_KEY_, LOCK_OWNER_, ATTEMPTS_, LOCK_TIME_, LOCK_EXP_TIME_, RETRIES_)
+           ORDER BY DUEDATE_ NULLS FIRST, ID_
+       ) AS CANDIDATES_
+FROM picked

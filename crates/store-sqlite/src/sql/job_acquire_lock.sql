@@ -9,4 +9,3 @@ SET LOCK_OWNER_ = ?2,
     ATTEMPTS_ = ATTEMPTS_ + 1,
     REV_ = REV_ + 1
 WHERE ID_ IN (SELECT value FROM json_each(?1))
-RETURNING *

@@ -5,7 +5,7 @@ SET LOCK_EXP_TIME_ = ?3
 WHERE ROWID IN (
     SELECT j.ROWID
     FROM json_each(?1) AS c
-    JOIN ACT_RU_JOB AS j ON j.ID_ = c.value ->> 0 AND j.ATTEMPTS_ = c.value ->> 1
+    CROSS JOIN ACT_RU_JOB AS j ON j.ID_ = c.value ->> 0 AND j.ATTEMPTS_ = c.value ->> 1
     WHERE j.LOCK_OWNER_ = ?2
 )
 RETURNING ID_

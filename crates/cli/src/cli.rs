@@ -1,0 +1,333 @@
+//! The command line as clap types. Values that have a grammar (ISO 8601 durations, instants,
+//! cycles, listen addresses) are parsed here, so a bad one is refused before anything opens the
+//! store; payloads are parsed by `kairos jobs enqueue` itself so that an error never echoes a
+//! large document.
+
+use crate::parse;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use jiff::{SignedDuration, Timestamp};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  runtime failure (store unavailable, address in use, timeout)
+  2  bad input: usage errors, invalid values, unknown ids; nothing was written
+  3  kairos doctor found warnings or errors
+
+Errors are one line on stderr, starting with \"error:\". Data goes to stdout; logs go to stderr
+(RUST_LOG filters them: default info for serve, warn otherwise).";
+
+/// kairos: a durable job engine and scheduler in one binary.
+#[derive(Debug, Parser)]
+#[command(name = "kairos", version, propagate_version = true, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// The store: sqlite://PATH (created if missing) or postgres://USER:PASS@HOST:PORT/DB
+    #[arg(long, global = true, help_heading = "Global options", env = "KAIROS_DB", hide_env_values = true, default_value = "sqlite://kairos.db", value_name = "URL")]
+    pub db: String,
+    /// Print data as JSON on stdout (one document) instead of text for people
+    #[arg(long, global = true, help_heading = "Global options")]
+    pub json: bool,
+    /// Format of the log lines written to stderr
+    #[arg(long, global = true, help_heading = "Global options", value_enum, default_value_t = LogFormat::Text, value_name = "FORMAT")]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the engine: the job executor and the HTTP API
+    #[command(after_help = "Examples:
+  kairos serve
+  kairos serve --db postgres://kairos:secret@db:5432/kairos --listen 0.0.0.0:8080 --workers 64
+  kairos serve --no-executor          # API only; jobs wait for another node
+
+Prints one line when ready (the address, node id and store; JSON with --json). On SIGTERM or
+Ctrl-C it stops accepting requests and acquiring jobs, gives running jobs --shutdown-grace to
+finish, hands the rest back and exits 0. A second signal exits at once.")]
+    Serve(ServeArgs),
+    /// Create or upgrade the schema, then exit
+    #[command(after_help = "Examples:\n  kairos migrate --db sqlite://kairos.db\n  KAIROS_DB=postgres://kairos:secret@db/kairos kairos migrate")]
+    Migrate,
+    /// Inspect and drive jobs (without a subcommand: list them)
+    Jobs(JobsArgs),
+    /// Diagnose why a timer did not fire, and list orphan jobs, expired locks and dead letters
+    #[command(after_help = "Examples:
+  kairos doctor                         # the whole engine
+  kairos doctor --business-key order-42
+  kairos doctor --instance 0190c3e2-... --json
+
+Exit status: 0 when no finding is a warning or an error, 3 when at least one is (so a cron job or
+a health check can alert on it), 1 when the diagnosis could not run, 2 on bad input.")]
+    Doctor(DoctorArgs),
+    /// Benchmarks (measurements, not tests)
+    Bench(BenchArgs),
+}
+
+/// `kairos serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on, HOST:PORT (port 0 picks a free port; the start line shows it)
+    #[arg(long, default_value = "127.0.0.1:8080", value_parser = parse::listen_addr, value_name = "ADDR")]
+    pub listen: String,
+    /// This node's id, the LOCK_OWNER_ of its leases; unique in the cluster [default: HOST-PID]
+    #[arg(long, value_name = "ID")]
+    pub node_id: Option<String>,
+    /// Jobs run at once on this node [default: 32]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "N")]
+    pub workers: Option<u32>,
+    /// Lease length of a running job, ISO 8601, e.g. PT5M [default: PT5M]
+    #[arg(long, value_parser = parse::duration, value_name = "DUR")]
+    pub lock_time: Option<SignedDuration>,
+    /// Longest idle sleep of the executor; work enqueued on other nodes is seen this late at most [default: PT0.5S]
+    #[arg(long, value_parser = parse::duration, value_name = "DUR")]
+    pub poll_interval: Option<SignedDuration>,
+    /// Jobs taken per acquisition at most [default: 256]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "N")]
+    pub acquire_batch: Option<u32>,
+    /// How often the node heartbeats and looks for dead nodes [default: PT2S]
+    #[arg(long, value_parser = parse::duration, value_name = "DUR")]
+    pub heartbeat_interval: Option<SignedDuration>,
+    /// A node silent this long is declared dead and its jobs are taken over [default: PT10S]
+    #[arg(long, value_parser = parse::duration, value_name = "DUR")]
+    pub dead_after: Option<SignedDuration>,
+    /// Do not run jobs on this node (jobs are stored and wait; SPEC J10)
+    #[arg(long)]
+    pub no_executor: bool,
+    /// On SIGTERM, how long running jobs may take to finish before they are handed back
+    #[arg(long, default_value = "PT30S", value_parser = parse::duration, value_name = "DUR")]
+    pub shutdown_grace: SignedDuration,
+}
+
+/// `kairos jobs`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, after_help = "Examples:
+  kairos jobs                              # the live jobs (ACT_RU_JOB)
+  kairos jobs --dead --json                # dead letters as JSON
+  kairos jobs enqueue --handler log --payload '{\"hello\":\"world\"}' --in PT5M
+  kairos jobs retry 0190c3e2-... --retries 3
+  kairos jobs log --job 0190c3e2-...")]
+pub struct JobsArgs {
+    #[command(subcommand)]
+    pub command: Option<JobsCommand>,
+    #[command(flatten)]
+    pub list: ListArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum JobsCommand {
+    /// List jobs: id, type, handler, due date, retries, lock owner, exception
+    List(ListArgs),
+    /// Enqueue a standalone job (prints its id, or the job with --json)
+    #[command(after_help = "Examples:
+  kairos jobs enqueue --handler log --payload '{\"order\":42}'
+  kairos jobs enqueue --handler sleep --payload '{\"ms\":500}' --due 2026-01-01T08:00:00Z
+  kairos jobs enqueue --handler log --repeat R3/PT5M        # a timer firing three times
+  kairos jobs enqueue --handler fail --retry-cycle R5/PT10M --payload @job.json
+
+The CLI knows the built-in handlers (log, sleep, fail, noop); jobs for handlers of your own are
+enqueued from your code or through the HTTP API of a node that registered them.")]
+    Enqueue(EnqueueArgs),
+    /// Move a dead letter back to ACT_RU_JOB with fresh retries
+    Retry(RetryArgs),
+    /// Print the stored error chain of a job's last failure
+    Stacktrace(IdArg),
+    /// Delete a job (refused while a live node holds its lock, unless --force)
+    Delete(DeleteArgs),
+    /// Every attempt of jobs, from ACT_HI_JOB_LOG (also of jobs already gone)
+    Log(LogArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ListArgs {
+    /// List dead letters (ACT_RU_DEADLETTER_JOB) instead of live jobs
+    #[arg(long, conflicts_with = "suspended")]
+    pub dead: bool,
+    /// List jobs of suspended instances (ACT_RU_SUSPENDED_JOB)
+    #[arg(long)]
+    pub suspended: bool,
+    /// Only jobs of this process instance
+    #[arg(long, value_name = "ID")]
+    pub instance: Option<String>,
+    /// Only jobs with this handler (HANDLER_TYPE_)
+    #[arg(long, value_name = "H")]
+    pub handler: Option<String>,
+    /// Only jobs of this type
+    #[arg(long = "type", value_enum, value_name = "TYPE")]
+    pub job_type: Option<JobTypeArg>,
+    #[command(flatten)]
+    pub page: PageArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PageArgs {
+    /// Skip this many rows
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub start: u64,
+    /// Show at most this many rows
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000), value_name = "N")]
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum JobTypeArg {
+    Timer,
+    Message,
+    ExternalWorker,
+}
+
+#[derive(Debug, Args)]
+pub struct EnqueueArgs {
+    /// The handler that runs the job (HANDLER_TYPE_)
+    #[arg(long, value_name = "H")]
+    pub handler: String,
+    /// The job's JSON payload, or @FILE to read it from a file (@- for stdin); 1 MiB at most
+    #[arg(long, value_name = "JSON")]
+    pub payload: Option<String>,
+    /// Due at this RFC 3339 instant, e.g. 2026-01-01T08:00:00Z
+    #[arg(long, value_parser = parse::instant, conflicts_with = "due_in", value_name = "INSTANT")]
+    pub due: Option<Timestamp>,
+    /// Due after this ISO 8601 duration from now (database clock), e.g. PT5M
+    #[arg(long = "in", value_parser = parse::duration_text, value_name = "DUR")]
+    pub due_in: Option<String>,
+    /// Attempts before the job becomes a dead letter [default: 3, or as the retry cycle says]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
+    pub retries: Option<i32>,
+    /// Waits between failed attempts: R5/PT10M, or a list like PT1M,PT5M,PT1H
+    #[arg(long, value_parser = parse::retry_cycle, value_name = "CYCLE")]
+    pub retry_cycle: Option<String>,
+    /// Make it a repeating timer: R3/PT5M, R/2026-01-01T08:00:00Z/P1D, ...
+    #[arg(long, value_parser = parse::repeat_cycle, value_name = "CYCLE")]
+    pub repeat: Option<String>,
+    /// At most one job with this key runs at a time, cluster-wide
+    #[arg(long, value_name = "K")]
+    pub exclusive_key: Option<String>,
+    /// TENANT_ID_ of the job
+    #[arg(long, value_name = "T")]
+    pub tenant: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RetryArgs {
+    /// The dead letter's id
+    pub id: String,
+    /// Retries the job gets back
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_name = "N")]
+    pub retries: i32,
+}
+
+#[derive(Debug, Args)]
+pub struct IdArg {
+    /// The job's id (looked up in ACT_RU_JOB, then the dead letters, then the suspended jobs)
+    pub id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// The job's id
+    pub id: String,
+    /// Delete a dead letter (ACT_RU_DEADLETTER_JOB)
+    #[arg(long, conflicts_with = "suspended")]
+    pub dead: bool,
+    /// Delete a job of a suspended instance (ACT_RU_SUSPENDED_JOB)
+    #[arg(long)]
+    pub suspended: bool,
+    /// Delete even while a live node holds the job's lock (it may be running right now)
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Only attempts of this job
+    #[arg(long, value_name = "ID")]
+    pub job: Option<String>,
+    /// Only attempts of jobs of this process instance
+    #[arg(long, value_name = "ID")]
+    pub instance: Option<String>,
+    #[command(flatten)]
+    pub page: PageArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Diagnose the process instance with this business key
+    #[arg(long, conflicts_with = "instance", value_name = "K")]
+    pub business_key: Option<String>,
+    /// Diagnose this process instance
+    #[arg(long, value_name = "ID")]
+    pub instance: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub command: BenchCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Job throughput (drain of pre-enqueued no-op jobs) and timer lateness
+    #[command(after_help = "Examples:
+  kairos bench jobs --db sqlite:///tmp/bench.db --jobs 100000 --workers 64 --reset
+  kairos bench jobs --db \"$KAIROS_TEST_PG_URL\" --jobs 100000 --workers 64 --reset
+
+Phase 1 enqueues --jobs no-op jobs with the executor off, then starts it and measures the drain
+rate and each job's lateness (start minus due date, database clock); the job log must hold one
+`succeeded` row per job. Phase 2 (skipped with --timers 0) enqueues --timers-pending timers due
+in a day, then --timers timers due over --spread starting 2 s from now, and measures their
+lateness. Prints one JSON line on stdout; progress goes to stderr.
+
+The job table must be empty for a fresh measurement: --reset deletes every job and the job log
+first. A node running against the same database makes the bench refuse to start.")]
+    Jobs(BenchJobsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchJobsArgs {
+    /// No-op jobs to enqueue and drain
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000), value_name = "N")]
+    pub jobs: u64,
+    /// Executor workers (jobs run at once)
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "W")]
+    pub workers: u32,
+    /// Jobs taken per acquisition at most [default: the engine's, 256; never more than free workers]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "B")]
+    pub batch: Option<u32>,
+    /// Completions written per transaction at most [default: the engine's, 512]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000), value_name = "C")]
+    pub completion_batch: Option<u32>,
+    /// Jobs per enqueue transaction
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000), value_name = "N")]
+    pub chunk: u32,
+    /// Timers due in a day that wait while the measured timers fire
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(0..=100_000_000), value_name = "P")]
+    pub timers_pending: u64,
+    /// Timers whose lateness is measured (0 skips phase 2)
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(0..=10_000_000), value_name = "T")]
+    pub timers: u64,
+    /// The measured timers are due evenly over this span, starting 2 s after they are enqueued
+    #[arg(long, default_value = "PT10S", value_parser = parse::duration, value_name = "DUR")]
+    pub spread: SignedDuration,
+    /// Give up on a phase after this long
+    #[arg(long, default_value = "PT10M", value_parser = parse::duration, value_name = "DUR")]
+    pub timeout: SignedDuration,
+    /// Delete all jobs and job-log rows first (needed when ACT_RU_JOB is not empty)
+    #[arg(long)]
+    pub reset: bool,
+    /// Leave the pending timers in the store afterwards (they are deleted by default)
+    #[arg(long)]
+    pub keep: bool,
+}

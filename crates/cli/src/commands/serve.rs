@@ -1,0 +1,147 @@
+//! `kairos serve`: the engine, its executor and the HTTP API in one process.
+//!
+//! Shutdown order on SIGTERM or Ctrl-C: the server stops accepting, the executor stops
+//! acquiring, running jobs get the grace period, the rest are handed back (their leases
+//! released without spending a retry), and the process exits 0. A second signal exits at once.
+
+use crate::cli::{GlobalArgs, ServeArgs};
+use crate::exit::{CliError, FAILURE, SUCCESS};
+use crate::output;
+use kairos::Engine;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
+    // Installed first: a SIGTERM that arrives right after the start line must be handled, not
+    // kill the process with the default action.
+    let mut signals = Signals::install()?;
+    let engine = Arc::new(build_engine(global, &args).await?);
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .map_err(|e| CliError::failure(format!("cannot listen on {}: {e}", args.listen)))?;
+    let addr = listener.local_addr().map_err(|e| CliError::failure(format!("cannot read the listening address: {e}")))?;
+    engine.start().await?;
+    print_ready(global, &engine, &args, addr)?;
+
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let mut server = tokio::spawn(kairos_server::serve(engine.clone(), listener, async move {
+        let _ = stop_rx.await;
+    }));
+    let grace = args.shutdown_grace.unsigned_abs();
+    let code = tokio::select! {
+        signal = signals.recv() => {
+            tracing::info!(signal, grace_ms = grace.as_millis() as u64, "shutting down");
+            SUCCESS
+        }
+        ended = &mut server => {
+            let why = match ended {
+                Ok(Ok(())) => "the HTTP server stopped".to_string(),
+                Ok(Err(e)) => format!("the HTTP server failed: {e}"),
+                Err(e) => format!("the HTTP server task failed: {e}"),
+            };
+            engine.shutdown(grace).await;
+            return Err(CliError::failure(why));
+        }
+    };
+    let _ = stop_tx.send(());
+    tokio::spawn(async move {
+        let signal = signals.recv().await;
+        eprintln!("error: second {signal}; exiting without waiting for running jobs");
+        std::process::exit(i32::from(FAILURE));
+    });
+    // Open HTTP connections get the same grace as jobs, plus a moment; then they are dropped.
+    let (_, served) = tokio::join!(engine.shutdown(grace), tokio::time::timeout(grace + Duration::from_secs(2), server));
+    match served {
+        Ok(Ok(Err(e))) => tracing::warn!(error = %e, "the HTTP server ended with an error"),
+        Err(_) => tracing::warn!("HTTP connections still open after the grace period were dropped"),
+        _ => {}
+    }
+    tracing::info!("stopped");
+    Ok(code)
+}
+
+async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, CliError> {
+    let mut builder = Engine::builder(&global.db).executor_enabled(!args.no_executor);
+    if let Some(id) = &args.node_id {
+        if id.trim().is_empty() {
+            return Err(CliError::bad_input("invalid --node-id: must not be empty"));
+        }
+        builder = builder.node_id(id.clone());
+    }
+    if let Some(n) = args.workers {
+        builder = builder.workers(n as usize);
+    }
+    if let Some(d) = args.lock_time {
+        builder = builder.lock_time(d);
+    }
+    let (poll, batch, heartbeat, dead_after) = (args.poll_interval, args.acquire_batch, args.heartbeat_interval, args.dead_after);
+    builder = builder.configure(|c| {
+        if let Some(d) = poll {
+            c.poll_interval = d.unsigned_abs();
+        }
+        if let Some(b) = batch {
+            c.acquire_batch = b as usize;
+        }
+        if let Some(d) = heartbeat {
+            c.heartbeat_interval = d.unsigned_abs();
+        }
+        if let Some(d) = dead_after {
+            c.dead_after = d;
+        }
+    });
+    Ok(builder.build().await?)
+}
+
+fn print_ready(global: &GlobalArgs, engine: &Engine, args: &ServeArgs, addr: std::net::SocketAddr) -> Result<(), CliError> {
+    let store = engine.store().backend().as_str();
+    let workers = engine.settings().executor.workers;
+    if global.json {
+        output::json(&serde_json::json!({
+            "listen": addr.to_string(),
+            "node": engine.node_id(),
+            "store": store,
+            "executor": !args.no_executor,
+            "workers": workers,
+        }))
+    } else {
+        let executor = if args.no_executor { "executor off".to_string() } else { format!("executor on, {workers} workers") };
+        output::line(&format!("kairos listening on http://{addr} (node {}, store {store}, {executor})", engine.node_id()))
+    }
+}
+
+/// SIGTERM and SIGINT (Ctrl-C), registered up front.
+struct Signals {
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    #[cfg(unix)]
+    fn install() -> Result<Self, CliError> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let err = |e: std::io::Error| CliError::failure(format!("cannot install signal handlers: {e}"));
+        Ok(Signals { term: signal(SignalKind::terminate()).map_err(err)?, int: signal(SignalKind::interrupt()).map_err(err)? })
+    }
+
+    #[cfg(not(unix))]
+    fn install() -> Result<Self, CliError> {
+        Ok(Signals {})
+    }
+
+    /// Waits for the next signal and names it.
+    #[cfg(unix)]
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+        }
+    }
+
+    #[cfg(not(unix))]
+    async fn recv(&mut self) -> &'static str {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
+}

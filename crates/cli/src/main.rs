@@ -1,0 +1,5 @@
+//! `kairos`: see `kairos --help`.
+
+fn main() -> std::process::ExitCode {
+    kairos_cli::main()
+}

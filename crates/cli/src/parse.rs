@@ -1,0 +1,122 @@
+//! Value parsers for the command line, and the payload reader.
+//!
+//! Durations, instants and cycles use kairos-time's grammar, the same one the engine stores,
+//! so `--in 5min` is refused with the position of the mistake instead of being guessed at.
+
+use crate::exit::CliError;
+use jiff::{SignedDuration, Timestamp};
+use kairos_time::{IsoDuration, RepeatCycle, RetryCycle};
+use std::io::Read;
+
+/// A payload file larger than this is refused before it is parsed; the engine's own limit
+/// (1 MiB of compact JSON) applies after parsing.
+const MAX_PAYLOAD_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// An ISO 8601 duration as a length (`PT5M`, `PT0.5S`, `P1D`). Calendar units are measured from
+/// now, the only sensible anchor for a setting.
+pub fn duration(s: &str) -> Result<SignedDuration, String> {
+    let d = IsoDuration::parse(s).map_err(|e| e.to_string())?;
+    d.to_signed_duration_at(Timestamp::now()).map_err(|e| e.to_string())
+}
+
+/// An ISO 8601 duration kept as text (the engine resolves it against the database clock).
+pub fn duration_text(s: &str) -> Result<String, String> {
+    IsoDuration::parse(s).map(|d| d.as_str().to_string()).map_err(|e| e.to_string())
+}
+
+/// An RFC 3339 instant with an offset.
+pub fn instant(s: &str) -> Result<Timestamp, String> {
+    kairos_time::parse_instant(s).map_err(|e| e.to_string())
+}
+
+/// A failedJobRetryTimeCycle (`R5/PT10M`, `PT1M,PT5M`).
+pub fn retry_cycle(s: &str) -> Result<String, String> {
+    RetryCycle::parse(s).map(|c| c.to_string()).map_err(|e| e.to_string())
+}
+
+/// A repeating timer cycle (`R3/PT5M`, `R/2026-01-01T08:00:00Z/P1D`).
+pub fn repeat_cycle(s: &str) -> Result<String, String> {
+    RepeatCycle::parse(s).map(|c| c.to_string()).map_err(|e| e.to_string())
+}
+
+/// `HOST:PORT` with a numeric port; the host is resolved when binding.
+pub fn listen_addr(s: &str) -> Result<String, String> {
+    let Some((host, port)) = s.rsplit_once(':') else {
+        return Err("expected HOST:PORT, e.g. 127.0.0.1:8080".into());
+    };
+    if host.is_empty() {
+        return Err("the host is missing: expected HOST:PORT, e.g. 0.0.0.0:8080".into());
+    }
+    port.parse::<u16>().map_err(|_| format!("port \"{port}\" is not a number from 0 to 65535"))?;
+    Ok(s.to_string())
+}
+
+/// Reads `--payload`: inline JSON, `@FILE`, or `@-` for stdin. Errors say what was wrong
+/// without echoing the document.
+pub fn payload(arg: &str) -> Result<serde_json::Value, CliError> {
+    let text = match arg.strip_prefix('@') {
+        Some("-") => read_limited(std::io::stdin().lock(), "stdin")?,
+        Some(path) => {
+            let file = std::fs::File::open(path)
+                .map_err(|e| CliError::bad_input(format!("invalid payload: cannot read {path}: {e}")))?;
+            read_limited(file, path)?
+        }
+        None => arg.to_string(),
+    };
+    serde_json::from_str(&text).map_err(|e| CliError::bad_input(format!("invalid payload: {e}")))
+}
+
+fn read_limited(r: impl Read, what: &str) -> Result<String, CliError> {
+    let mut buf = Vec::new();
+    r.take(MAX_PAYLOAD_FILE_BYTES + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| CliError::bad_input(format!("invalid payload: cannot read {what}: {e}")))?;
+    if buf.len() as u64 > MAX_PAYLOAD_FILE_BYTES {
+        return Err(CliError::bad_input(format!(
+            "invalid payload: {what} is over {} MiB; a job payload may be 1 MiB at most",
+            MAX_PAYLOAD_FILE_BYTES / (1024 * 1024)
+        )));
+    }
+    String::from_utf8(buf).map_err(|_| CliError::bad_input(format!("invalid payload: {what} is not UTF-8 text")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_follow_iso_8601_only() {
+        assert_eq!(duration("PT5M").unwrap(), SignedDuration::from_mins(5));
+        assert_eq!(duration("PT0.5S").unwrap(), SignedDuration::from_millis(500));
+        assert!(duration("5min").unwrap_err().contains("position"));
+        assert!(duration_text("5 minutes").is_err());
+        assert_eq!(duration_text("pt5m").unwrap(), "PT5M");
+    }
+
+    #[test]
+    fn listen_addresses_need_a_numeric_port() {
+        assert!(listen_addr("127.0.0.1:0").is_ok());
+        assert!(listen_addr("[::1]:8080").is_ok());
+        assert!(listen_addr("localhost").is_err());
+        assert!(listen_addr("localhost:http").is_err());
+        assert!(listen_addr(":8080").is_err());
+    }
+
+    #[test]
+    fn payload_errors_name_the_position_but_not_the_document() {
+        let e = payload("{bad").unwrap_err();
+        assert_eq!(e.code, crate::exit::BAD_INPUT);
+        assert!(e.message.starts_with("invalid payload: key must be a string at line 1 column 2"), "{}", e.message);
+        assert_eq!(payload("{\"a\":1}").unwrap(), serde_json::json!({"a": 1}));
+    }
+
+    #[test]
+    fn payload_files_are_read_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("p.json");
+        std::fs::write(&p, b"[1,2,3]").unwrap();
+        assert_eq!(payload(&format!("@{}", p.display())).unwrap(), serde_json::json!([1, 2, 3]));
+        let e = payload(&format!("@{}", dir.path().join("missing").display())).unwrap_err();
+        assert!(e.message.contains("cannot read"), "{}", e.message);
+    }
+}

@@ -1,0 +1,104 @@
+//! `kairos serve`, `kairos doctor` and `kairos bench jobs`, through the real binary.
+
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use support::{assert_one_line_error, eventually, first_line, http_get, wait_for_exit, Kairos};
+
+#[test]
+fn serve_runs_a_job_enqueued_before_and_stops_cleanly_on_sigterm() {
+    let k = Kairos::new();
+    let id = k.ok(&["jobs", "enqueue", "--handler", "log", "--payload", r#"{"hello":"serve"}"#]).trim().to_string();
+
+    let mut child = k
+        .command()
+        .args(["serve", "--listen", "127.0.0.1:0", "--node-id", "cli-test", "--json", "--shutdown-grace", "PT5S"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let Some(ready) = first_line(&mut child, Duration::from_secs(30)) else {
+        let status = wait_for_exit(&mut child, Duration::from_secs(1));
+        panic!("serve printed no start line (exit {status:?})");
+    };
+    let ready: serde_json::Value = serde_json::from_str(&ready).unwrap();
+    assert_eq!((ready["node"].as_str(), ready["store"].as_str(), ready["executor"].as_bool()), (Some("cli-test"), Some("sqlite"), Some(true)));
+    let addr = ready["listen"].as_str().unwrap().to_string();
+
+    let health = eventually(Duration::from_secs(10), || http_get(&addr, "/health").ok().filter(|(s, _)| *s == 200));
+    let (_, body) = health.expect("GET /health never answered 200");
+    let health: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((health["status"].as_str(), health["node"].as_str()), (Some("ok"), Some("cli-test")));
+
+    // The job ran: its attempt is in the job log and its row is gone.
+    let ran = eventually(Duration::from_secs(15), || {
+        let log = k.json(&["jobs", "log", "--job", &id]);
+        log["data"].as_array().and_then(|rows| rows.iter().find(|r| r["outcome"] == "succeeded").cloned())
+    });
+    let entry = ran.expect("the job never ran");
+    assert_eq!(entry["node"], "cli-test");
+    assert!(k.job_ids().is_empty());
+
+    let kill = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let status = wait_for_exit(&mut child, Duration::from_secs(10)).expect("serve did not exit within 10 s of SIGTERM");
+    assert_eq!(status.code(), Some(0), "serve's exit status after SIGTERM");
+}
+
+#[test]
+fn serve_refuses_an_address_in_use() {
+    let k = Kairos::new();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let mut child = k.command().args(["serve", "--listen", &addr]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let status = wait_for_exit(&mut child, Duration::from_secs(30)).expect("serve did not give up on a taken port");
+    assert_eq!(status.code(), Some(1));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.lines().any(|l| l.starts_with("error: cannot listen on")), "{stderr}");
+}
+
+#[test]
+fn doctor_prints_findings_and_exits_by_severity() {
+    let k = Kairos::new();
+    let out = k.run(&["doctor", "--json"]);
+    let code = out.status.code();
+    assert!(matches!(code, Some(0) | Some(3)), "doctor exit {code:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let _: serde_json::Value = serde_json::from_slice(&out.stdout).expect("doctor --json prints JSON");
+    let text = k.run(&["doctor"]);
+    assert_eq!(text.status.code(), code);
+    assert!(!text.stdout.is_empty());
+}
+
+#[test]
+fn bench_prints_one_json_line_and_refuses_a_non_empty_job_table() {
+    let k = Kairos::new();
+    k.ok(&["jobs", "enqueue", "--handler", "log", "--in", "PT1H"]);
+    let args = ["bench", "jobs", "--jobs", "2000", "--workers", "8", "--timers-pending", "1000", "--timers", "50", "--spread", "PT1S"];
+    let line = assert_one_line_error(&k.run(&args), 2, "bench on a non-empty job table");
+    assert!(line.contains("--reset"), "{line}");
+
+    let mut with_reset = args.to_vec();
+    with_reset.push("--reset");
+    let out = k.ok(&with_reset);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    let r: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!((r["store"].as_str(), r["jobs"].as_u64(), r["workers"].as_u64()), (Some("sqlite"), Some(2000), Some(8)));
+    assert_eq!((r["timers_pending"].as_u64(), r["timers"].as_u64()), (Some(1000), Some(50)));
+    for field in [
+        "enqueue_per_s",
+        "drain_per_s",
+        "drain_lateness_p50_ms",
+        "drain_lateness_p99_ms",
+        "timer_lateness_p50_ms",
+        "timer_lateness_p99_ms",
+        "timer_lateness_max_ms",
+    ] {
+        assert!(r[field].as_f64().is_some_and(|v| v.is_finite()), "{field} in {r}");
+    }
+    assert!(r["drain_per_s"].as_f64().unwrap() > 0.0);
+    // The bench cleans up after itself: a second run needs no --reset.
+    assert!(k.job_ids().is_empty());
+}

@@ -1,0 +1,160 @@
+//! Extractors whose failures answer in our error shape and name the field that was wrong
+//! (axum's own answer in plain text and say "Failed to deserialize …").
+
+use crate::error::ApiError;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{header, StatusCode};
+use serde::de::DeserializeOwned;
+
+/// The largest request body: a job payload may be 1 MiB (checked by the engine, which answers
+/// 400 naming `payload`), plus room for JSON escapes and the other fields. Past this the body
+/// is not even read: 413.
+pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+/// A JSON body, parsed with the path of the failing field in the message
+/// (`retries: invalid type: string "x", expected i32`).
+#[derive(Debug)]
+pub struct Json<T>(pub T);
+
+impl<S, T> FromRequest<S> for Json<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if let Some(ct) = req.headers().get(header::CONTENT_TYPE) {
+            let ct = ct.to_str().unwrap_or("");
+            let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            if essence != "application/json" && !essence.ends_with("+json") {
+                return Err(ApiError::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported-media-type",
+                    format!("the body must be JSON with Content-Type: application/json, not \"{ct}\" (with curl: -H 'Content-Type: application/json')"),
+                ));
+            }
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "payload-too-large",
+                    format!(
+                        "the request body is over {MAX_BODY_BYTES} bytes (2 MiB); a job payload may be at most 1 MiB — keep large data in your own tables and pass its id"
+                    ),
+                )
+            } else {
+                ApiError::new(rejection.status(), "invalid-body", format!("the request body could not be read: {}", rejection.body_text()))
+            }
+        })?;
+        parse(&bytes).map(Json)
+    }
+}
+
+/// Parses a JSON body, naming the failing field.
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid-json", "the request body is empty; send a JSON object"));
+    }
+    // Every body of this API is an object; serde would otherwise read `[1, 2]` as a struct's
+    // fields by position and answer with a puzzling message.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid-json", "the request body must be a JSON object: {...}"));
+    }
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            return ApiError::new(StatusCode::BAD_REQUEST, "invalid-json", format!("the request body is not valid JSON: {inner}"));
+        }
+        let text = inner.to_string();
+        // serde reports a missing field at the level of the object, not of the field.
+        let field = match path.as_str() {
+            "." | "?" | "" => text.split('`').nth(1).filter(|_| text.starts_with("missing field")).map(str::to_string),
+            p => Some(p.to_string()),
+        };
+        let hint = match field.as_deref() {
+            Some("dueDate") => " (an RFC 3339 instant such as 2026-01-01T08:00:00Z is expected)",
+            _ => "",
+        };
+        let message = match &field {
+            Some(f) if !text.starts_with("missing field") => format!("{f}: {text}{hint}"),
+            _ => format!("the request body does not fit: {text}"),
+        };
+        let mut err = ApiError::bad_request(message);
+        err.field = field;
+        err
+    })
+}
+
+/// A query string. Its structs take strings and check them themselves, so that messages say
+/// which parameter was wrong and what is allowed; unknown parameters are refused (a typo in a
+/// filter must not silently list everything).
+#[derive(Debug)]
+pub struct Query<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for Query<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Query::<T>::try_from_uri(&parts.uri) {
+            Ok(axum::extract::Query(q)) => Ok(Query(q)),
+            Err(rejection) => {
+                let text = rejection.body_text();
+                let text = text.strip_prefix("Failed to deserialize query string: ").unwrap_or(&text);
+                Err(ApiError::bad_request(format!("bad query parameter: {text}")))
+            }
+        }
+    }
+}
+
+/// Page parameters of every list: `start` (default 0) and `size` (default 100, at most 1000).
+pub fn page(start: Option<&str>, size: Option<&str>) -> Result<(u64, u64), ApiError> {
+    let start = match start {
+        None | Some("") => 0,
+        Some(s) => s
+            .parse::<u64>()
+            .map_err(|_| ApiError::invalid("start", format!("start must be a whole number of 0 or more, not \"{s}\"")))?,
+    };
+    let size = match size {
+        None | Some("") => 100,
+        Some(s) => match s.parse::<u64>() {
+            Ok(n) if n <= 1000 => n,
+            _ => return Err(ApiError::invalid("size", format!("size must be a whole number from 0 to 1000, not \"{s}\""))),
+        },
+    };
+    Ok((start, size))
+}
+
+/// A boolean query parameter: `true` or `false`.
+pub fn flag(field: &'static str, value: Option<&str>) -> Result<Option<bool>, ApiError> {
+    match value {
+        None | Some("") => Ok(None),
+        Some("true") => Ok(Some(true)),
+        Some("false") => Ok(Some(false)),
+        Some(v) => Err(ApiError::invalid(field, format!("{field} must be true or false, not \"{v}\""))),
+    }
+}
+
+/// The `{id}` segment of a path.
+#[derive(Debug)]
+pub struct Id(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for Id {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Path::<String>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(id)) => Ok(Id(id)),
+            Err(rejection) => Err(ApiError::invalid("id", format!("bad id in the path: {}", rejection.body_text()))),
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! `GET /metrics` (SPEC I6): the executor's counters and histograms, plus job gauges read from
+//! the database at scrape time (seed 000 §5.2's daily checks as time series). No label carries
+//! a job id, so cardinality stays flat however many jobs pass.
+
+use crate::AppState;
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+use std::sync::atomic::AtomicU64;
+
+/// prometheus-client writes OpenMetrics text; Prometheus reads it under this type.
+const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+fn gauge(registry: &mut Registry, name: &str, help: &str, value: i64) {
+    let g = Gauge::<i64>::default();
+    g.set(value);
+    registry.register(name, help, g);
+}
+
+fn count(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// `GET /metrics`. When the database does not answer, the job gauges are left out and
+/// `kairos_store_up` is 0, so the scrape itself still succeeds and alerts can fire on it.
+pub async fn metrics(State(app): State<AppState>) -> Response {
+    let engine = &app.engine;
+    let mut registry = Registry::default();
+    engine.metrics().register(&mut registry);
+    gauge(&mut registry, "kairos_executor_enabled", "1 when this node's job executor is switched on", i64::from(engine.settings().executor_enabled));
+    gauge(&mut registry, "kairos_executor_running", "Attempts running on this node now", count(engine.running() as u64));
+    let store = engine.store();
+    let counts = match (store.job_counts().await, store.db_now().await) {
+        (Ok(c), Ok(now)) => Some((c, now)),
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::warn!(error = %e, "metrics: job counts unavailable");
+            None
+        }
+    };
+    gauge(&mut registry, "kairos_store_up", "1 when the database answered this scrape", i64::from(counts.is_some()));
+    if let Some((c, now)) = counts {
+        gauge(&mut registry, "kairos_jobs_executable", "Jobs due, unlocked (or lease expired), with retries left: the backlog", count(c.executable));
+        gauge(&mut registry, "kairos_jobs_waiting", "Jobs due in the future", count(c.waiting));
+        gauge(&mut registry, "kairos_jobs_running", "Jobs locked with an unexpired lease", count(c.running));
+        gauge(&mut registry, "kairos_jobs_expired_locks", "Jobs locked with an expired lease (seed 000 5.2)", count(c.expired_locks));
+        gauge(&mut registry, "kairos_jobs_failing", "Live jobs that failed at least once and are retrying", count(c.failing));
+        gauge(&mut registry, "kairos_jobs_dead_letters", "Jobs in the dead-letter table", count(c.dead_letters));
+        gauge(&mut registry, "kairos_jobs_suspended", "Jobs of suspended process instances", count(c.suspended));
+        let age = c.oldest_executable_due.map_or(0.0, |due| (now.duration_since(due).as_secs_f64()).max(0.0));
+        let g = Gauge::<f64, AtomicU64>::default();
+        g.set(age);
+        registry.register(
+            "kairos_jobs_oldest_executable_age_seconds",
+            "How long the oldest executable job has been due (0 when none): how far behind the executors are",
+            g,
+        );
+    }
+    let mut body = String::new();
+    if let Err(e) = encode(&mut body, &registry) {
+        return crate::error::ApiError::internal(format!("metrics encoding failed: {e}")).into_response();
+    }
+    (StatusCode::OK, [(header::CONTENT_TYPE, CONTENT_TYPE)], body).into_response()
+}

@@ -1,0 +1,7 @@
+//! The route handlers, one module per API.md section.
+
+pub mod deadletter;
+pub mod health;
+pub mod history;
+pub mod jobs;
+pub mod management;

@@ -1,0 +1,7 @@
+-- Jobs whose process instance has ended (seed 000 §4.3: compare with ACT_HI_PROCINST).
+SELECT j.*
+FROM ACT_RU_JOB j
+JOIN ACT_HI_PROCINST h ON h.PROC_INST_ID_ = j.PROCESS_INSTANCE_ID_
+WHERE h.END_TIME_ IS NOT NULL
+ORDER BY j.DUEDATE_ NULLS FIRST, j.ID_
+LIMIT $1

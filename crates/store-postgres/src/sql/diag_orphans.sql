@@ -1,0 +1,7 @@
+-- Orphan jobs: EXECUTION_ID_ names no execution (seed 000 §4.3, the seed's own query).
+SELECT j.*
+FROM ACT_RU_JOB j
+LEFT JOIN ACT_RU_EXECUTION e ON j.EXECUTION_ID_ = e.ID_
+WHERE j.EXECUTION_ID_ IS NOT NULL AND e.ID_ IS NULL
+ORDER BY j.DUEDATE_ NULLS FIRST, j.ID_
+LIMIT $1

@@ -1,0 +1,4 @@
+SELECT count(*) AS total_
+FROM ACT_HI_JOB_LOG
+WHERE ($1::text IS NULL OR JOB_ID_ = $1)
+  AND ($2::text IS NULL OR PROCESS_INSTANCE_ID_ = $2)

@@ -1,0 +1,1 @@
+UPDATE KAIROS_NODE SET STATE_ = 'stopped' WHERE ID_ = $1

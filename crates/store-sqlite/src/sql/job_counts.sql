@@ -1,0 +1,25 @@
+-- Job counts at ?1 (the database now), one pass over ACT_RU_JOB. "Executable" is seed 001's
+-- selection without external-worker jobs; "running" and "expired" split the locked rows at now.
+WITH j AS (
+    SELECT RES.DUEDATE_, RES.EXCEPTION_MSG_,
+           (RES.LOCK_OWNER_ IS NOT NULL AND RES.LOCK_EXP_TIME_ > ?1) AS RUNNING_,
+           (RES.LOCK_OWNER_ IS NOT NULL AND RES.LOCK_EXP_TIME_ <= ?1) AS EXPIRED_,
+           (RES.RETRIES_ > 0
+             AND (RES.DUEDATE_ IS NULL OR RES.DUEDATE_ <= ?1)
+             AND (RES.LOCK_OWNER_ IS NULL OR RES.LOCK_EXP_TIME_ <= ?1)
+             AND RES.TYPE_ <> 'external-worker'
+             AND (RES.EXECUTION_ID_ IS NULL OR EXISTS (
+                   SELECT 1 FROM ACT_RU_EXECUTION PI
+                   WHERE PI.ID_ = RES.PROCESS_INSTANCE_ID_ AND PI.SUSPENSION_STATE_ = 1))
+           ) AS EXECUTABLE_
+    FROM ACT_RU_JOB RES
+)
+SELECT coalesce(SUM(EXECUTABLE_), 0) AS EXECUTABLE_,
+       coalesce(SUM(NOT RUNNING_ AND DUEDATE_ > ?1), 0) AS WAITING_,
+       coalesce(SUM(RUNNING_), 0) AS RUNNING_,
+       coalesce(SUM(EXPIRED_), 0) AS EXPIRED_,
+       coalesce(SUM(EXCEPTION_MSG_ IS NOT NULL), 0) AS FAILING_,
+       (SELECT COUNT(*) FROM ACT_RU_DEADLETTER_JOB) AS DEAD_LETTERS_,
+       (SELECT COUNT(*) FROM ACT_RU_SUSPENDED_JOB) AS SUSPENDED_,
+       MIN(CASE WHEN EXECUTABLE_ THEN coalesce(DUEDATE_, ?1) END) AS OLDEST_DUE_
+FROM j

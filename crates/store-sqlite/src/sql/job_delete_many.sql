@@ -1,0 +1,1 @@
+DELETE FROM ACT_RU_JOB WHERE ID_ IN (SELECT value FROM json_each(?1))

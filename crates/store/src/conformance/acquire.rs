@@ -1,0 +1,217 @@
+//! Acquisition exactly per [`crate::JobAcquireParams`]: due order and limit, what is never
+//! taken, lease takeover, exclusivity; and lease extension fenced by owner and attempt.
+
+use super::*;
+use crate::LeaseExtendParams;
+
+pub async fn acquire_takes_due_jobs_in_due_order_up_to_the_limit(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    // Inserted out of due order, so insertion order cannot pass for due order.
+    let mut by_offset = Vec::new();
+    for offset in [3, 1, 5, 2, 4] {
+        by_offset.push((offset, insert(store, due_at("work", t0 - secs(offset))).await.id));
+    }
+    by_offset.sort_by_key(|(o, _)| -o);
+    let in_due_order: Vec<String> = by_offset.into_iter().map(|(_, id)| id).collect();
+
+    let first = acquire(store, "n1", Some(t0), 3, LOCK).await;
+    assert_eq!(first.db_now, t0, "Acquired.db_now is the instant the locks were taken (pinned here)");
+    assert_eq!(ids(&first), in_due_order[..3].to_vec(), "the three earliest due, in due order");
+    for a in &first.jobs {
+        let j = &a.job;
+        assert_eq!(j.lock_owner.as_deref(), Some("n1"));
+        assert_eq!(j.lock_time, Some(t0), "LOCK_TIME_ = now");
+        assert_eq!(j.lock_exp_time, Some(t0 + LOCK), "LOCK_EXP_TIME_ = now + lock time");
+        assert_eq!((j.attempts, j.rev, j.retries), (1, 2, 3), "ATTEMPTS_ + 1, REV_ + 1, retries untouched");
+        assert_eq!(a.abandoned_by, None);
+        assert_eq!(get(store, &j.id).await.as_ref(), Some(j), "the returned row is the stored row");
+    }
+    let second = acquire(store, "n1", Some(t0), 10, LOCK).await;
+    assert_eq!(ids(&second), in_due_order[3..].to_vec());
+    assert!(acquire(store, "n2", Some(t0), 10, LOCK).await.jobs.is_empty(), "everything is locked");
+
+    let spare = insert(store, due_at("work", t0 - secs(9))).await;
+    assert!(acquire(store, "n1", Some(t0), 0, LOCK).await.jobs.is_empty(), "limit 0 takes nothing");
+    assert_eq!(must_get(store, &spare.id).await.lock_owner, None);
+}
+
+pub async fn acquire_leaves_future_jobs_alone(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let timer = insert(store, due_at("timer", t0 + secs(10))).await;
+    assert!(acquire(store, "n1", Some(t0), 10, LOCK).await.jobs.is_empty(), "due in ten seconds");
+    assert!(acquire(store, "n1", Some(t0 + secs(10) - millis(1)), 10, LOCK).await.jobs.is_empty(), "a millisecond early");
+    let at_due = acquire(store, "n1", Some(t0 + secs(10)), 10, LOCK).await;
+    assert_eq!(ids(&at_due), vec![timer.id], "DUEDATE_ <= now: due exactly at now is taken");
+}
+
+pub async fn acquire_leaves_jobs_of_suspended_instances_alone(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    execution(store, "pi-active", "pi-active", 1).await;
+    execution(store, "pi-suspended", "pi-suspended", 2).await;
+    // An active child execution of the suspended instance: the seed joins on the instance.
+    execution(store, "ex-child", "pi-suspended", 1).await;
+    let active = insert(store, of_instance("pi-active", "pi-active", t0 - secs(4))).await;
+    let suspended = insert(store, of_instance("pi-suspended", "pi-suspended", t0 - secs(3))).await;
+    let child = insert(store, of_instance("ex-child", "pi-suspended", t0 - secs(2))).await;
+    let standalone = insert(store, due_at("standalone", t0 - secs(1))).await;
+    let taken = acquire(store, "n1", Some(t0), 10, LOCK).await;
+    assert_eq!(
+        ids(&taken),
+        vec![active.id, standalone.id],
+        "jobs of suspended instance ({}, {}) must stay",
+        suspended.id,
+        child.id
+    );
+}
+
+pub async fn acquire_leaves_jobs_without_retries_alone(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let spent = insert(store, due_at("spent", t0 - secs(2))).await;
+    let fresh = insert(store, due_at("fresh", t0 - secs(1))).await;
+    fixture(store, "UPDATE ACT_RU_JOB SET RETRIES_ = 0 WHERE ID_ = ?", &[text(&spent.id)]).await;
+    assert_eq!(ids(&acquire(store, "n1", Some(t0), 10, LOCK).await), vec![fresh.id], "RETRIES_ 0 is never taken");
+}
+
+pub async fn acquire_leaves_external_worker_jobs_alone(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let external = insert(store, NewJob { job_type: JobType::ExternalWorker, ..due_at("topic", t0 - secs(2)) }).await;
+    let internal = insert(store, due_at("internal", t0 - secs(1))).await;
+    assert_eq!(ids(&acquire(store, "n1", Some(t0), 10, LOCK).await), vec![internal.id]);
+    assert_eq!(must_get(store, &external.id).await.lock_owner, None, "external workers fetch their own jobs");
+}
+
+pub async fn acquire_takes_over_an_expired_lease(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let job = insert(store, due_at("slow", t0 - secs(1))).await;
+    let lock = SignedDuration::from_mins(1);
+    assert_eq!(ids(&acquire(store, "n1", Some(t0), 10, lock).await), vec![job.id.clone()]);
+    assert!(
+        acquire(store, "n2", Some(t0 + lock - millis(1)), 10, LOCK).await.jobs.is_empty(),
+        "a live lease is never taken"
+    );
+    let at = t0 + lock;
+    let taken = acquire(store, "n2", Some(at), 10, LOCK).await;
+    assert_eq!(ids(&taken), vec![job.id.clone()], "LOCK_EXP_TIME_ <= now: the expired lease is taken over");
+    let a = &taken.jobs[0];
+    assert_eq!(a.abandoned_by.as_deref(), Some("n1"));
+    let j = &a.job;
+    assert_eq!(j.lock_owner.as_deref(), Some("n2"));
+    assert_eq!((j.lock_time, j.lock_exp_time), (Some(at), Some(at + LOCK)));
+    assert_eq!(j.retries, 2, "the abandoned attempt spends a retry (Camunda #2858)");
+    assert_eq!(j.attempts, 2);
+    assert_eq!(j.rev, 3);
+
+    let log = log_of(store, &job.id).await;
+    assert_eq!(log.len(), 1, "one log row for the abandoned attempt: {log:?}");
+    let row = &log[0];
+    assert_eq!(row.outcome, kairos_core::JobLogOutcome::Abandoned);
+    assert_eq!((row.attempt, row.node.as_deref()), (1, Some("n1")), "the previous owner's attempt");
+    assert_eq!(row.start, Some(t0), "the abandoned attempt started when n1 locked it");
+    assert_eq!((row.handler_type.as_str(), row.job_type), ("slow", JobType::Message));
+    assert!(acquire(store, "n1", Some(at + secs(1)), 10, LOCK).await.jobs.is_empty(), "n2 now holds it");
+}
+
+pub async fn acquire_dead_letters_an_expired_lease_on_its_last_retry(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let lock = SignedDuration::from_mins(1);
+    // A job that failed once (its stack is stored) and then lost its node on its last retry.
+    let job = insert(store, NewJob { retries: 2, ..due_at("poison", t0 - secs(1)) }).await;
+    let first = acquire(store, "n1", Some(t0), 10, lock).await.jobs[0].job.clone();
+    let retry = Completion::Retry { retries: 1, due: t0 + secs(1), message: "first".into(), stack: "first\nstack".into() };
+    assert_eq!(complete(store, &[completion(&first, retry)]).await, vec![true]);
+    let last = acquire(store, "n1", Some(t0 + secs(1)), 10, lock).await;
+    assert_eq!((last.jobs[0].job.retries, last.jobs[0].job.attempts), (1, 2));
+    let spare = insert(store, due_at("spare", t0 - secs(2))).await;
+
+    let at = t0 + secs(1) + lock;
+    let taken = acquire(store, "n2", Some(at), 10, LOCK).await;
+    assert_eq!(ids(&taken), vec![spare.id.clone()], "the abandoned attempt spent the last retry: it does not run again");
+    assert_eq!(get(store, &job.id).await, None);
+    let dead = store.job_get(JobTable::DeadLetter, &job.id).await.expect("job_get").expect("moved to the dead letters");
+    assert_eq!((dead.retries, dead.attempts), (0, 2));
+    assert_eq!((dead.lock_owner.as_deref(), dead.lock_time, dead.lock_exp_time), (None, None, None));
+    let msg = dead.exception_msg.clone().expect("EXCEPTION_MSG_ says why");
+    assert!(msg.contains("n1"), "the message names the node whose lease expired: {msg}");
+    assert_eq!(
+        store.job_stacktrace(JobTable::DeadLetter, &job.id).await.expect("job_stacktrace").as_deref(),
+        Some("first\nstack"),
+        "the earlier failure's stack stays with the job"
+    );
+    assert_eq!(bytearray_rows(store).await, 1);
+    let log: Vec<_> = log_of(store, &job.id).await.iter().map(|l| (l.attempt, l.node.clone(), l.outcome)).collect();
+    assert_eq!(
+        log,
+        vec![
+            (1, Some("n1".into()), kairos_core::JobLogOutcome::Failed),
+            (2, Some("n1".into()), kairos_core::JobLogOutcome::Abandoned),
+        ]
+    );
+}
+
+pub async fn acquire_takes_one_job_per_exclusive_key(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let k1 = insert(store, exclusive_at("K", t0 - millis(3000))).await;
+    let shared = insert(store, NewJob { exclusive: false, ..exclusive_at("K", t0 - millis(2800)) }).await;
+    let l1 = insert(store, exclusive_at("L", t0 - millis(2500))).await;
+    let k2 = insert(store, exclusive_at("K", t0 - millis(2000))).await;
+    let free = insert(store, due_at("free", t0 - millis(1500))).await;
+    let k3 = insert(store, exclusive_at("K", t0 - millis(1000))).await;
+
+    let first = acquire(store, "n1", Some(t0), 10, LOCK).await;
+    assert_eq!(
+        ids(&first),
+        vec![k1.id.clone(), shared.id.clone(), l1.id.clone(), free.id.clone()],
+        "one exclusive job per key per batch (the earliest); a non-exclusive job ignores the key"
+    );
+    assert!(
+        acquire(store, "n2", Some(t0), 10, LOCK).await.jobs.is_empty(),
+        "K and L hold live exclusive leases, so {} and {} wait",
+        k2.id,
+        k3.id
+    );
+    let k1_locked = first.jobs[0].job.clone();
+    assert_eq!(complete(store, &[completion(&k1_locked, success())]).await, vec![true]);
+    assert_eq!(ids(&acquire(store, "n2", Some(t0), 10, LOCK).await), vec![k2.id], "the next job of K, once K is free");
+}
+
+pub async fn acquire_waits_for_a_live_exclusive_lease(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let e1 = insert(store, exclusive_at("K", t0 - secs(2))).await;
+    let lock = SignedDuration::from_mins(1);
+    assert_eq!(ids(&acquire(store, "n1", Some(t0), 10, lock).await), vec![e1.id.clone()]);
+    let e2 = insert(store, exclusive_at("K", t0 - secs(1))).await;
+    assert!(acquire(store, "n2", Some(t0 + secs(30)), 10, LOCK).await.jobs.is_empty(), "{} must wait for {}", e2.id, e1.id);
+    let after = acquire(store, "n2", Some(t0 + lock), 10, LOCK).await;
+    assert_eq!(ids(&after), vec![e1.id], "once the lease expires, the earliest job of the key (taken over), alone");
+    assert_eq!(after.jobs[0].abandoned_by.as_deref(), Some("n1"));
+}
+
+pub async fn lease_extension_is_fenced_by_owner_and_attempt(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let j1 = insert(store, due_at("long", t0 - secs(2))).await;
+    let j2 = insert(store, due_at("long", t0 - secs(1))).await;
+    let lock = SignedDuration::from_mins(1);
+    acquire(store, "n1", Some(t0), 10, lock).await;
+    let extend = |node: &str, jobs: Vec<(String, i32)>| LeaseExtendParams { node: node.into(), jobs, lock_time: SignedDuration::from_mins(10) };
+
+    let before = now(store).await;
+    let got = store
+        .job_lease_extend(&extend("n1", vec![(j1.id.clone(), 1), (j2.id.clone(), 99)]))
+        .await
+        .expect("job_lease_extend");
+    let after = now(store).await;
+    assert_eq!(got, vec![j1.id.clone()], "only the lease whose attempt matches");
+    let exp = must_get(store, &j1.id).await.lock_exp_time.expect("still locked");
+    assert_between("extended LOCK_EXP_TIME_", exp, before + SignedDuration::from_mins(10), after + SignedDuration::from_mins(10));
+    assert_eq!(must_get(store, &j2.id).await.lock_exp_time, Some(t0 + lock), "j2 untouched");
+
+    let other = store.job_lease_extend(&extend("n2", vec![(j1.id.clone(), 1)])).await.expect("job_lease_extend");
+    assert!(other.is_empty(), "another node cannot extend n1's lease");
+    assert!(store.job_lease_extend(&extend("n1", vec![])).await.expect("empty").is_empty());
+
+    // Once n2 took j2 over, n1's lease on it is gone for good.
+    acquire(store, "n2", Some(t0 + lock), 10, LOCK).await;
+    assert_eq!(must_get(store, &j2.id).await.lock_owner.as_deref(), Some("n2"));
+    let lost = store.job_lease_extend(&extend("n1", vec![(j2.id.clone(), 1)])).await.expect("job_lease_extend");
+    assert!(lost.is_empty(), "a lease taken over cannot be extended by its old owner");
+}
