@@ -109,8 +109,8 @@ fn bad_input_is_one_line_and_writes_nothing() {
 #[test]
 fn an_unreachable_store_is_a_runtime_failure() {
     let k = Kairos::new();
-    // Nothing listens on port 1: the connection is refused at once.
-    let out = k.run(&["--db", "postgres://kairos:kairos@127.0.0.1:1/kairos", "jobs"]);
+    // A directory that does not exist: the database file cannot be opened.
+    let out = k.run(&["--db", "sqlite:///nonexistent-dir/kairos.db", "jobs"]);
     assert_one_line_error(&out, 1, "unreachable store");
 }
 

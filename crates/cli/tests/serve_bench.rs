@@ -4,22 +4,26 @@ mod support;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
-use support::{assert_one_line_error, eventually, first_line, http_get, wait_for_exit, Kairos};
+use support::{assert_one_line_error, ChildGuard, eventually, first_line, http_get, wait_for_exit, Kairos};
 
 #[test]
 fn serve_runs_a_job_enqueued_before_and_stops_cleanly_on_sigterm() {
     let k = Kairos::new();
     let id = k.ok(&["jobs", "enqueue", "--handler", "log", "--payload", r#"{"hello":"serve"}"#]).trim().to_string();
+    let failing = k.ok(&["jobs", "enqueue", "--handler", "fail", "--payload", r#"{"message":"drill"}"#, "--retries", "1"]);
+    let failing = failing.trim().to_string();
 
-    let mut child = k
-        .command()
-        .args(["serve", "--listen", "127.0.0.1:0", "--node-id", "cli-test", "--json", "--shutdown-grace", "PT5S"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let Some(ready) = first_line(&mut child, Duration::from_secs(30)) else {
-        let status = wait_for_exit(&mut child, Duration::from_secs(1));
+    let mut guard = ChildGuard(
+        k.command()
+            .args(["serve", "--listen", "127.0.0.1:0", "--node-id", "cli-test", "--json", "--shutdown-grace", "PT5S"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
+    let child = &mut guard.0;
+    let Some(ready) = first_line(child, Duration::from_secs(30)) else {
+        let status = wait_for_exit(child, Duration::from_secs(1));
         panic!("serve printed no start line (exit {status:?})");
     };
     let ready: serde_json::Value = serde_json::from_str(&ready).unwrap();
@@ -38,12 +42,30 @@ fn serve_runs_a_job_enqueued_before_and_stops_cleanly_on_sigterm() {
     });
     let entry = ran.expect("the job never ran");
     assert_eq!(entry["node"], "cli-test");
+    // The failing job used its only attempt and became a dead letter.
+    let dead = eventually(Duration::from_secs(15), || {
+        let page = k.json(&["jobs", "--dead"]);
+        (page["total"] == 1).then(|| page["data"][0].clone())
+    });
+    let dead = dead.expect("the failing job never became a dead letter");
+    assert_eq!((dead["id"].as_str(), dead["exceptionMessage"].as_str()), (Some(failing.as_str()), Some("drill")));
     assert!(k.job_ids().is_empty());
 
     let kill = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(kill.success());
-    let status = wait_for_exit(&mut child, Duration::from_secs(10)).expect("serve did not exit within 10 s of SIGTERM");
+    let status = wait_for_exit(child, Duration::from_secs(10)).expect("serve did not exit within 10 s of SIGTERM");
     assert_eq!(status.code(), Some(0), "serve's exit status after SIGTERM");
+
+    // With the node stopped: the dead letter's stack trace, then back to ACT_RU_JOB.
+    let trace = k.ok(&["jobs", "stacktrace", &failing]);
+    assert!(trace.contains("drill") && trace.contains("caused by"), "{trace}");
+    let log = k.json(&["jobs", "log", "--job", &failing]);
+    assert_eq!(log["data"][0]["outcome"], "dead-lettered");
+    let moved = k.json(&["jobs", "retry", &failing, "--retries", "2"]);
+    assert_eq!((moved["id"].as_str(), moved["retries"].as_i64()), (Some(failing.as_str()), Some(2)));
+    assert_eq!(k.job_ids(), vec![failing.clone()]);
+    assert_eq!(k.json(&["jobs", "--dead"])["total"], 0);
+    assert_one_line_error(&k.run(&["jobs", "retry", &failing]), 2, "retrying a job that is no dead letter");
 }
 
 #[test]
@@ -51,8 +73,9 @@ fn serve_refuses_an_address_in_use() {
     let k = Kairos::new();
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
-    let mut child = k.command().args(["serve", "--listen", &addr]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let status = wait_for_exit(&mut child, Duration::from_secs(30)).expect("serve did not give up on a taken port");
+    let mut guard = ChildGuard(k.command().args(["serve", "--listen", &addr]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap());
+    let child = &mut guard.0;
+    let status = wait_for_exit(child, Duration::from_secs(30)).expect("serve did not give up on a taken port");
     assert_eq!(status.code(), Some(1));
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();

@@ -82,9 +82,15 @@ impl Completion {
 /// `attempts` already counting this attempt), at `now` on the database's clock.
 pub fn plan_completion(job: &Job, result: AttemptResult, now: Timestamp, policy: &RetryPolicy) -> Completion {
     match result {
-        AttemptResult::Succeeded { message } => plan_success(job, message, now),
-        AttemptResult::Failed { message, chain } => plan_failure(job, message, chain, now, policy),
+        AttemptResult::Succeeded { message } => plan_success(job, message.map(|m| storable(&m)), now),
+        AttemptResult::Failed { message, chain } => plan_failure(job, storable(&message), storable(&chain), now, policy),
     }
+}
+
+/// Text a handler produced, made storable in any database: NUL characters (which PostgreSQL
+/// refuses in text, failing the whole completion batch) become U+FFFD.
+pub fn storable(s: &str) -> String {
+    if s.contains('\0') { s.replace('\0', "\u{FFFD}") } else { s.to_string() }
 }
 
 fn plan_success(job: &Job, log_message: Option<String>, now: Timestamp) -> Completion {
@@ -223,6 +229,13 @@ mod tests {
         let j = Job { repeat: Some("R1/PT1S".into()), ..j };
         let c = plan_completion(&j, AttemptResult::Succeeded { message: None }, now, &RetryPolicy::default());
         assert_eq!(c, Completion::Delete { log_message: None });
+    }
+
+    #[test]
+    fn nul_characters_never_reach_the_database() {
+        let c = plan_completion(&job(), AttemptResult::Failed { message: "a\0b".into(), chain: "x\0".into() }, ts("2026-01-01T00:00:00Z"), &RetryPolicy::default());
+        let Completion::Retry { message, stack, .. } = c else { panic!() };
+        assert_eq!((message.as_str(), stack.as_str()), ("a\u{FFFD}b", "x\u{FFFD}"));
     }
 
     #[test]

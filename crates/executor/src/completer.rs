@@ -5,12 +5,23 @@
 //! with ~4.5×). Every completion in a batch is fenced by its own lease, so batching never lets
 //! a stale attempt overwrite work another node took over. A completion whose lease was lost is
 //! dropped and counted (`kairos_job_lease_lost`).
+//!
+//! Failures: while the database is unreachable the batch is retried (a commit whose outcome
+//! was lost is safe to repeat: an applied completion is fenced out the second time). Any other
+//! error is taken to be about one row (a value the database refuses), so the batch is split and
+//! written job by job; a completion that still cannot be written is replaced by a dead letter
+//! that says why, so one bad result never blocks the others.
 
 use crate::shared::{Finished, Shared};
-use kairos_store::JobCompletion;
+use kairos_core::Completion;
+use kairos_store::{ErrorKind, JobCompletion};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// How long the final flush on shutdown keeps trying an unreachable database.
+const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
 
 pub(crate) async fn run(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Finished>) {
     let max = shared.config.completion_batch.max(1);
@@ -20,51 +31,107 @@ pub(crate) async fn run(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Fin
             _ = shared.stop.cancelled() => None,
         };
         let Some(first) = first else {
-            // Stopping: flush whatever is still queued, then leave.
+            // Stopping: flush whatever is still queued, for a bounded time, then leave.
             let mut rest = Vec::new();
             while let Ok(f) = rx.try_recv() {
-                rest.push(f.completion);
+                rest.push(f);
             }
             if !rest.is_empty() {
-                write(&shared, rest, false).await;
+                write(&shared, rest, Some(Instant::now() + SHUTDOWN_FLUSH)).await;
             }
             return;
         };
-        let mut batch = vec![first.completion];
+        let mut batch = vec![first];
         // Fill the batch for a moment; under load it fills at once, when idle it costs ms.
-        let deadline = tokio::time::Instant::now() + shared.config.completion_delay;
+        let deadline = Instant::now() + shared.config.completion_delay;
         while batch.len() < max {
             match rx.try_recv() {
-                Ok(f) => batch.push(f.completion),
+                Ok(f) => batch.push(f),
                 Err(_) => match tokio::time::timeout_at(deadline, rx.recv()).await {
-                    Ok(Some(f)) => batch.push(f.completion),
+                    Ok(Some(f)) => batch.push(f),
                     _ => break,
                 },
             }
         }
-        write(&shared, batch, true).await;
+        let give_up = if shared.stop.is_cancelled() { Some(Instant::now() + SHUTDOWN_FLUSH) } else { None };
+        write(&shared, batch, give_up).await;
     }
 }
 
-/// Writes one batch, retrying while the database is unreachable. A lost commit outcome is
-/// safe to retry: a completion applied once is fenced out the second time.
-async fn write(shared: &Shared, batch: Vec<JobCompletion>, keep_trying: bool) {
+/// Writes one batch; `give_up` bounds the retries while the database is unreachable.
+async fn write(shared: &Shared, batch: Vec<Finished>, give_up: Option<Instant>) {
+    let completions: Vec<JobCompletion> = batch.iter().map(|f| f.completion.clone()).collect();
+    match write_retrying(shared, &completions, give_up).await {
+        Ok(applied) => record(shared, &completions, &applied),
+        Err(e) if e.kind != ErrorKind::Unavailable && completions.len() > 1 => {
+            tracing::warn!(error = %e, jobs = completions.len(), "a completion batch was refused; writing its jobs one by one");
+            for c in &completions {
+                write_one(shared, c, give_up).await;
+            }
+        }
+        Err(e) if e.kind != ErrorKind::Unavailable => {
+            if let Some(c) = completions.first() {
+                write_as_dead_letter(shared, c, &e, give_up).await;
+            }
+        }
+        Err(e) => {
+            tracing::error!(error = %e, jobs = completions.len(), "completions could not be written; their leases will expire and the jobs run again");
+            forget(shared, &completions);
+        }
+    }
+    drop(batch); // frees the worker slots
+    shared.slot_freed.notify_waiters();
+}
+
+async fn write_one(shared: &Shared, c: &JobCompletion, give_up: Option<Instant>) {
+    match write_retrying(shared, std::slice::from_ref(c), give_up).await {
+        Ok(applied) => record(shared, std::slice::from_ref(c), &applied),
+        Err(e) if e.kind != ErrorKind::Unavailable => write_as_dead_letter(shared, c, &e, give_up).await,
+        Err(e) => {
+            tracing::error!(error = %e, job = %c.job_id, "completion could not be written");
+            forget(shared, std::slice::from_ref(c));
+        }
+    }
+}
+
+/// The attempt's outcome cannot be stored as it is: dead-letter the job with the reason, so an
+/// operator sees it instead of the job silently running again.
+async fn write_as_dead_letter(shared: &Shared, c: &JobCompletion, e: &kairos_store::Error, give_up: Option<Instant>) {
+    let message = format!(
+        "the outcome of attempt {} ({}) could not be recorded: {e}",
+        c.attempt,
+        c.completion.log_outcome().as_str()
+    );
+    tracing::error!(job = %c.job_id, %message);
+    let replaced = JobCompletion {
+        completion: Completion::DeadLetter { stack: format!("{message}\n\noriginal outcome: {:?}", c.completion), message },
+        ..c.clone()
+    };
+    match write_retrying(shared, std::slice::from_ref(&replaced), give_up).await {
+        Ok(applied) => record(shared, std::slice::from_ref(&replaced), &applied),
+        Err(e2) => {
+            tracing::error!(error = %e2, job = %c.job_id, "even the dead letter could not be written; the lease will expire");
+            forget(shared, std::slice::from_ref(c));
+        }
+    }
+}
+
+/// Retries while the database is unreachable (forever, unless `give_up` passes); returns other
+/// errors at once.
+async fn write_retrying(shared: &Shared, completions: &[JobCompletion], give_up: Option<Instant>) -> Result<Vec<bool>, kairos_store::Error> {
     let mut backoff = Duration::from_millis(50);
     loop {
-        match shared.store.job_complete_many(&batch).await {
-            Ok(applied) => {
-                record(shared, &batch, &applied);
-                return;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, jobs = batch.len(), "writing completions failed; retrying");
-                if !keep_trying || shared.stop.is_cancelled() && backoff > Duration::from_secs(2) {
-                    forget(shared, &batch);
-                    return;
+        match shared.store.job_complete_many(completions).await {
+            Ok(applied) => return Ok(applied),
+            Err(e) if e.kind == ErrorKind::Unavailable => {
+                if give_up.is_some_and(|g| Instant::now() + backoff >= g) {
+                    return Err(e);
                 }
+                tracing::warn!(error = %e, jobs = completions.len(), retry_in_ms = backoff.as_millis() as u64, "writing completions failed; retrying");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(2));
             }
+            Err(e) => return Err(e),
         }
     }
 }

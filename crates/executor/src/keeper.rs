@@ -6,10 +6,14 @@
 //! * Every heartbeat interval it records the node's heartbeat and declares nodes silent for
 //!   `dead_after` dead, which expires their leases at once (SPEC J8) instead of after the full
 //!   lock time.
-//! * If it cannot reach the database for longer than `dead_after`, the node fences itself: it
-//!   stops acquiring and aborts its handlers, because the cluster will by then consider it dead
-//!   and run its jobs elsewhere (Quartz #176, Quartz.NET #3777).
+//! * If it cannot reach the database for half of `dead_after` (every call is bounded by a
+//!   timeout, so a silent network counts too), the node fences itself: it stops acquiring and
+//!   aborts its handlers before the cluster declares it dead and runs its jobs elsewhere
+//!   (Quartz #176, Quartz.NET #3777). Once the database answers again it releases those leases.
+//! * A handler whose lease ran out by the node's monotonic clock is aborted even if the
+//!   database never said so.
 
+use crate::runner;
 use crate::shared::Shared;
 use kairos_store::{LeaseExtendParams, NodeRegistration};
 use std::collections::HashSet;
@@ -38,50 +42,74 @@ pub(crate) async fn run(shared: Arc<Shared>) {
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     extend.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_ok = Instant::now();
-    let dead_after = shared.config.dead_after.unsigned_abs();
+    // The node stops its own work at half the threshold at which other nodes declare it dead,
+    // so it has stopped before anyone else starts its jobs.
+    let fence_after = shared.config.dead_after.unsigned_abs() / 2;
+    // A database call that hangs (a silent network) must count as a failure, not block the
+    // keeper: every call is bounded.
+    let call_limit = fence_after.max(Duration::from_millis(200));
     loop {
         tokio::select! {
             _ = shared.stop.cancelled() => return,
             _ = heartbeat.tick() => {
-                match shared.store.node_heartbeat(&reg).await {
-                    Ok(_) => {
+                match tokio::time::timeout(call_limit, shared.store.node_heartbeat(&reg)).await {
+                    Ok(Ok(_)) => {
                         last_ok = Instant::now();
-                        if shared.fenced.swap(false, Ordering::SeqCst) {
-                            tracing::info!("database reachable again; the node takes work again");
-                        }
-                        reap(&shared).await;
+                        recover(&shared).await;
+                        reap(&shared, call_limit).await;
                     }
-                    Err(e) => {
+                    Ok(Err(e)) => {
                         tracing::warn!(error = %e, "heartbeat failed");
-                        fence_if_silent(&shared, last_ok, dead_after);
+                        fence_if_silent(&shared, last_ok, fence_after);
+                    }
+                    Err(_) => {
+                        tracing::warn!(limit_ms = call_limit.as_millis() as u64, "heartbeat timed out");
+                        fence_if_silent(&shared, last_ok, fence_after);
                     }
                 }
             }
             _ = extend.tick() => {
-                if extend_leases(&shared).await {
+                if extend_leases(&shared, call_limit).await {
                     last_ok = Instant::now();
                 } else {
-                    fence_if_silent(&shared, last_ok, dead_after);
+                    fence_if_silent(&shared, last_ok, fence_after);
                 }
+                abort_past_deadline(&shared);
             }
         }
     }
 }
 
-async fn reap(shared: &Shared) {
-    match shared.store.node_reap_dead(shared.config.dead_after).await {
-        Ok(dead) if !dead.is_empty() => {
+async fn reap(shared: &Shared, limit: Duration) {
+    match tokio::time::timeout(limit, shared.store.node_reap_dead(shared.config.dead_after)).await {
+        Ok(Ok(dead)) if !dead.is_empty() => {
             tracing::warn!(nodes = ?dead, "declared silent nodes dead; their jobs are taken over now");
             shared.wake.notify_one();
         }
-        Ok(_) => {}
-        Err(e) => tracing::debug!(error = %e, "dead-node check failed"),
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => tracing::debug!(error = %e, "dead-node check failed"),
+        Err(_) => tracing::debug!("dead-node check timed out"),
+    }
+}
+
+/// Back in touch with the database: release the leases of attempts aborted while fenced, so
+/// their jobs run again now rather than when the leases expire.
+async fn recover(shared: &Shared) {
+    if shared.fenced.swap(false, Ordering::SeqCst) {
+        tracing::info!("database reachable again; the node takes work again");
+    }
+    let orphaned = std::mem::take(&mut *shared.orphaned.lock().unwrap_or_else(|e| e.into_inner()));
+    if !orphaned.is_empty() {
+        let reason = format!("node {} lost the database and stopped the attempt", shared.config.node_id);
+        if !runner::release(shared, orphaned.clone(), reason).await {
+            shared.orphaned.lock().unwrap_or_else(|e| e.into_inner()).extend(orphaned);
+        }
     }
 }
 
 /// Extends every lease held here; aborts attempts whose lease was lost. Returns false when the
-/// database could not be reached.
-async fn extend_leases(shared: &Shared) -> bool {
+/// database could not be reached in time.
+async fn extend_leases(shared: &Shared, limit: Duration) -> bool {
     let leases = shared.leases();
     if leases.is_empty() {
         return true;
@@ -91,16 +119,18 @@ async fn extend_leases(shared: &Shared) -> bool {
         jobs: leases.clone(),
         lock_time: shared.config.lock_time,
     };
-    match shared.store.job_lease_extend(&params).await {
-        Ok(kept) => {
+    let sent = Instant::now();
+    match tokio::time::timeout(limit, shared.store.job_lease_extend(&params)).await {
+        Ok(Ok(kept)) => {
             let kept: HashSet<String> = kept.into_iter().collect();
+            let new_deadline = sent + shared.config.lock_time.unsigned_abs();
             let mut map = shared.running_map();
             for (id, attempt) in leases {
+                let Some(r) = map.get_mut(&id).filter(|r| r.attempt == attempt) else { continue };
                 if kept.contains(&id) {
-                    continue;
-                }
-                // Gone from the map: completed meanwhile. Still there: the lease was lost.
-                if map.get(&id).is_some_and(|r| r.attempt == attempt) {
+                    r.deadline = new_deadline;
+                } else if !r.completing {
+                    // Still running here, but the database says the lease is gone.
                     tracing::warn!(job = %id, attempt, "lease lost while running; aborting the handler");
                     if let Some(a) = map.remove(&id).and_then(|r| r.abort) {
                         a.abort();
@@ -110,21 +140,42 @@ async fn extend_leases(shared: &Shared) -> bool {
             }
             true
         }
-        Err(e) => {
+        Ok(Err(e)) => {
             tracing::warn!(error = %e, "lease extension failed");
+            false
+        }
+        Err(_) => {
+            tracing::warn!(limit_ms = limit.as_millis() as u64, "lease extension timed out");
             false
         }
     }
 }
 
-fn fence_if_silent(shared: &Shared, last_ok: Instant, dead_after: Duration) {
-    if last_ok.elapsed() >= dead_after && !shared.fenced.swap(true, Ordering::SeqCst) {
+/// Aborts handlers whose lease has run out by this node's own monotonic clock: whatever the
+/// database says later, the cluster may already have handed the job to someone else.
+fn abort_past_deadline(shared: &Shared) {
+    let now = Instant::now();
+    let mut map = shared.running_map();
+    let late: Vec<String> = map.iter().filter(|(_, r)| !r.completing && r.deadline <= now).map(|(id, _)| id.clone()).collect();
+    for id in late {
+        if let Some(r) = map.remove(&id) {
+            tracing::warn!(job = %id, attempt = r.attempt, "lease ran out before it could be extended; aborting the handler");
+            if let Some(a) = r.abort {
+                a.abort();
+            }
+            shared.metrics.lease_lost.inc();
+        }
+    }
+}
+
+fn fence_if_silent(shared: &Shared, last_ok: Instant, fence_after: Duration) {
+    if last_ok.elapsed() >= fence_after && !shared.fenced.swap(true, Ordering::SeqCst) {
         tracing::error!(
             silent_ms = last_ok.elapsed().as_millis() as u64,
-            "cannot reach the database for longer than the dead-node threshold; stopping this node's work"
+            "cannot reach the database; stopping this node's work before the cluster declares it dead"
         );
-        shared.abort_all_runners();
-        shared.running_map().clear();
+        let aborted = shared.abort_unfinished();
+        shared.orphaned.lock().unwrap_or_else(|e| e.into_inner()).extend(aborted);
     }
 }
 

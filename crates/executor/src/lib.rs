@@ -84,6 +84,8 @@ impl Executor {
         let shared = self.shared.clone();
         shared.stop_acquiring.cancel();
         let _ = self.producer.await;
+        // Slots come back only when a completion is written, so "idle" means every finished
+        // attempt is committed.
         shared.wait_idle(grace).await;
         runner::hand_back_all(&shared).await;
         shared.stop.cancel();

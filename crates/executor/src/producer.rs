@@ -7,7 +7,8 @@
 
 use crate::runner;
 use crate::shared::Shared;
-use kairos_store::{JobAcquireParams, Store};
+use jiff::Timestamp;
+use kairos_store::{JobAcquireParams, NextDue};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -33,13 +34,13 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         }
         let limit = free.min(shared.config.acquire_batch.max(1));
         match acquire_and_start(&shared, limit).await {
-            Ok(taken) if taken >= limit => {
+            Ok((taken, _)) if taken >= limit => {
                 backoff = Duration::from_millis(50);
                 continue;
             }
-            Ok(_) => {
+            Ok((_, db_now)) => {
                 backoff = Duration::from_millis(50);
-                idle_wait(&shared).await;
+                idle_wait(&shared, db_now).await;
             }
             Err(e) => {
                 tracing::warn!(error = %e, retry_in_ms = backoff.as_millis() as u64, "job acquisition failed");
@@ -50,11 +51,12 @@ pub(crate) async fn run(shared: Arc<Shared>) {
     }
 }
 
-/// One acquisition; starts a runner per job. Returns how many jobs were taken.
-async fn acquire_and_start(shared: &Arc<Shared>, limit: usize) -> Result<usize, kairos_store::Error> {
+/// One acquisition; starts a runner per job. Returns how many jobs were taken and the
+/// database clock at the acquisition (`None` when none was made).
+async fn acquire_and_start(shared: &Arc<Shared>, limit: usize) -> Result<(usize, Option<Timestamp>), kairos_store::Error> {
     // Reserve the slots before asking, so that the runners can never exceed the workers.
     let Ok(permits) = shared.slots.clone().try_acquire_many_owned(limit as u32) else {
-        return Ok(0);
+        return Ok((0, None));
     };
     let started = Instant::now();
     let acquired = shared
@@ -75,38 +77,39 @@ async fn acquire_and_start(shared: &Arc<Shared>, limit: usize) -> Result<usize, 
         runner::start(shared, job, acquired.db_now, started, permit);
     }
     drop(permits); // slots not used go back now
-    Ok(taken)
+    Ok((taken, Some(acquired.db_now)))
 }
 
 /// Sleeps until the next due date (database clock), a wake-up, or the poll interval.
-async fn idle_wait(shared: &Arc<Shared>) {
+///
+/// A job that was already due when the acquisition ran but was not taken is blocked (its
+/// exclusive key is held by a running job, or the acquisition just missed it): rather than
+/// polling hot, wait for a wake-up (the completer wakes the producer after every commit, which
+/// is when a local exclusive key frees) or the poll interval. A job that became due after the
+/// acquisition is taken at once.
+async fn idle_wait(shared: &Arc<Shared>, acquired_at: Option<Timestamp>) {
     let wake = shared.wake.notified();
     let poll = shared.config.poll_interval;
-    let until_due = match next_due_in(shared.store.as_ref()).await {
-        Ok(Some(d)) => d.min(poll),
-        Ok(None) => poll,
+    let wait = match shared.store.job_next_due().await {
+        Ok(NextDue { next: Some(due), .. }) if acquired_at.is_some_and(|at| due <= at) => poll,
+        Ok(NextDue { next: Some(due), db_now }) => {
+            let d = due.duration_since(db_now);
+            if d.is_negative() { Duration::ZERO } else { d.unsigned_abs().min(poll) }
+        }
+        Ok(NextDue { next: None, .. }) => poll,
         Err(e) => {
             tracing::debug!(error = %e, "next due date unknown; polling");
             poll
         }
     };
-    // A due job that acquisition did not take is blocked (its exclusive key is running, its
-    // instance is suspended, or it became due a moment ago): look again soon, without spinning.
-    let until_due = until_due.max(Duration::from_millis(20));
+    if wait.is_zero() {
+        return;
+    }
     tokio::select! {
         _ = wake => {}
         _ = shared.stop_acquiring.cancelled() => {}
-        _ = tokio::time::sleep(until_due) => {}
+        _ = tokio::time::sleep(wait) => {}
     }
-}
-
-/// How long until the earliest unlocked job is due, by the database clock.
-async fn next_due_in(store: &dyn Store) -> Result<Option<Duration>, kairos_store::Error> {
-    let next = store.job_next_due().await?;
-    Ok(next.next.map(|due| {
-        let d = due.duration_since(next.db_now);
-        if d.is_negative() { Duration::ZERO } else { d.unsigned_abs() }
-    }))
 }
 
 async fn sleep_or_stop(shared: &Shared, d: Duration) {

@@ -23,13 +23,32 @@ pub(crate) fn start(shared: &Arc<Shared>, acquired: AcquiredJob, db_now: Timesta
         tracing::info!(job = %job.id, previous_node = %prev, "took over an expired lease");
     }
     let id = job.id.clone();
-    shared.running_map().insert(id.clone(), RunningJob { attempt: job.attempts, abort: None });
+    let attempt_no = job.attempts;
+    let deadline = at + shared.config.lock_time.unsigned_abs();
+    shared.running_map().insert(id.clone(), RunningJob { attempt: attempt_no, abort: None, completing: false, deadline });
     let shared2 = shared.clone();
+    let id2 = id.clone();
     let handle = tokio::spawn(async move {
-        let finished = attempt(&shared2, &job, acquired.abandoned_by.as_deref(), db_now, at).await;
-        drop(permit);
-        shared2.slot_freed.notify_waiters();
-        if shared2.completions.send(Finished { completion: finished }).is_err() {
+        let completion = attempt(&shared2, &job, acquired.abandoned_by.as_deref(), db_now, at).await;
+        // Report only while this node still holds the lease; if the entry is gone, the lease
+        // was lost, the node fenced itself or the job was handed back, and the result must not
+        // be written.
+        let still_held = {
+            let mut map = shared2.running_map();
+            match map.get_mut(&id2) {
+                Some(r) if r.attempt == attempt_no => {
+                    r.completing = true;
+                    true
+                }
+                _ => false,
+            }
+        };
+        if !still_held {
+            tracing::warn!(job = %id2, attempt = attempt_no, "lease no longer held; result discarded");
+            return;
+        }
+        if let Err(unsent) = shared2.completions.send(Finished { completion, permit }) {
+            drop(unsent);
             tracing::warn!("completer gone; the attempt's lease will expire and the job run again");
         }
     });
@@ -150,33 +169,27 @@ pub(crate) fn db_time(db_now: Timestamp, at: Instant) -> Timestamp {
     db_now.saturating_add(elapsed).unwrap_or(db_now)
 }
 
-/// On shutdown: abort attempts still running after the grace period and release their leases.
+/// On shutdown: abort attempts still running after the grace period and release their
+/// leases (no retry spent). Attempts already completing are left to the completer's flush.
 pub(crate) async fn hand_back_all(shared: &Shared) {
-    shared.abort_all_runners();
-    let leases = shared.leases();
-    if leases.is_empty() {
+    let unfinished = shared.abort_unfinished();
+    if unfinished.is_empty() {
         return;
     }
-    // Give the completer a moment to drain attempts that did finish.
-    tokio::time::sleep(shared.config.completion_delay * 4).await;
-    let still: Vec<(String, i32)> = {
-        let map = shared.running_map();
-        leases.into_iter().filter(|(id, _)| map.contains_key(id)).collect()
-    };
-    if still.is_empty() {
-        return;
-    }
-    let params = JobReleaseParams {
-        node: shared.config.node_id.clone(),
-        jobs: still,
-        reason: format!("node {} shut down before the attempt finished; handed back", shared.config.node_id),
-    };
+    release(shared, unfinished, format!("node {} shut down before the attempt finished; handed back", shared.config.node_id)).await;
+}
+
+/// Releases leases this node no longer works on.
+pub(crate) async fn release(shared: &Shared, jobs: Vec<(String, i32)>, reason: String) -> bool {
+    let params = JobReleaseParams { node: shared.config.node_id.clone(), jobs, reason };
     match shared.store.job_release(&params).await {
-        Ok(n) => tracing::info!(released = n, "handed running jobs back on shutdown"),
-        Err(e) => tracing::warn!(error = %e, "could not hand jobs back; their leases will expire"),
-    }
-    let mut map = shared.running_map();
-    for (id, _) in &params.jobs {
-        map.remove(id);
+        Ok(n) => {
+            tracing::info!(released = n, "released leases of attempts this node stopped");
+            true
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "could not release leases; they will expire");
+            false
+        }
     }
 }

@@ -7,22 +7,35 @@ use kairos_store::{JobCompletion, Store};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, Notify, Semaphore};
+use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
-/// An attempt running on this node.
+/// An attempt whose lease this node holds. Its presence in [`Shared::running`] is what "this
+/// node still holds the lease" means locally: whoever removes the entry (lease lost, node
+/// fenced, job handed back) also stops the runner from reporting a result.
 #[derive(Debug)]
 pub(crate) struct RunningJob {
     pub attempt: i32,
-    /// Aborts the handler's task; used when the lease is lost or the node fences itself.
+    /// Aborts the runner's task; used when the lease is lost or the node fences itself.
     pub abort: Option<AbortHandle>,
+    /// The handler has finished and its completion is on its way to the database.
+    pub completing: bool,
+    /// When the lease runs out by this node's monotonic clock, counting from the moment the
+    /// lease was last requested (so it errs early). Past it, a running handler is aborted: the
+    /// cluster may already have given the job to another node.
+    pub deadline: Instant,
 }
 
-/// A finished attempt on its way to the completer.
+/// A finished attempt on its way to the completer. The worker slot travels with it and is
+/// freed only once the completion is written, so a slow database slows acquisition down
+/// (backpressure) instead of letting unwritten completions pile up.
 #[derive(Debug)]
 pub(crate) struct Finished {
     pub completion: JobCompletion,
+    /// Held for its `Drop`, which frees the worker slot.
+    #[allow(dead_code)]
+    pub permit: OwnedSemaphorePermit,
 }
 
 #[derive(Debug)]
@@ -31,7 +44,7 @@ pub(crate) struct Shared {
     pub handlers: Arc<Handlers>,
     pub config: ExecutorConfig,
     pub metrics: Arc<Metrics>,
-    /// One permit per worker; a runner holds one until its attempt is handed to the completer.
+    /// One permit per worker; held from acquisition until the attempt's completion is written.
     pub slots: Arc<Semaphore>,
     /// Attempts whose lease this node holds: from acquisition until the completer committed.
     pub running: Mutex<HashMap<String, RunningJob>>,
@@ -43,8 +56,10 @@ pub(crate) struct Shared {
     pub stop_acquiring: CancellationToken,
     /// Cancelled last: the completer flushes and the keeper stops.
     pub stop: CancellationToken,
-    /// Cleared while the node cannot renew leases or heartbeat: it takes no new work.
+    /// Set while the node cannot renew leases or heartbeat: it takes no new work.
     pub fenced: std::sync::atomic::AtomicBool,
+    /// Leases of attempts aborted while fenced; released once the database answers again.
+    pub orphaned: Mutex<Vec<(String, i32)>>,
 }
 
 impl Shared {
@@ -68,6 +83,7 @@ impl Shared {
             stop_acquiring: CancellationToken::new(),
             stop: CancellationToken::new(),
             fenced: std::sync::atomic::AtomicBool::new(false),
+            orphaned: Mutex::new(Vec::new()),
         };
         (Arc::new(shared), rx)
     }
@@ -91,6 +107,23 @@ impl Shared {
                 a.abort();
             }
         }
+    }
+
+    /// Aborts every attempt whose handler is still running and forgets its lease locally;
+    /// returns those leases. Attempts already completing are left to the completer.
+    pub fn abort_unfinished(&self) -> Vec<(String, i32)> {
+        let mut map = self.running_map();
+        let ids: Vec<String> = map.iter().filter(|(_, r)| !r.completing).map(|(id, _)| id.clone()).collect();
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(r) = map.remove(&id) {
+                if let Some(a) = r.abort {
+                    a.abort();
+                }
+                out.push((id, r.attempt));
+            }
+        }
+        out
     }
 
     pub fn is_fenced(&self) -> bool {

@@ -4,7 +4,7 @@ use crate::PgStore;
 use crate::error::db;
 use kairos_store::{Error, ErrorKind, Result};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::PgPool;
+use sqlx::{ConnectOptions, Connection, PgPool};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -72,7 +72,15 @@ impl PgStore {
 
     /// Connects with explicit options and pool size; [`SessionTimeouts::default`] is added.
     pub async fn connect_with(options: PgConnectOptions, max_connections: u32) -> Result<PgStore> {
-        let options = SessionTimeouts::default().apply(options).application_name("kairos");
+        let mut options = SessionTimeouts::default().apply(options);
+        if options.get_application_name().is_none() {
+            // Lets operators tell the engine's sessions apart in pg_stat_activity.
+            options = options.application_name("kairos");
+        }
+        // One direct attempt first, so a wrong URL or a database that is down fails now with
+        // its own error instead of after the pool's 30 s of connection retries.
+        let probe = options.connect().await.map_err(db)?;
+        let _ = probe.close().await;
         let pool = PgPoolOptions::new()
             .max_connections(max_connections.max(1))
             .acquire_timeout(Duration::from_secs(30))
@@ -81,9 +89,7 @@ impl PgStore {
             // restart fails its next statement with `Unavailable`, is discarded, and the
             // caller's retry gets a fresh one.
             .test_before_acquire(false)
-            .connect_with(options)
-            .await
-            .map_err(db)?;
+            .connect_lazy_with(options);
         Ok(PgStore::from_pool(pool))
     }
 

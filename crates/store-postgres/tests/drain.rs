@@ -6,7 +6,9 @@
 //! eval "$(scripts/pg.sh start)"
 //! cargo test --release -p kairos-store-postgres --test drain -- --ignored --nocapture
 //! ```
-//! `KAIROS_DRAIN_JOBS`, `KAIROS_DRAIN_CONSUMERS` and `KAIROS_DRAIN_BATCH` override the defaults.
+//! `KAIROS_DRAIN_JOBS`, `KAIROS_DRAIN_CONSUMERS` and `KAIROS_DRAIN_BATCH` override the defaults;
+//! `KAIROS_DRAIN_KEYS=N` makes every job exclusive, spread over N keys (the process-engine shape:
+//! each acquisition then takes the advisory-lock path).
 
 use jiff::SignedDuration;
 use kairos_core::{Completion, EnqueueRequest, NewJob};
@@ -28,11 +30,17 @@ async fn drain_100k_jobs_with_four_consumers() {
     let jobs = env_or("KAIROS_DRAIN_JOBS", 100_000);
     let consumers = env_or("KAIROS_DRAIN_CONSUMERS", 4);
     let batch = env_or("KAIROS_DRAIN_BATCH", 256) as u32;
+    let keys = env_or("KAIROS_DRAIN_KEYS", 0);
 
     let setup = PgStore::connect(&url).await.unwrap();
     setup.migrate().await.unwrap();
     let new: Vec<NewJob> = (0..jobs)
-        .map(|i| EnqueueRequest { handler: "noop".into(), payload: Some(serde_json_number(i)), ..Default::default() })
+        .map(|i| EnqueueRequest {
+            handler: "noop".into(),
+            payload: Some(serde_json_number(i)),
+            exclusive_key: (keys > 0).then(|| format!("key-{}", i % keys)),
+            ..Default::default()
+        })
         .map(|r| r.validate(|_| true).unwrap())
         .collect();
     let started = Instant::now();
@@ -91,9 +99,10 @@ async fn drain_100k_jobs_with_four_consumers() {
     assert_eq!(log_rows[0][0].as_i64(), Some(jobs as i64), "one log row per job");
     let acquisitions = acquisitions.load(Ordering::Relaxed);
     println!(
-        "drain: {jobs} jobs in {secs:.2} s = {:.0} jobs/s ({consumers} consumers, batch {batch}, {acquisitions} acquisitions; \
+        "drain: {jobs} jobs in {secs:.2} s = {:.0} jobs/s ({consumers} consumers, batch {batch}, {} exclusive keys, {acquisitions} acquisitions; \
          mean acquire {:.1} ms, mean complete {:.1} ms)",
         jobs as f64 / secs,
+        if keys > 0 { keys.to_string() } else { "no".to_string() },
         acquire_us.load(Ordering::Relaxed) as f64 / 1000.0 / acquisitions.max(1) as f64,
         complete_us.load(Ordering::Relaxed) as f64 / 1000.0 / acquisitions.max(1) as f64,
     );

@@ -282,6 +282,15 @@ async fn operator_sql_binds_question_marks_and_decodes_by_type() {
     assert!(matches!(r[7], SqlValue::Text(_)), "a date is read as text");
     let n = store.sql_execute("UPDATE ACT_RU_JOB SET RETRIES_ = ? WHERE ID_ = ?", &[SqlValue::Int(5), SqlValue::Text(j.id)]).await.unwrap();
     assert_eq!(n, 1);
+    // A NULL takes the type of where it is used, even a timestamp column.
+    let n = store
+        .sql_execute(
+            "INSERT INTO ACT_HI_PROCINST (ID_, PROC_INST_ID_, START_TIME_, END_TIME_) VALUES (?, ?, ?, ?)",
+            &[SqlValue::Text("p".into()), SqlValue::Text("p".into()), SqlValue::Timestamp(Timestamp::now()), SqlValue::Null],
+        )
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
     let e = store.sql_query("SELECT ?", &[]).await.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Invalid);
     // Seed 000 §4.5, verbatim.
@@ -297,4 +306,26 @@ async fn duplicate_ids_are_conflicts_and_oversized_values_are_invalid() {
     assert_eq!(again.kind, ErrorKind::Conflict);
     let long = store.job_insert(&NewJob { handler_type: "h".repeat(300), ..job("log") }).await.unwrap_err();
     assert_eq!(long.kind, ErrorKind::Invalid);
+}
+
+#[tokio::test]
+async fn every_session_carries_the_engine_timeouts() {
+    let Some(store) = test_store().await else { return };
+    let rows = store
+        .sql_query(
+            "SELECT current_setting('statement_timeout'), current_setting('lock_timeout'), \
+             current_setting('idle_in_transaction_session_timeout'), current_setting('transaction_isolation'), \
+             current_setting('application_name')",
+            &[],
+        )
+        .await
+        .unwrap();
+    let text: Vec<_> = rows[0].iter().map(|v| v.as_str().unwrap_or_default().to_string()).collect();
+    assert_eq!(text, vec!["30s", "10s", "1min", "read committed", "kairos"]);
+}
+
+#[tokio::test]
+async fn an_unreachable_database_is_unavailable() {
+    let e = kairos_store_postgres::PgStore::connect("postgres://kairos:kairos@127.0.0.1:1/kairos").await.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unavailable, "{e}");
 }

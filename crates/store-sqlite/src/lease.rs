@@ -25,6 +25,7 @@ impl SqliteStore {
             .bind(json!(p.jobs).to_string())
             .bind(&p.node)
             .bind(to_text(add(now, p.lock_time, "lock time")?)?)
+            .bind(to_text(now)?)
             .fetch_all(&mut *w.tx)
             .await
             .map_err(db_err(OP))?;

@@ -65,6 +65,7 @@ macro_rules! conformance_suite {
             acquire_takes_one_job_per_exclusive_key,
             acquire_waits_for_a_live_exclusive_lease,
             lease_extension_is_fenced_by_owner_and_attempt,
+            lease_extension_does_not_revive_an_expired_lease,
             complete_delete_removes_the_row_and_logs_success,
             complete_reschedule_keeps_one_row_with_the_next_due_date,
             complete_retry_stores_the_failure_and_replaces_its_stack,

@@ -56,6 +56,19 @@ impl Kairos {
     }
 }
 
+/// A child process killed when the test ends, even by a failed assertion, so that a stuck
+/// `kairos serve` never outlives its test (nor holds the test runner's output pipe open).
+pub struct ChildGuard(pub Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// Asserts a failure with `code` and exactly one `error:` line on stderr; returns that line.
 pub fn assert_one_line_error(out: &Output, code: i32, what: &str) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();

@@ -7,6 +7,9 @@
 -- seed, only the types the executor runs (external-worker jobs are fetched over HTTP) and, for
 -- an exclusive job, no unexpired lease on another exclusive job of its EXCLUSIVE_KEY_.
 --
+-- An expired lease on the job's last retry (RETRIES_ 1) is not run again: the abandoned attempt
+-- spent that retry, so the job goes to the dead letters in this same statement (docs/jobs.md).
+--
 -- Three scans, each FOR UPDATE SKIP LOCKED so concurrent nodes pass over each other's rows
 -- instead of waiting or deadlocking (seed 001 line 1): expired leases first (few, and they
 -- must not starve behind a deep backlog), then jobs without a due date, then dated jobs in due
@@ -46,7 +49,7 @@ undated AS (
           WHERE o.EXCLUSIVE_KEY_ = j.EXCLUSIVE_KEY_ AND o.EXCLUSIVE_ AND o.ID_ <> j.ID_
             AND o.LOCK_OWNER_ IS NOT NULL AND o.LOCK_EXP_TIME_ > coalesce($4, now())))
     ORDER BY j.ID_
-    LIMIT greatest($2 - (SELECT count(*) FROM expired), 0)
+    LIMIT greatest($2 - (SELECT count(*) FROM expired WHERE RETRIES_ > 1), 0)
     FOR UPDATE OF j SKIP LOCKED
 ),
 dated AS (
@@ -64,11 +67,14 @@ dated AS (
           WHERE o.EXCLUSIVE_KEY_ = j.EXCLUSIVE_KEY_ AND o.EXCLUSIVE_ AND o.ID_ <> j.ID_
             AND o.LOCK_OWNER_ IS NOT NULL AND o.LOCK_EXP_TIME_ > coalesce($4, now())))
     ORDER BY j.DUEDATE_
-    LIMIT greatest($2 - (SELECT count(*) FROM expired) - (SELECT count(*) FROM undated), 0)
+    LIMIT greatest($2 - (SELECT count(*) FROM expired WHERE RETRIES_ > 1) - (SELECT count(*) FROM undated), 0)
     FOR UPDATE OF j SKIP LOCKED
 ),
+exhausted AS (
+    SELECT * FROM expired WHERE RETRIES_ <= 1
+),
 locked AS (
-    SELECT * FROM expired UNION ALL SELECT * FROM undated UNION ALL SELECT * FROM dated
+    SELECT * FROM expired WHERE RETRIES_ > 1 UNION ALL SELECT * FROM undated UNION ALL SELECT * FROM dated
 ),
 -- At most one job per exclusive key per acquisition: the first in due order. The others stay
 -- locked by this transaction until it ends, then wait for the next round.
@@ -91,9 +97,10 @@ flags AS (
 -- Only evaluated when exclusive candidates exist (the final SELECT reads it only then). The
 -- try-lock never waits, so neither its order nor a concurrent node can deadlock it; keys are
 -- still taken in sorted order. Inside the transactional path these locks are held until commit
--- and make the second statement's re-check race-free (acquire.rs).
+-- and make the second statement's re-check race-free (acquire.rs). The lock key hashes the
+-- schema with the key, so several kairos schemas in one database do not contend.
 got AS MATERIALIZED (
-    SELECT s.k, pg_try_advisory_xact_lock(hashtextextended(s.k, 0)) AS ok
+    SELECT s.k, pg_try_advisory_xact_lock(hashtextextended(current_schema() || '/' || s.k, 0)) AS ok
     FROM (
         SELECT DISTINCT c.EXCLUSIVE_KEY_ AS k
         FROM chosen c

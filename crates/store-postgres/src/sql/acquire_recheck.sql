@@ -18,6 +18,9 @@ WITH chosen AS (
 flags AS (
     SELECT false AS has_exclusive
 ),
+exhausted AS (
+    SELECT * FROM ACT_RU_JOB WHERE false
+),
 got AS (
     SELECT NULL::text AS k, NULL::boolean AS ok WHERE false
 ),

@@ -215,3 +215,19 @@ pub async fn lease_extension_is_fenced_by_owner_and_attempt(store: &dyn Store) {
     let lost = store.job_lease_extend(&extend("n1", vec![(j2.id.clone(), 1)])).await.expect("job_lease_extend");
     assert!(lost.is_empty(), "a lease taken over cannot be extended by its old owner");
 }
+
+/// A node whose extension arrives after its lease expired (paused, partitioned, or declared
+/// dead, which expires its leases) must not revive it: by then the job, or its exclusive key,
+/// may belong to another node.
+pub async fn lease_extension_does_not_revive_an_expired_lease(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let j = insert(store, due_at("late", t0 - SignedDuration::from_mins(11))).await;
+    acquire(store, "n1", Some(t0 - SignedDuration::from_mins(10)), 10, SignedDuration::from_mins(1)).await;
+    let got = store
+        .job_lease_extend(&LeaseExtendParams { node: "n1".into(), jobs: vec![(j.id.clone(), 1)], lock_time: SignedDuration::from_mins(10) })
+        .await
+        .expect("job_lease_extend");
+    assert!(got.is_empty(), "an expired lease was extended: {got:?}");
+    let row = must_get(store, &j.id).await;
+    assert_eq!(row.lock_exp_time, Some(t0 - SignedDuration::from_mins(9)), "LOCK_EXP_TIME_ untouched");
+}
