@@ -62,10 +62,14 @@ fn clap_exit(e: clap::Error) -> ExitCode {
 
 /// Logs go to stderr, filtered by RUST_LOG (default `info` for serve, `warn` otherwise).
 fn init_logging(format: LogFormat, serving: bool) {
+    use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
     let default = if serving { "info" } else { "warn" };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
     // An already installed subscriber (tests calling main twice) is not an error.
     let _ = match format {
         LogFormat::Text => builder.try_init(),

@@ -70,8 +70,9 @@ async fn write(shared: &Shared, batch: Vec<Finished>, give_up: Option<Instant>) 
             }
         }
         Err(e) if e.kind != ErrorKind::Unavailable => {
+            tracing::warn!(error = %e, "a completion was refused");
             if let Some(c) = completions.first() {
-                write_as_dead_letter(shared, c, &e, give_up).await;
+                write_one(shared, c, give_up).await;
             }
         }
         Err(e) => {
@@ -83,13 +84,24 @@ async fn write(shared: &Shared, batch: Vec<Finished>, give_up: Option<Instant>) 
     shared.slot_freed.notify_waiters();
 }
 
+/// Writes one completion. An error that is not about reachability is tried twice more (it
+/// may be transient, such as a deadlock with the dead-node reaper) before the completion is
+/// judged unwritable.
 async fn write_one(shared: &Shared, c: &JobCompletion, give_up: Option<Instant>) {
-    match write_retrying(shared, std::slice::from_ref(c), give_up).await {
-        Ok(applied) => record(shared, std::slice::from_ref(c), &applied),
-        Err(e) if e.kind != ErrorKind::Unavailable => write_as_dead_letter(shared, c, &e, give_up).await,
-        Err(e) => {
-            tracing::error!(error = %e, job = %c.job_id, "completion could not be written");
-            forget(shared, std::slice::from_ref(c));
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match write_retrying(shared, std::slice::from_ref(c), give_up).await {
+            Ok(applied) => return record(shared, std::slice::from_ref(c), &applied),
+            Err(e) if e.kind != ErrorKind::Unavailable && tries < 3 => {
+                tracing::warn!(error = %e, job = %c.job_id, tries, "completion refused; trying again");
+                tokio::time::sleep(Duration::from_millis(100 * tries)).await;
+            }
+            Err(e) if e.kind != ErrorKind::Unavailable => return write_as_dead_letter(shared, c, &e, give_up).await,
+            Err(e) => {
+                tracing::error!(error = %e, job = %c.job_id, "completion could not be written");
+                return forget(shared, std::slice::from_ref(c));
+            }
         }
     }
 }

@@ -40,6 +40,9 @@ fn kind_of_sqlstate(code: &str) -> ErrorKind {
         // datetime or text representation): the input cannot be stored.
         "23502" | "23514" => ErrorKind::Invalid,
         c if c.starts_with("22") => ErrorKind::Invalid,
+        // Wrong password or role, or a database that does not exist: a configuration error that
+        // retrying will not cure.
+        c if c.starts_with("28") || c == "3D000" => ErrorKind::Invalid,
         // serialization_failure, deadlock_detected: acquisition is designed so these never
         // happen; if one does, it is a bug to look at, not a blip to retry silently.
         "40001" | "40P01" => ErrorKind::Other,
@@ -78,6 +81,7 @@ mod tests {
         assert_eq!(kind_of_sqlstate("08006"), ErrorKind::Unavailable);
         assert_eq!(kind_of_sqlstate("53300"), ErrorKind::Unavailable);
         assert_eq!(kind_of_sqlstate("42P01"), ErrorKind::Other);
+        assert_eq!(kind_of_sqlstate("28P01"), ErrorKind::Invalid);
     }
 
     #[test]

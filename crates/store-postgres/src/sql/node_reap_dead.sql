@@ -10,7 +10,7 @@ WITH dead AS (
 ),
 expired AS (
     UPDATE ACT_RU_JOB j
-    SET LOCK_EXP_TIME_ = date_trunc('milliseconds', now()), REV_ = j.REV_ + 1
+    SET LOCK_EXP_TIME_ = date_trunc('milliseconds', now())
     FROM dead d
     WHERE j.LOCK_OWNER_ = d.ID_ AND j.LOCK_EXP_TIME_ > date_trunc('milliseconds', now())
 )
