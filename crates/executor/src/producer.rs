@@ -71,10 +71,15 @@ async fn acquire_and_start(shared: &Arc<Shared>, limit: usize) -> Result<(usize,
     let taken = acquired.jobs.len();
     shared.metrics.acquisition_seconds.observe(started.elapsed().as_secs_f64());
     shared.metrics.acquired_batch.observe(taken as f64);
+    // The attempt clock: the database's reading (taken inside the acquisition, before its
+    // commit) plus monotonic time from the moment the acquisition returned. Counting from any
+    // earlier instant would push logged attempt times past the real ones, by the acquisition's
+    // own latency, and make consecutive exclusive attempts appear to overlap.
+    let returned = Instant::now();
     let mut permits = permits;
     for job in acquired.jobs {
         let Some(permit) = permits.split(1) else { break };
-        runner::start(shared, job, acquired.db_now, started, permit);
+        runner::start(shared, job, acquired.db_now, returned, permit);
     }
     drop(permits); // slots not used go back now
     Ok((taken, Some(acquired.db_now)))

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod faulty;
+
 use kairos::store::{JobFilter, JobLogFilter, SqlValue};
 use kairos::{Engine, EngineBuilder, JobLogEntry, JobTable, RetryPolicy, SignedDuration, Store};
 use std::future::Future;
