@@ -182,7 +182,7 @@ async fn nodes_killed_with_sigkill_lose_nothing_and_rerun_only_their_own_jobs() 
     let dir = tempfile::tempdir().unwrap();
     let e = enqueuer(&url).await;
     let reqs: Vec<_> = (0..2000)
-        .map(|i| EnqueueRequest { handler: "sleep".into(), payload: Some(json!({ "ms": 30, "i": i })), ..Default::default() })
+        .map(|i| EnqueueRequest { handler: "sleep".into(), payload: Some(json!({ "ms": 60, "i": i })), ..Default::default() })
         .collect();
     e.enqueue_many(&reqs).await.unwrap();
     let store = e.store().clone();
@@ -198,20 +198,21 @@ async fn nodes_killed_with_sigkill_lose_nothing_and_rerun_only_their_own_jobs() 
     let mut killed = Vec::new();
     for round in 0..3 {
         // Let work flow, then kill the node that is running jobs right now.
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        tokio::time::sleep(Duration::from_millis(1000)).await;
         let running = store
             .sql_query("SELECT LOCK_OWNER_, COUNT(*) FROM ACT_RU_JOB WHERE LOCK_OWNER_ IS NOT NULL GROUP BY LOCK_OWNER_ ORDER BY 2 DESC", &[])
             .await
             .unwrap();
-        let victim = running
+        let (victim, held) = running
             .iter()
-            .filter_map(|r| r[0].as_str().map(str::to_string))
-            .find(|owner| nodes.iter().any(|n: &Node| &n.name == owner))
-            .unwrap_or_else(|| nodes[round % nodes.len()].name.clone());
+            .filter_map(|r| Some((r[0].as_str()?.to_string(), r[1].as_i64()?)))
+            .find(|(owner, _)| nodes.iter().any(|n: &Node| &n.name == owner))
+            .expect("a live node is running jobs");
         let pos = nodes.iter().position(|n| n.name == victim).unwrap();
         let mut n = nodes.remove(pos);
         n.kill9();
-        eprintln!("round {round}: killed {} (SIGKILL)", n.name);
+        eprintln!("round {round}: killed {} (SIGKILL) while it held {held} leases", n.name);
+        assert!(held > 0, "the kill must hit a node mid-job");
         killed.push(n.name.clone());
         spawn(&mut nodes);
     }
