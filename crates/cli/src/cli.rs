@@ -300,8 +300,9 @@ pub struct BenchJobsArgs {
     /// No-op jobs to enqueue and drain
     #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000), value_name = "N")]
     pub jobs: u64,
-    /// Executor workers (jobs run at once)
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "W")]
+    /// Executor workers (jobs run at once). An acquisition takes at most as many jobs as there
+    /// are free workers, so more workers also means larger acquisition batches
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "W")]
     pub workers: u32,
     /// Jobs taken per acquisition at most [default: the engine's, 256; never more than free workers]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "B")]

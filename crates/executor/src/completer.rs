@@ -80,7 +80,8 @@ async fn write(shared: &Shared, batch: Vec<Finished>, give_up: Option<Instant>) 
             forget(shared, &completions);
         }
     }
-    drop(batch); // frees the worker slots
+    shared.pending_completions.fetch_sub(batch.len(), std::sync::atomic::Ordering::SeqCst);
+    // Room in the queue (and, for `wait_idle`, fewer leases held): let waiters look again.
     shared.slot_freed.notify_waiters();
 }
 

@@ -4,43 +4,54 @@
 //! the others — the Flowable 7.2 forum incident), and when it finds less than it asked for it
 //! sleeps until the next due date by the database clock, a local wake-up, or the poll interval,
 //! whichever comes first. That keeps timer lateness in milliseconds without polling hard.
+//!
+//! Two brakes keep it efficient under load: after a full acquisition it waits a moment for
+//! more slots to free, so it asks for jobs in batches rather than one slot at a time (each
+//! acquisition is a round trip, the dominant cost with short jobs); and it stops acquiring while
+//! too many finished attempts wait for the completer (a slow database slows intake instead of
+//! letting unwritten results pile up).
 
 use crate::runner;
 use crate::shared::Shared;
-use jiff::Timestamp;
 use kairos_store::{JobAcquireParams, NextDue};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// After a full acquisition, wait up to this long for at least half the workers to be free.
+const FETCH_COOLDOWN: Duration = Duration::from_millis(5);
+
 pub(crate) async fn run(shared: Arc<Shared>) {
     let mut backoff = Duration::from_millis(50);
+    // Consecutive rounds that took nothing although a job was due: the first is retried at
+    // once (the job may have become due during the acquisition), later ones wait the poll
+    // interval (the job is blocked: its exclusive key is running elsewhere).
+    let mut empty_but_due = 0u32;
     loop {
         if shared.stop_acquiring.is_cancelled() {
             return;
         }
-        if shared.is_fenced() {
-            sleep_or_stop(&shared, shared.config.poll_interval).await;
+        if shared.is_fenced() || shared.completions_backlogged() {
+            wait_for_room(&shared).await;
             continue;
         }
         let free = shared.slots.available_permits();
         if free == 0 {
-            let freed = shared.slot_freed.notified();
-            tokio::select! {
-                _ = freed => {}
-                _ = shared.stop_acquiring.cancelled() => return,
-                _ = tokio::time::sleep(shared.config.poll_interval) => {}
-            }
+            wait_for_room(&shared).await;
             continue;
         }
         let limit = free.min(shared.config.acquire_batch.max(1));
         match acquire_and_start(&shared, limit).await {
-            Ok((taken, _)) if taken >= limit => {
+            Ok(taken) if taken >= limit => {
                 backoff = Duration::from_millis(50);
-                continue;
+                empty_but_due = 0;
+                cooldown(&shared).await;
             }
-            Ok((_, db_now)) => {
+            Ok(taken) => {
                 backoff = Duration::from_millis(50);
-                idle_wait(&shared, db_now).await;
+                if taken > 0 {
+                    empty_but_due = 0;
+                }
+                idle_wait(&shared, &mut empty_but_due).await;
             }
             Err(e) => {
                 tracing::warn!(error = %e, retry_in_ms = backoff.as_millis() as u64, "job acquisition failed");
@@ -51,12 +62,11 @@ pub(crate) async fn run(shared: Arc<Shared>) {
     }
 }
 
-/// One acquisition; starts a runner per job. Returns how many jobs were taken and the
-/// database clock at the acquisition (`None` when none was made).
-async fn acquire_and_start(shared: &Arc<Shared>, limit: usize) -> Result<(usize, Option<Timestamp>), kairos_store::Error> {
+/// One acquisition; starts a runner per job. Returns how many jobs were taken.
+async fn acquire_and_start(shared: &Arc<Shared>, limit: usize) -> Result<usize, kairos_store::Error> {
     // Reserve the slots before asking, so that the runners can never exceed the workers.
     let Ok(permits) = shared.slots.clone().try_acquire_many_owned(limit as u32) else {
-        return Ok((0, None));
+        return Ok(0);
     };
     let started = Instant::now();
     let acquired = shared
@@ -82,26 +92,26 @@ async fn acquire_and_start(shared: &Arc<Shared>, limit: usize) -> Result<(usize,
         runner::start(shared, job, acquired.db_now, returned, permit);
     }
     drop(permits); // slots not used go back now
-    Ok((taken, Some(acquired.db_now)))
+    Ok(taken)
 }
 
 /// Sleeps until the next due date (database clock), a wake-up, or the poll interval.
-///
-/// A job that was already due when the acquisition ran but was not taken is blocked (its
-/// exclusive key is held by a running job, or the acquisition just missed it): rather than
-/// polling hot, wait for a wake-up (the completer wakes the producer after every commit, which
-/// is when a local exclusive key frees) or the poll interval. A job that became due after the
-/// acquisition is taken at once.
-async fn idle_wait(shared: &Arc<Shared>, acquired_at: Option<Timestamp>) {
+async fn idle_wait(shared: &Arc<Shared>, empty_but_due: &mut u32) {
     let wake = shared.wake.notified();
     let poll = shared.config.poll_interval;
     let wait = match shared.store.job_next_due().await {
-        Ok(NextDue { next: Some(due), .. }) if acquired_at.is_some_and(|at| due <= at) => poll,
-        Ok(NextDue { next: Some(due), db_now }) => {
-            let d = due.duration_since(db_now);
-            if d.is_negative() { Duration::ZERO } else { d.unsigned_abs().min(poll) }
+        Ok(NextDue { next: Some(due), db_now }) if due <= db_now => {
+            *empty_but_due += 1;
+            if *empty_but_due == 1 { Duration::ZERO } else { poll }
         }
-        Ok(NextDue { next: None, .. }) => poll,
+        Ok(NextDue { next: Some(due), db_now }) => {
+            *empty_but_due = 0;
+            due.duration_since(db_now).unsigned_abs().min(poll)
+        }
+        Ok(NextDue { next: None, .. }) => {
+            *empty_but_due = 0;
+            poll
+        }
         Err(e) => {
             tracing::debug!(error = %e, "next due date unknown; polling");
             poll
@@ -114,6 +124,29 @@ async fn idle_wait(shared: &Arc<Shared>, acquired_at: Option<Timestamp>) {
         _ = wake => {}
         _ = shared.stop_acquiring.cancelled() => {}
         _ = tokio::time::sleep(wait) => {}
+    }
+}
+
+/// After a full acquisition: give running jobs a moment to free slots so that the next
+/// acquisition is a batch.
+async fn cooldown(shared: &Shared) {
+    let want = (shared.config.workers / 2).clamp(1, shared.config.acquire_batch.max(1));
+    let deadline = tokio::time::Instant::now() + FETCH_COOLDOWN;
+    while shared.slots.available_permits() < want {
+        let freed = shared.slot_freed.notified();
+        if tokio::time::timeout_at(deadline, freed).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Waits for a free slot, room in the completer's queue, or the poll interval.
+async fn wait_for_room(shared: &Shared) {
+    let freed = shared.slot_freed.notified();
+    tokio::select! {
+        _ = freed => {}
+        _ = shared.stop_acquiring.cancelled() => {}
+        _ = tokio::time::sleep(shared.config.poll_interval) => {}
     }
 }
 

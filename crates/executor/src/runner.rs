@@ -47,10 +47,13 @@ pub(crate) fn start(shared: &Arc<Shared>, acquired: AcquiredJob, db_now: Timesta
             tracing::warn!(job = %id2, attempt = attempt_no, "lease no longer held; result discarded");
             return;
         }
-        if let Err(unsent) = shared2.completions.send(Finished { completion, permit }) {
-            drop(unsent);
+        shared2.pending_completions.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if shared2.completions.send(Finished { completion }).is_err() {
+            shared2.pending_completions.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
             tracing::warn!("completer gone; the attempt's lease will expire and the job run again");
         }
+        drop(permit);
+        shared2.slot_freed.notify_waiters();
     });
     // If the attempt already finished and was completed, its entry is gone and this is a no-op.
     if let Some(r) = shared.running_map().get_mut(&id) {

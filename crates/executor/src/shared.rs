@@ -7,7 +7,8 @@ use kairos_store::{JobCompletion, Store};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{mpsc, Notify, Semaphore};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -27,15 +28,11 @@ pub(crate) struct RunningJob {
     pub deadline: Instant,
 }
 
-/// A finished attempt on its way to the completer. The worker slot travels with it and is
-/// freed only once the completion is written, so a slow database slows acquisition down
-/// (backpressure) instead of letting unwritten completions pile up.
+/// A finished attempt on its way to the completer. Its worker slot is already free; the
+/// producer stops acquiring while too many of these wait ([`Shared::completions_backlogged`]).
 #[derive(Debug)]
 pub(crate) struct Finished {
     pub completion: JobCompletion,
-    /// Held for its `Drop`, which frees the worker slot.
-    #[allow(dead_code)]
-    pub permit: OwnedSemaphorePermit,
 }
 
 #[derive(Debug)]
@@ -44,7 +41,7 @@ pub(crate) struct Shared {
     pub handlers: Arc<Handlers>,
     pub config: ExecutorConfig,
     pub metrics: Arc<Metrics>,
-    /// One permit per worker; held from acquisition until the attempt's completion is written.
+    /// One permit per worker; held from acquisition until the handler returns.
     pub slots: Arc<Semaphore>,
     /// Attempts whose lease this node holds: from acquisition until the completer committed.
     pub running: Mutex<HashMap<String, RunningJob>>,
@@ -52,6 +49,8 @@ pub(crate) struct Shared {
     /// Woken whenever a slot frees, so the producer and `wait_idle` need not poll.
     pub slot_freed: Notify,
     pub completions: mpsc::UnboundedSender<Finished>,
+    /// Finished attempts not yet written by the completer.
+    pub pending_completions: AtomicUsize,
     /// Cancelled first on shutdown: no new acquisitions.
     pub stop_acquiring: CancellationToken,
     /// Cancelled last: the completer flushes and the keeper stops.
@@ -80,6 +79,7 @@ impl Shared {
             wake: Notify::new(),
             slot_freed: Notify::new(),
             completions: tx,
+            pending_completions: AtomicUsize::new(0),
             stop_acquiring: CancellationToken::new(),
             stop: CancellationToken::new(),
             fenced: std::sync::atomic::AtomicBool::new(false),
@@ -130,12 +130,19 @@ impl Shared {
         self.fenced.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// Waits until no attempt is running on this node, or `grace` has passed.
+    /// Whether so many finished attempts wait for the completer that acquiring more would only
+    /// lengthen the queue (the database is slow or unreachable).
+    pub fn completions_backlogged(&self) -> bool {
+        self.pending_completions.load(Ordering::SeqCst) >= self.config.completion_batch.max(1) * 4
+    }
+
+    /// Waits until every lease this node holds is finished and its completion written (the
+    /// running map empties only when the completer commits), or `grace` has passed.
     pub async fn wait_idle(&self, grace: Duration) {
         let deadline = Instant::now() + grace;
         loop {
             let notified = self.slot_freed.notified();
-            if self.slots.available_permits() >= self.config.workers.max(1) {
+            if self.running_map().is_empty() {
                 return;
             }
             let left = deadline.saturating_duration_since(Instant::now());

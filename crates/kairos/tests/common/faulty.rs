@@ -132,11 +132,11 @@ pass_through! {
                 return Err(Error::new(ErrorKind::Unavailable, "simulated outage: the database cannot be reached"));
             }
             let refused = self.refused_job.lock().unwrap().clone();
-            if let Some(id) = refused {
-                if completions.iter().any(|c| c.job_id == id && !matches!(c.completion, Completion::DeadLetter { .. })) {
-                    self.refused_calls.fetch_add(1, Ordering::SeqCst);
-                    return Err(Error::new(ErrorKind::Other, format!("simulated refusal: a value of job {id} cannot be stored")));
-                }
+            if let Some(id) = refused
+                && completions.iter().any(|c| c.job_id == id && !matches!(c.completion, Completion::DeadLetter { .. }))
+            {
+                self.refused_calls.fetch_add(1, Ordering::SeqCst);
+                return Err(Error::new(ErrorKind::Other, format!("simulated refusal: a value of job {id} cannot be stored")));
             }
             self.inner.job_complete_many(completions).await
         }
