@@ -133,10 +133,15 @@ async fn write_as_dead_letter(shared: &Shared, c: &JobCompletion, e: &kairos_sto
 /// errors at once.
 async fn write_retrying(shared: &Shared, completions: &[JobCompletion], give_up: Option<Instant>) -> Result<Vec<bool>, kairos_store::Error> {
     let mut backoff = Duration::from_millis(50);
+    let mut give_up = give_up;
     loop {
         match shared.store.job_complete_many(completions).await {
             Ok(applied) => return Ok(applied),
             Err(e) if e.kind == ErrorKind::Unavailable => {
+                // A batch taken before shutdown began is bounded from the moment it did.
+                if give_up.is_none() && shared.stop.is_cancelled() {
+                    give_up = Some(Instant::now() + SHUTDOWN_FLUSH);
+                }
                 if give_up.is_some_and(|g| Instant::now() + backoff >= g) {
                     return Err(e);
                 }

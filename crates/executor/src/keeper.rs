@@ -36,6 +36,27 @@ pub(crate) async fn register(shared: &Shared) -> Result<(), kairos_store::Error>
 }
 
 pub(crate) async fn run(shared: Arc<Shared>) {
+    // The local lease deadlines are watched by a loop of their own, so that a database call
+    // that hangs in the loop below cannot keep a handler running past its lease.
+    let watchdog = tokio::spawn(watch_deadlines(shared.clone()));
+    keep(shared).await;
+    watchdog.abort();
+}
+
+async fn watch_deadlines(shared: Arc<Shared>) {
+    let every = (shared.config.lease_extend_interval() / 4).clamp(Duration::from_millis(20), Duration::from_secs(1));
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shared.stop.cancelled() => return,
+            // One tick early: the check must not come after the deadline it guards.
+            _ = tick.tick() => abort_past_deadline(&shared, every),
+        }
+    }
+}
+
+async fn keep(shared: Arc<Shared>) {
     let reg = registration(&shared);
     let mut heartbeat = tokio::time::interval(shared.config.heartbeat_interval);
     let mut extend = tokio::time::interval(shared.config.lease_extend_interval());
@@ -74,7 +95,6 @@ pub(crate) async fn run(shared: Arc<Shared>) {
                 } else {
                     fence_if_silent(&shared, last_ok, fence_after);
                 }
-                abort_past_deadline(&shared);
             }
         }
     }
@@ -153,8 +173,8 @@ async fn extend_leases(shared: &Shared, limit: Duration) -> bool {
 
 /// Aborts handlers whose lease has run out by this node's own monotonic clock: whatever the
 /// database says later, the cluster may already have handed the job to someone else.
-fn abort_past_deadline(shared: &Shared) {
-    let now = Instant::now();
+fn abort_past_deadline(shared: &Shared, margin: Duration) {
+    let now = Instant::now() + margin;
     let mut map = shared.running_map();
     let late: Vec<String> = map.iter().filter(|(_, r)| !r.completing && r.deadline <= now).map(|(id, _)| id.clone()).collect();
     for id in late {

@@ -89,7 +89,7 @@ async fn acquire_and_start(shared: &Arc<Shared>, limit: usize) -> Result<usize, 
     let mut permits = permits;
     for job in acquired.jobs {
         let Some(permit) = permits.split(1) else { break };
-        runner::start(shared, job, acquired.db_now, returned, permit);
+        runner::start(shared, job, acquired.db_now, started, returned, permit);
     }
     drop(permits); // slots not used go back now
     Ok(taken)

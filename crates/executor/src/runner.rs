@@ -16,7 +16,11 @@ use std::time::Instant;
 use tokio::sync::OwnedSemaphorePermit;
 
 /// Starts the attempt of one acquired job.
-pub(crate) fn start(shared: &Arc<Shared>, acquired: AcquiredJob, db_now: Timestamp, at: Instant, permit: OwnedSemaphorePermit) {
+///
+/// `requested` is when the acquisition was asked for (the lease cannot have started earlier, so
+/// the local deadline counted from it errs early); `at` is when it returned (the origin of the
+/// attempt's database-clock estimate).
+pub(crate) fn start(shared: &Arc<Shared>, acquired: AcquiredJob, db_now: Timestamp, requested: Instant, at: Instant, permit: OwnedSemaphorePermit) {
     let job = acquired.job;
     if let Some(prev) = &acquired.abandoned_by {
         shared.metrics.takeovers.inc();
@@ -24,7 +28,7 @@ pub(crate) fn start(shared: &Arc<Shared>, acquired: AcquiredJob, db_now: Timesta
     }
     let id = job.id.clone();
     let attempt_no = job.attempts;
-    let deadline = at + shared.config.lock_time.unsigned_abs();
+    let deadline = requested + shared.config.lock_time.unsigned_abs();
     shared.running_map().insert(id.clone(), RunningJob { attempt: attempt_no, abort: None, completing: false, deadline });
     let shared2 = shared.clone();
     let id2 = id.clone();

@@ -534,30 +534,6 @@ on_both_backends!(
     hung_database_calls_fence_the_node_and_release_its_lease_afterwards,
     a_completion_the_database_refuses_dead_letters_that_job_and_not_the_others,
     a_nul_byte_in_a_handler_message_is_stored_as_a_replacement_character,
-);
-
-/// `on_both_backends!` for cases that expose a bug not fixed yet: both tests are ignored with
-/// the reason (`cargo test -p kairos --test faults -- --ignored` runs them).
-macro_rules! on_both_backends_known_bug {
-    ($($name:ident: $reason:literal),* $(,)?) => {
-        mod known_bug {
-            mod sqlite {
-                $( #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                   #[ignore = $reason]
-                   async fn $name() { super::super::$name(super::super::common::Backend::Sqlite).await } )*
-            }
-            mod postgres {
-                $( #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                   #[ignore = $reason]
-                   async fn $name() { super::super::$name(super::super::common::Backend::Postgres).await } )*
-            }
-        }
-    };
-}
-
-on_both_backends_known_bug!(
-    shutdown_returns_in_bounded_time_while_completions_fail:
-        "bug: completer.rs:56 writes a batch taken before shutdown with give_up = None, so write_retrying retries Unavailable forever and Executor::shutdown (lib.rs:92) never returns",
-    a_handler_whose_extension_hangs_stops_before_another_node_runs_its_key:
-        "bug: keeper.rs:52-78 checks lease deadlines only after a keeper call returns; a hung heartbeat/extension holds the loop for call_limit, so the handler outlives its lease and runs alongside its key's next job",
+    shutdown_returns_in_bounded_time_while_completions_fail,
+    a_handler_whose_extension_hangs_stops_before_another_node_runs_its_key,
 );
