@@ -6,7 +6,8 @@
 #   scripts/pg.sh stop              # stops it; no server is left running
 #   scripts/pg.sh status            # exit 0 when running
 #
-# The cluster lives in $KAIROS_PG_DIR (default: .pg/ at the repository root, gitignored): data/,
+# The cluster lives in $KAIROS_PG_DIR (default: .pg/ at the repository root, gitignored, or a
+# folder under /tmp when the postgres user cannot reach the checkout): data/,
 # the server log (server.log) and the chosen port (port). It listens on 127.0.0.1 only, trusts
 # loopback connections, keeps fsync on (benchmarks must pay for durable commits like production
 # does) and is sized for a 2-core machine running tests and benchmarks side by side.
@@ -16,7 +17,21 @@
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PG_DIR="${KAIROS_PG_DIR:-$REPO/.pg}"
+# The cluster runs as the `postgres` OS user, which must reach its directory: when the checkout
+# sits below a folder others cannot enter (a CI clone under /root, say), use one under /tmp,
+# named after the checkout so that two checkouts never share a cluster.
+default_pg_dir() {
+    local d="$REPO"
+    while [[ "$d" != "/" ]]; do
+        if [[ "$(stat -c %A "$d")" != *x ]]; then
+            echo "${TMPDIR:-/tmp}/kairos-pg-$(printf %s "$REPO" | md5sum | cut -c1-12)"
+            return
+        fi
+        d="$(dirname "$d")"
+    done
+    echo "$REPO/.pg"
+}
+PG_DIR="${KAIROS_PG_DIR:-$(default_pg_dir)}"
 DATA="$PG_DIR/data"
 LOG="$PG_DIR/server.log"
 PORT_FILE="$PG_DIR/port"
@@ -46,7 +61,8 @@ install_postgres() {
 # the server refuse to run as root), ourselves otherwise.
 as_owner() {
     if [[ "$(id -u)" == 0 ]]; then
-        runuser -u postgres -- "$@"
+        # From /, so that a working directory postgres cannot enter draws no warnings.
+        (cd / && runuser -u postgres -- "$@")
     else
         "$@"
     fi
