@@ -1,5 +1,8 @@
 //! The keeper: leases, heartbeats, dead nodes, self-fencing.
 //!
+//! * At start the node registers, which expires the leases a previous incarnation left under
+//!   the same node id: restarted with a fixed id, it heartbeats at once, so the reaper would
+//!   never declare the old process dead.
 //! * Every third of the lock time it extends the leases of the attempts running here, so a
 //!   slow handler is not run a second time by another node (seed 000 §4.4). A lease it can no
 //!   longer extend was taken over: its handler is aborted, since its result would be discarded.
@@ -30,9 +33,19 @@ pub(crate) fn registration(shared: &Shared) -> NodeRegistration {
     }
 }
 
-/// First heartbeat, before any acquisition: the node is known before it holds a lease.
+/// Registration, before any acquisition: the node is known before it holds a lease, and the
+/// leases a previous incarnation left under this node id (a restart with a fixed `--node-id`)
+/// are expired, so its jobs are taken over now instead of after the full lock time.
 pub(crate) async fn register(shared: &Shared) -> Result<(), kairos_store::Error> {
-    shared.store.node_heartbeat(&registration(shared)).await.map(|_| ())
+    let registered = shared.store.node_register(&registration(shared)).await?;
+    if registered.released > 0 {
+        tracing::info!(
+            node = %shared.config.node_id,
+            released = registered.released,
+            "released the leases of a previous incarnation of this node; their jobs run again now"
+        );
+    }
+    Ok(())
 }
 
 pub(crate) async fn run(shared: Arc<Shared>) {

@@ -47,7 +47,8 @@ pub struct Executor {
 }
 
 impl Executor {
-    /// Starts the loops. The node registers itself (heartbeat) before the first acquisition.
+    /// Starts the loops. The node registers itself before the first acquisition, expiring any
+    /// lease a previous incarnation left under its id.
     pub async fn start(
         store: Arc<dyn kairos_store::Store>,
         handlers: Arc<Handlers>,

@@ -243,6 +243,50 @@ async fn a_crashed_nodes_job_is_taken_over_after_it_is_declared_dead(backend: Ba
     survivor.shutdown(Duration::from_secs(5)).await;
 }
 
+async fn a_node_restarted_under_the_same_id_takes_its_old_jobs_over_at_once(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let started = Arc::new(AtomicUsize::new(0));
+    let build = || {
+        let s = started.clone();
+        fx.engine("fixed")
+            // The lease alone would keep the job for five minutes, and the restarted node
+            // heartbeats under the old id at once, so the reaper never declares the old one
+            // dead: recovery must come from the registration.
+            .lock_time(SignedDuration::from_mins(5))
+            .handler("work", handler_fn(move |_ctx| {
+                let s = s.clone();
+                async move {
+                    if s.fetch_add(1, Ordering::SeqCst) == 0 {
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                    }
+                    Ok(None)
+                }
+            }))
+            .build()
+    };
+    let old = build().await.unwrap();
+    let store = old.store().clone();
+    let job = old.enqueue(&req("work", json!({}))).await.unwrap();
+    old.start().await.unwrap();
+    wait_until(LIMIT, "the first incarnation to start the job", || async { started.load(Ordering::SeqCst) == 1 }).await;
+    old.crash();
+    let restarted = build().await.unwrap();
+    restarted.start().await.unwrap();
+    // Seconds, not the five minutes of the lease.
+    wait_until(Duration::from_secs(5), "the restarted node to finish the job", || async { runtime_jobs(&store).await == 0 })
+        .await;
+    assert_eq!(started.load(Ordering::SeqCst), 2);
+    let log = log_of(&store, &job.id).await;
+    let seen: Vec<_> = log.iter().map(|e| (e.attempt, e.node.clone().unwrap_or_default(), e.outcome)).collect();
+    assert_eq!(
+        seen,
+        [(1, "fixed".to_string(), JobLogOutcome::Abandoned), (2, "fixed".to_string(), JobLogOutcome::Succeeded)]
+    );
+    let nodes = store.node_list().await.unwrap();
+    assert_eq!(nodes.iter().map(|n| (n.id.as_str(), n.state.as_str())).collect::<Vec<_>>(), [("fixed", "running")]);
+    restarted.shutdown(Duration::from_secs(5)).await;
+}
+
 async fn shutdown_hands_unfinished_jobs_back_without_spending_a_retry(backend: Backend) {
     let Some(fx) = Fixture::new(backend).await else { return };
     let build = |node: &str, ms: u64| {
@@ -346,6 +390,7 @@ on_both_backends!(
     a_panicking_or_hanging_handler_is_a_failed_attempt,
     a_slow_handler_keeps_its_lease_and_runs_once,
     a_crashed_nodes_job_is_taken_over_after_it_is_declared_dead,
+    a_node_restarted_under_the_same_id_takes_its_old_jobs_over_at_once,
     shutdown_hands_unfinished_jobs_back_without_spending_a_retry,
     exclusive_jobs_of_one_key_never_overlap,
     enqueue_inside_the_callers_transaction_commits_or_rolls_back_with_it,

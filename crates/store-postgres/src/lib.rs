@@ -43,7 +43,7 @@ use jiff::{SignedDuration, Timestamp};
 use kairos_core::{Job, JobLogEntry, JobTable, NewJob, NodeInfo};
 use kairos_store::{
     Acquired, Backend, JobAcquireParams, JobCompletion, JobCounts, JobDiagnostics, JobFilter,
-    JobLogFilter, JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistration, Page, Result,
+    JobLogFilter, JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistered, NodeRegistration, Page, Result,
     SqlValue, Store,
 };
 use sqlx::PgPool;
@@ -143,6 +143,10 @@ impl Store for PgStore {
 
     async fn job_log_list(&self, filter: &JobLogFilter) -> Result<Page<JobLogEntry>> {
         diagnostics::job_log_list(&self.pool, filter).await
+    }
+
+    async fn node_register(&self, node: &NodeRegistration) -> Result<NodeRegistered> {
+        nodes::register(&self.pool, node).await
     }
 
     async fn node_heartbeat(&self, node: &NodeRegistration) -> Result<Timestamp> {

@@ -5,14 +5,30 @@ use crate::error::DbResultExt;
 use crate::rows::{self, get};
 use jiff::{SignedDuration, Timestamp};
 use kairos_core::NodeInfo;
-use kairos_store::{Error, ErrorKind, NodeRegistration, Result};
+use kairos_store::{Error, ErrorKind, NodeRegistered, NodeRegistration, Result};
 use sqlx::PgPool;
 use sqlx::postgres::types::PgInterval;
 
+const REGISTER: &str = include_str!("sql/node_register.sql");
 const HEARTBEAT: &str = include_str!("sql/node_heartbeat.sql");
 const STOP: &str = include_str!("sql/node_stop.sql");
 const LIST: &str = include_str!("sql/node_list.sql");
 const REAP_DEAD: &str = include_str!("sql/node_reap_dead.sql");
+
+/// Registers a starting node and expires the leases a previous incarnation left under its id,
+/// in one statement.
+pub(crate) async fn register(pool: &PgPool, node: &NodeRegistration) -> Result<NodeRegistered> {
+    let row = sqlx::query(REGISTER)
+        .bind(&node.id)
+        .bind(&node.host)
+        .bind(node.pid)
+        .bind(node.workers)
+        .fetch_one(pool)
+        .await
+        .db()?;
+    let released: i64 = get(&row, "released_")?;
+    Ok(NodeRegistered { db_now: rows::instant(&row, "db_now_")?, released: released.max(0) as u64 })
+}
 
 pub(crate) async fn heartbeat(pool: &PgPool, node: &NodeRegistration) -> Result<Timestamp> {
     let row = sqlx::query(HEARTBEAT)

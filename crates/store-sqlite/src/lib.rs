@@ -171,6 +171,10 @@ impl Store for SqliteStore {
         self.log_list(filter).await
     }
 
+    async fn node_register(&self, node: &NodeRegistration) -> Result<NodeRegistered> {
+        self.register(node).await
+    }
+
     async fn node_heartbeat(&self, node: &NodeRegistration) -> Result<Timestamp> {
         self.heartbeat(node).await
     }

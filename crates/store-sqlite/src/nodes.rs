@@ -7,10 +7,37 @@ use crate::time::to_text;
 use crate::{SqliteStore, now_on, rows};
 use jiff::{SignedDuration, Timestamp};
 use kairos_core::NodeInfo;
-use kairos_store::{NodeRegistration, Result};
+use kairos_store::{NodeRegistered, NodeRegistration, Result};
 use serde_json::json;
 
 impl SqliteStore {
+    /// Registers a starting node and expires the leases a previous incarnation left under its
+    /// id, in one `BEGIN IMMEDIATE` transaction.
+    pub(crate) async fn register(&self, node: &NodeRegistration) -> Result<NodeRegistered> {
+        const OP: &str = "node_register";
+        let mut w = self.write(OP).await?;
+        let now = now_on(&mut w.tx, None, OP).await?;
+        let at = to_text(now)?;
+        sqlx::query(include_str!("sql/node_register.sql"))
+            .bind(&node.id)
+            .bind(&node.host)
+            .bind(node.pid)
+            .bind(node.workers)
+            .bind(&at)
+            .execute(&mut *w.tx)
+            .await
+            .map_err(db_err(OP))?;
+        let released = sqlx::query(include_str!("sql/node_expire_leases.sql"))
+            .bind(json!([node.id]).to_string())
+            .bind(&at)
+            .execute(&mut *w.tx)
+            .await
+            .map_err(db_err(OP))?
+            .rows_affected();
+        w.commit(OP).await?;
+        Ok(NodeRegistered { db_now: now, released })
+    }
+
     pub(crate) async fn heartbeat(&self, node: &NodeRegistration) -> Result<Timestamp> {
         const OP: &str = "node_heartbeat";
         let mut w = self.write(OP).await?;

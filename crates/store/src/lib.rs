@@ -119,7 +119,19 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
 
     // ----- nodes --------------------------------------------------------------------------
 
-    /// Registers the node or records its heartbeat (state `running`); returns the database now.
+    /// Registers a node that is starting, before its first acquisition: upserts its row as
+    /// `running` with a new STARTED_ and, in the same transaction, expires every unexpired lease
+    /// under its id. A node that has not acquired yet holds no lease, so such leases belong to a
+    /// previous incarnation: one restarted under a fixed id (`--node-id`, as Flowable users fix
+    /// the lock owner) heartbeats again at once, the reaper never declares it dead, and its jobs
+    /// would wait out the full lock time. Acquisition takes them over like any expired lease
+    /// (abandoned attempt logged, retry spent). Node ids must hence be unique among live
+    /// processes. Returns the database now and how many leases were expired.
+    async fn node_register(&self, node: &NodeRegistration) -> Result<NodeRegistered>;
+
+    /// Records the heartbeat of a running node (state `running`), registering it if its row is
+    /// missing; returns the database now. Unlike [`Store::node_register`] it leaves the node's
+    /// leases alone: the node is running attempts under them.
     async fn node_heartbeat(&self, node: &NodeRegistration) -> Result<Timestamp>;
 
     /// Marks a node `stopped` after a clean shutdown.

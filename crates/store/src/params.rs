@@ -174,6 +174,15 @@ pub struct NodeRegistration {
     pub workers: i32,
 }
 
+/// What a node's registration did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeRegistered {
+    /// The database clock at registration: the node's STARTED_ and first HEARTBEAT_.
+    pub db_now: Timestamp,
+    /// Leases of a previous incarnation of this node id that the registration expired.
+    pub released: u64,
+}
+
 /// A loosely typed SQL value for operator queries.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]

@@ -18,7 +18,7 @@
 use async_trait::async_trait;
 use kairos::store::{
     Acquired, Backend, Error, ErrorKind, JobAcquireParams, JobCompletion, JobCounts, JobDiagnostics, JobFilter, JobLogFilter,
-    JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistration, Page, Result, SqlValue,
+    JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistered, NodeRegistration, Page, Result, SqlValue,
 };
 use kairos::{Completion, Job, JobLogEntry, JobTable, NewJob, NodeInfo, SignedDuration, Store, Timestamp};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -157,6 +157,7 @@ pass_through! {
     fn job_counts(&self) -> Result<JobCounts>;
     fn job_diagnostics(&self, limit: u32) -> Result<JobDiagnostics>;
     fn job_log_list(&self, filter: &JobLogFilter) -> Result<Page<JobLogEntry>>;
+    fn node_register(&self, node: &NodeRegistration) -> Result<NodeRegistered>;
     fn node_stop(&self, id: &str) -> Result<()>;
     fn node_list(&self) -> Result<Vec<NodeInfo>>;
     fn node_reap_dead(&self, stale_after: SignedDuration) -> Result<Vec<String>>;

@@ -86,6 +86,9 @@ impl Store for TempStore {
     async fn job_log_list(&self, filter: &JobLogFilter) -> Result<Page<JobLogEntry>> {
         self.store.job_log_list(filter).await
     }
+    async fn node_register(&self, node: &NodeRegistration) -> Result<NodeRegistered> {
+        self.store.node_register(node).await
+    }
     async fn node_heartbeat(&self, node: &NodeRegistration) -> Result<Timestamp> {
         self.store.node_heartbeat(node).await
     }
