@@ -30,7 +30,15 @@ pub struct Cli {
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
     /// The store: sqlite://PATH (created if missing) or postgres://USER:PASS@HOST:PORT/DB
-    #[arg(long, global = true, help_heading = "Global options", env = "KAIROS_DB", hide_env_values = true, default_value = "sqlite://kairos.db", value_name = "URL")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "KAIROS_DB",
+        hide_env_values = true,
+        default_value = "sqlite://kairos.db",
+        value_name = "URL"
+    )]
     pub db: String,
     /// Print data as JSON on stdout (one document) instead of text for people
     #[arg(long, global = true, help_heading = "Global options")]
@@ -59,7 +67,9 @@ Ctrl-C it stops accepting requests and acquiring jobs, gives running jobs --shut
 finish, hands the rest back and exits 0. A second signal exits at once.")]
     Serve(ServeArgs),
     /// Create or upgrade the schema, then exit
-    #[command(after_help = "Examples:\n  kairos migrate --db sqlite://kairos.db\n  KAIROS_DB=postgres://kairos:secret@db/kairos kairos migrate")]
+    #[command(
+        after_help = "Examples:\n  kairos migrate --db sqlite://kairos.db\n  KAIROS_DB=postgres://kairos:secret@db/kairos kairos migrate"
+    )]
     Migrate,
     /// Inspect and drive jobs (without a subcommand: list them)
     Jobs(JobsArgs),
@@ -113,12 +123,15 @@ pub struct ServeArgs {
 
 /// `kairos jobs`.
 #[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true, after_help = "Examples:
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:
   kairos jobs                              # the live jobs (ACT_RU_JOB)
   kairos jobs --dead --json                # dead letters as JSON
   kairos jobs enqueue --handler log --payload '{\"hello\":\"world\"}' --in PT5M
   kairos jobs retry 0190c3e2-... --retries 3
-  kairos jobs log --job 0190c3e2-...")]
+  kairos jobs log --job 0190c3e2-..."
+)]
 pub struct JobsArgs {
     #[command(subcommand)]
     pub command: Option<JobsCommand>,

@@ -110,7 +110,10 @@ mod tests {
     #[test]
     fn clap_errors_become_one_line() {
         let rendered = "error: the following required arguments were not provided:\n  --handler <H>\n\nUsage: kairos jobs enqueue --handler <H>\n\nFor more information, try '--help'.\n";
-        assert_eq!(clap_line(rendered), "error: the following required arguments were not provided: --handler <H> (see --help)");
+        assert_eq!(
+            clap_line(rendered),
+            "error: the following required arguments were not provided: --handler <H> (see --help)"
+        );
     }
 
     #[test]

@@ -12,7 +12,9 @@ use std::io::Write;
 pub fn emit(text: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::failure(format!("cannot write to stdout: {e}"))),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(CliError::failure(format!("cannot write to stdout: {e}")))
+        }
         _ => Ok(()),
     }
 }
@@ -190,7 +192,9 @@ pub fn cell(s: Option<&str>, max: usize) -> String {
     match s.map(crate::exit::one_line) {
         None => "-".into(),
         Some(t) if t.is_empty() => "-".into(),
-        Some(t) if t.chars().count() > max => format!("{}...", t.chars().take(max.saturating_sub(3)).collect::<String>()),
+        Some(t) if t.chars().count() > max => {
+            format!("{}...", t.chars().take(max.saturating_sub(3)).collect::<String>())
+        }
         Some(t) => t,
     }
 }

@@ -182,7 +182,11 @@ async fn nodes_killed_with_sigkill_lose_nothing_and_rerun_only_their_own_jobs() 
     let dir = tempfile::tempdir().unwrap();
     let e = enqueuer(&url).await;
     let reqs: Vec<_> = (0..2000)
-        .map(|i| EnqueueRequest { handler: "sleep".into(), payload: Some(json!({ "ms": 60, "i": i })), ..Default::default() })
+        .map(|i| EnqueueRequest {
+            handler: "sleep".into(),
+            payload: Some(json!({ "ms": 60, "i": i })),
+            ..Default::default()
+        })
         .collect();
     e.enqueue_many(&reqs).await.unwrap();
     let store = e.store().clone();

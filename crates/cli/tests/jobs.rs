@@ -3,7 +3,7 @@
 mod support;
 
 use clap::CommandFactory;
-use support::{assert_one_line_error, Kairos};
+use support::{Kairos, assert_one_line_error};
 
 /// Every command and subcommand, as the argument paths that reach it.
 fn command_paths(cmd: &clap::Command, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
@@ -59,8 +59,22 @@ fn an_enqueued_job_is_listed() {
     assert_eq!(k.json(&["jobs", "--handler", "log"])["total"], 1);
     assert_eq!(k.json(&["jobs", "--dead"])["total"], 0);
 
-    let job = k.json(&["jobs", "enqueue", "--handler", "sleep", "--retry-cycle", "R5/PT10M", "--exclusive-key", "k1", "--tenant", "acme"]);
-    assert_eq!((job["retries"].as_i64(), job["exclusiveKey"].as_str(), job["tenantId"].as_str()), (Some(6), Some("k1"), Some("acme")));
+    let job = k.json(&[
+        "jobs",
+        "enqueue",
+        "--handler",
+        "sleep",
+        "--retry-cycle",
+        "R5/PT10M",
+        "--exclusive-key",
+        "k1",
+        "--tenant",
+        "acme",
+    ]);
+    assert_eq!(
+        (job["retries"].as_i64(), job["exclusiveKey"].as_str(), job["tenantId"].as_str()),
+        (Some(6), Some("k1"), Some("acme"))
+    );
     let log = k.json(&["jobs", "log", "--job", id]);
     assert_eq!(log["total"], 0, "nothing ran yet");
 }
@@ -75,7 +89,10 @@ fn bad_input_is_one_line_and_writes_nothing() {
     let big_arg = format!("@{}", big.display());
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["jobs", "enqueue", "--handler", "nope"], "unknown handler \"nope\""),
-        (vec!["jobs", "enqueue", "--handler", "log", "--payload", "{bad"], "invalid payload: key must be a string at line 1 column 2"),
+        (
+            vec!["jobs", "enqueue", "--handler", "log", "--payload", "{bad"],
+            "invalid payload: key must be a string at line 1 column 2",
+        ),
         (vec!["jobs", "enqueue", "--handler", "log", "--payload", "[1,"], "invalid payload"),
         (vec!["jobs", "enqueue", "--handler", "log", "--in", "5min"], "'--in <DUR>'"),
         (vec!["jobs", "enqueue", "--handler", "log", "--retries", "-1"], "invalid retries"),
@@ -84,7 +101,10 @@ fn bad_input_is_one_line_and_writes_nothing() {
         (vec!["jobs", "enqueue", "--handler", "log", "--payload", "@/nonexistent/p.json"], "cannot read"),
         (vec!["jobs", "enqueue", "--handler", "log", "--due", "2026-01-01T08:00:00"], "'--due <INSTANT>'"),
         (vec!["jobs", "enqueue", "--handler", "log", "--repeat", "R3/banana"], "'--repeat <CYCLE>'"),
-        (vec!["jobs", "enqueue", "--handler", "log", "--due", "2026-01-01T08:00:00Z", "--in", "PT5M"], "cannot be used with"),
+        (
+            vec!["jobs", "enqueue", "--handler", "log", "--due", "2026-01-01T08:00:00Z", "--in", "PT5M"],
+            "cannot be used with",
+        ),
         (vec!["jobs", "enqueue"], "--handler"),
         (vec!["jobs", "retry", "no-such-job"], "no-such-job"),
         (vec!["jobs", "retry", &id, "--retries", "0"], "invalid retries"),

@@ -4,13 +4,14 @@ mod support;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
-use support::{assert_one_line_error, ChildGuard, eventually, first_line, http_get, wait_for_exit, Kairos};
+use support::{ChildGuard, Kairos, assert_one_line_error, eventually, first_line, http_get, wait_for_exit};
 
 #[test]
 fn serve_runs_a_job_enqueued_before_and_stops_cleanly_on_sigterm() {
     let k = Kairos::new();
     let id = k.ok(&["jobs", "enqueue", "--handler", "log", "--payload", r#"{"hello":"serve"}"#]).trim().to_string();
-    let failing = k.ok(&["jobs", "enqueue", "--handler", "fail", "--payload", r#"{"message":"drill"}"#, "--retries", "1"]);
+    let failing =
+        k.ok(&["jobs", "enqueue", "--handler", "fail", "--payload", r#"{"message":"drill"}"#, "--retries", "1"]);
     let failing = failing.trim().to_string();
 
     let mut guard = ChildGuard(
@@ -27,7 +28,10 @@ fn serve_runs_a_job_enqueued_before_and_stops_cleanly_on_sigterm() {
         panic!("serve printed no start line (exit {status:?})");
     };
     let ready: serde_json::Value = serde_json::from_str(&ready).unwrap();
-    assert_eq!((ready["node"].as_str(), ready["store"].as_str(), ready["executor"].as_bool()), (Some("cli-test"), Some("sqlite"), Some(true)));
+    assert_eq!(
+        (ready["node"].as_str(), ready["store"].as_str(), ready["executor"].as_bool()),
+        (Some("cli-test"), Some("sqlite"), Some(true))
+    );
     let addr = ready["listen"].as_str().unwrap().to_string();
 
     let health = eventually(Duration::from_secs(10), || http_get(&addr, "/health").ok().filter(|(s, _)| *s == 200));
@@ -73,7 +77,9 @@ fn serve_refuses_an_address_in_use() {
     let k = Kairos::new();
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
-    let mut guard = ChildGuard(k.command().args(["serve", "--listen", &addr]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap());
+    let mut guard = ChildGuard(
+        k.command().args(["serve", "--listen", &addr]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap(),
+    );
     let child = &mut guard.0;
     let status = wait_for_exit(child, Duration::from_secs(30)).expect("serve did not give up on a taken port");
     assert_eq!(status.code(), Some(1));
@@ -98,7 +104,20 @@ fn doctor_prints_findings_and_exits_by_severity() {
 fn bench_prints_one_json_line_and_refuses_a_non_empty_job_table() {
     let k = Kairos::new();
     k.ok(&["jobs", "enqueue", "--handler", "log", "--in", "PT1H"]);
-    let args = ["bench", "jobs", "--jobs", "2000", "--workers", "8", "--timers-pending", "1000", "--timers", "50", "--spread", "PT1S"];
+    let args = [
+        "bench",
+        "jobs",
+        "--jobs",
+        "2000",
+        "--workers",
+        "8",
+        "--timers-pending",
+        "1000",
+        "--timers",
+        "50",
+        "--spread",
+        "PT1S",
+    ];
     let line = assert_one_line_error(&k.run(&args), 2, "bench on a non-empty job table");
     assert!(line.contains("--reset"), "{line}");
 

@@ -2,7 +2,7 @@
 //! written, so that bad input "gets a clear error and changes nothing".
 
 use crate::error::{Error, Result};
-use crate::job::{new_id, JobType};
+use crate::job::{JobType, new_id};
 use jiff::Timestamp;
 use kairos_time::{IsoDuration, RepeatCycle, RetryCycle};
 use serde::{Deserialize, Serialize};
@@ -60,13 +60,8 @@ impl Due {
         match self {
             Due::Now => Ok(Some(db_now)),
             Due::At(t) => Ok(Some(*t)),
-            Due::In(d) => d
-                .add_to(db_now)
-                .map(Some)
-                .map_err(|e| Error::invalid("dueIn", e.to_string())),
-            Due::Cycle(c) => c
-                .first_due(db_now)
-                .map_err(|e| Error::invalid("repeat", e.to_string())),
+            Due::In(d) => d.add_to(db_now).map(Some).map_err(|e| Error::invalid("dueIn", e.to_string())),
+            Due::Cycle(c) => c.first_due(db_now).map_err(|e| Error::invalid("repeat", e.to_string())),
         }
     }
 }
@@ -103,8 +98,7 @@ impl EnqueueRequest {
         let handler_cfg = match &self.payload {
             None | Some(serde_json::Value::Null) => None,
             Some(v) => {
-                let text = serde_json::to_string(v)
-                    .map_err(|e| Error::invalid("payload", e.to_string()))?;
+                let text = serde_json::to_string(v).map_err(|e| Error::invalid("payload", e.to_string()))?;
                 if text.len() > MAX_PAYLOAD_BYTES {
                     return Err(Error::invalid(
                         "payload",
@@ -127,7 +121,7 @@ impl EnqueueRequest {
                 return Err(Error::invalid(
                     "retries",
                     format!("{r} is not allowed: retries counts attempts and must be at least 1"),
-                ))
+                ));
             }
             (Some(r), _) => r,
             (None, Some(c)) => i32::try_from(c.retries()).unwrap_or(i32::MAX - 1).saturating_add(1),
@@ -142,9 +136,7 @@ impl EnqueueRequest {
         }
         let due = match (&self.due_date, &self.due_in, &repeat) {
             (Some(t), _, _) => Due::At(*t),
-            (None, Some(d), _) => Due::In(
-                IsoDuration::parse(d).map_err(|e| Error::invalid("dueIn", e.to_string()))?,
-            ),
+            (None, Some(d), _) => Due::In(IsoDuration::parse(d).map_err(|e| Error::invalid("dueIn", e.to_string()))?),
             (None, None, Some(c)) => Due::Cycle(c.clone()),
             (None, None, None) => Due::Now,
         };
@@ -154,11 +146,7 @@ impl EnqueueRequest {
         if let Some(t) = &self.tenant_id {
             check_name("tenantId", t, false)?;
         }
-        let job_type = if repeat.is_some() || !matches!(due, Due::Now) {
-            JobType::Timer
-        } else {
-            JobType::Message
-        };
+        let job_type = if repeat.is_some() || !matches!(due, Due::Now) { JobType::Timer } else { JobType::Message };
         Ok(NewJob {
             id: new_id(),
             job_type,

@@ -14,10 +14,10 @@ pub mod lifecycle;
 pub mod outcome;
 
 pub use clock::{Clock, ManualClock, SkewedClock};
-pub use enqueue::{EnqueueRequest, NewJob, MAX_PAYLOAD_BYTES};
+pub use enqueue::{EnqueueRequest, MAX_PAYLOAD_BYTES, NewJob};
 pub use error::{Error, Result};
-pub use job::{new_id, Job, JobLogEntry, JobLogOutcome, JobTable, JobType, NodeInfo};
+pub use job::{Job, JobLogEntry, JobLogOutcome, JobTable, JobType, NodeInfo, new_id};
 pub use lifecycle::{JobEvent, JobState};
-pub use outcome::{plan_completion, AttemptResult, Completion, RetryPolicy, EXCEPTION_MSG_MAX_CHARS};
+pub use outcome::{AttemptResult, Completion, EXCEPTION_MSG_MAX_CHARS, RetryPolicy, plan_completion};
 
 pub use jiff::{SignedDuration, Timestamp};

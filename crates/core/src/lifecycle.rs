@@ -120,16 +120,9 @@ impl JobState {
 
     /// The states `event` can lead to from `self`; an error when the table has no such edge.
     pub fn apply(from: Option<JobState>, event: JobEvent) -> Result<Vec<JobState>, InvalidTransition> {
-        let to: Vec<JobState> = TRANSITIONS
-            .iter()
-            .filter(|(f, e, _)| *f == from && *e == event)
-            .map(|(_, _, t)| *t)
-            .collect();
-        if to.is_empty() {
-            Err(InvalidTransition { from: from.unwrap_or(JobState::Done), event })
-        } else {
-            Ok(to)
-        }
+        let to: Vec<JobState> =
+            TRANSITIONS.iter().filter(|(f, e, _)| *f == from && *e == event).map(|(_, _, t)| *t).collect();
+        if to.is_empty() { Err(InvalidTransition { from: from.unwrap_or(JobState::Done), event }) } else { Ok(to) }
     }
 
     /// Whether `from --event--> to` is in the table.
@@ -146,13 +139,16 @@ mod tests {
     fn undefined_transitions_are_errors() {
         assert!(JobState::apply(Some(JobState::DeadLetter), JobEvent::Acquire).is_err());
         assert!(JobState::apply(Some(JobState::Done), JobEvent::Succeed).is_err());
-        assert!(JobState::apply(Some(JobState::Running), JobEvent::Delete).is_err(),
-            "a running job is not deleted under its node; it is completed or its lease expires");
+        assert!(
+            JobState::apply(Some(JobState::Running), JobEvent::Delete).is_err(),
+            "a running job is not deleted under its node; it is completed or its lease expires"
+        );
     }
 
     #[test]
     fn every_state_but_done_has_a_way_out() {
-        for s in [JobState::Waiting, JobState::Executable, JobState::Running, JobState::DeadLetter, JobState::Suspended] {
+        for s in [JobState::Waiting, JobState::Executable, JobState::Running, JobState::DeadLetter, JobState::Suspended]
+        {
             assert!(TRANSITIONS.iter().any(|(f, _, _)| *f == Some(s)), "{s:?} is a dead end");
         }
     }

@@ -83,7 +83,9 @@ impl Completion {
 pub fn plan_completion(job: &Job, result: AttemptResult, now: Timestamp, policy: &RetryPolicy) -> Completion {
     match result {
         AttemptResult::Succeeded { message } => plan_success(job, message.map(|m| storable(&m)), now),
-        AttemptResult::Failed { message, chain } => plan_failure(job, storable(&message), storable(&chain), now, policy),
+        AttemptResult::Failed { message, chain } => {
+            plan_failure(job, storable(&message), storable(&chain), now, policy)
+        }
     }
 }
 
@@ -190,7 +192,12 @@ mod tests {
 
     #[test]
     fn success_deletes_a_one_shot_job() {
-        let c = plan_completion(&job(), AttemptResult::Succeeded { message: None }, ts("2026-01-01T00:00:01Z"), &RetryPolicy::default());
+        let c = plan_completion(
+            &job(),
+            AttemptResult::Succeeded { message: None },
+            ts("2026-01-01T00:00:01Z"),
+            &RetryPolicy::default(),
+        );
         assert_eq!(c, Completion::Delete { log_message: None });
     }
 
@@ -198,7 +205,15 @@ mod tests {
     fn failure_of_an_async_job_waits_ten_seconds() {
         let now = ts("2026-01-01T00:00:01Z");
         let c = plan_completion(&job(), failed(), now, &RetryPolicy::default());
-        assert_eq!(c, Completion::Retry { retries: 2, due: ts("2026-01-01T00:00:11Z"), message: "boom".into(), stack: "boom\ncaused by: io".into() });
+        assert_eq!(
+            c,
+            Completion::Retry {
+                retries: 2,
+                due: ts("2026-01-01T00:00:11Z"),
+                message: "boom".into(),
+                stack: "boom\ncaused by: io".into()
+            }
+        );
     }
 
     #[test]
@@ -213,19 +228,31 @@ mod tests {
     fn a_retry_cycle_list_gives_the_wait_per_failure() {
         let now = ts("2026-01-01T00:00:00Z");
         let mut j = Job { retry_cycle: Some("PT1M,PT5M".into()), retries: 3, ..job() };
-        let Completion::Retry { due, .. } = plan_completion(&j, failed(), now, &RetryPolicy::default()) else { panic!() };
+        let Completion::Retry { due, .. } = plan_completion(&j, failed(), now, &RetryPolicy::default()) else {
+            panic!()
+        };
         assert_eq!(due, ts("2026-01-01T00:01:00Z"));
         j.attempts = 2;
-        let Completion::Retry { due, .. } = plan_completion(&j, failed(), now, &RetryPolicy::default()) else { panic!() };
+        let Completion::Retry { due, .. } = plan_completion(&j, failed(), now, &RetryPolicy::default()) else {
+            panic!()
+        };
         assert_eq!(due, ts("2026-01-01T00:05:00Z"));
     }
 
     #[test]
     fn a_repeating_timer_keeps_its_row_until_its_count_is_spent() {
         let now = ts("2026-01-01T00:00:01.010Z");
-        let j = Job { job_type: JobType::Timer, repeat: Some("R3/PT1S".into()), duedate: Some(ts("2026-01-01T00:00:01Z")), ..job() };
+        let j = Job {
+            job_type: JobType::Timer,
+            repeat: Some("R3/PT1S".into()),
+            duedate: Some(ts("2026-01-01T00:00:01Z")),
+            ..job()
+        };
         let c = plan_completion(&j, AttemptResult::Succeeded { message: None }, now, &RetryPolicy::default());
-        assert_eq!(c, Completion::Reschedule { repeat: "R2/PT1S".into(), due: ts("2026-01-01T00:00:02Z"), log_message: None });
+        assert_eq!(
+            c,
+            Completion::Reschedule { repeat: "R2/PT1S".into(), due: ts("2026-01-01T00:00:02Z"), log_message: None }
+        );
         let j = Job { repeat: Some("R1/PT1S".into()), ..j };
         let c = plan_completion(&j, AttemptResult::Succeeded { message: None }, now, &RetryPolicy::default());
         assert_eq!(c, Completion::Delete { log_message: None });
@@ -233,7 +260,12 @@ mod tests {
 
     #[test]
     fn nul_characters_never_reach_the_database() {
-        let c = plan_completion(&job(), AttemptResult::Failed { message: "a\0b".into(), chain: "x\0".into() }, ts("2026-01-01T00:00:00Z"), &RetryPolicy::default());
+        let c = plan_completion(
+            &job(),
+            AttemptResult::Failed { message: "a\0b".into(), chain: "x\0".into() },
+            ts("2026-01-01T00:00:00Z"),
+            &RetryPolicy::default(),
+        );
         let Completion::Retry { message, stack, .. } = c else { panic!() };
         assert_eq!((message.as_str(), stack.as_str()), ("a\u{FFFD}b", "x\u{FFFD}"));
     }
@@ -241,7 +273,12 @@ mod tests {
     #[test]
     fn exception_messages_are_cut_at_4000_characters_on_a_char_boundary() {
         let long = "é".repeat(5000);
-        let c = plan_completion(&job(), AttemptResult::Failed { message: long.clone(), chain: long }, ts("2026-01-01T00:00:00Z"), &RetryPolicy::default());
+        let c = plan_completion(
+            &job(),
+            AttemptResult::Failed { message: long.clone(), chain: long },
+            ts("2026-01-01T00:00:00Z"),
+            &RetryPolicy::default(),
+        );
         let Completion::Retry { message, stack, .. } = c else { panic!() };
         assert_eq!(message.chars().count(), 4000);
         assert_eq!(stack.chars().count(), 5000);

@@ -1,7 +1,7 @@
 //! The built-in handlers of API.md, always registered: `log`, `sleep`, `fail`, and `noop`
 //! (the benchmark's no-op job).
 
-use crate::handler::{handler_fn, HandlerError, Handlers, JobContext};
+use crate::handler::{HandlerError, Handlers, JobContext, handler_fn};
 use std::time::Duration;
 
 /// Registers the built-ins into `handlers`.
@@ -36,7 +36,9 @@ fn fail(ctx: &JobContext) -> Result<Option<String>, HandlerError> {
     let message = ctx.payload.get("message").and_then(|m| m.as_str()).unwrap_or("fail handler: failing as asked");
     let times = ctx.payload.get("times").and_then(|t| t.as_i64());
     match times {
-        Some(n) if i64::from(ctx.attempt) > n => Ok(Some(format!("succeeded on attempt {} after {n} failures", ctx.attempt))),
+        Some(n) if i64::from(ctx.attempt) > n => {
+            Ok(Some(format!("succeeded on attempt {} after {n} failures", ctx.attempt)))
+        }
         _ => Err(Box::new(DrillError { message: message.to_string(), attempt: AttemptCause(ctx.attempt) })),
     }
 }

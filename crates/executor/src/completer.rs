@@ -117,7 +117,10 @@ async fn write_as_dead_letter(shared: &Shared, c: &JobCompletion, e: &kairos_sto
     );
     tracing::error!(job = %c.job_id, %message);
     let replaced = JobCompletion {
-        completion: Completion::DeadLetter { stack: format!("{message}\n\noriginal outcome: {:?}", c.completion), message },
+        completion: Completion::DeadLetter {
+            stack: format!("{message}\n\noriginal outcome: {:?}", c.completion),
+            message,
+        },
         ..c.clone()
     };
     match write_retrying(shared, std::slice::from_ref(&replaced), give_up).await {
@@ -131,7 +134,11 @@ async fn write_as_dead_letter(shared: &Shared, c: &JobCompletion, e: &kairos_sto
 
 /// Retries while the database is unreachable (forever, unless `give_up` passes); returns other
 /// errors at once.
-async fn write_retrying(shared: &Shared, completions: &[JobCompletion], give_up: Option<Instant>) -> Result<Vec<bool>, kairos_store::Error> {
+async fn write_retrying(
+    shared: &Shared,
+    completions: &[JobCompletion],
+    give_up: Option<Instant>,
+) -> Result<Vec<bool>, kairos_store::Error> {
     let mut backoff = Duration::from_millis(50);
     let mut give_up = give_up;
     loop {

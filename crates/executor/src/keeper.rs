@@ -20,8 +20,8 @@ use crate::runner;
 use crate::shared::Shared;
 use kairos_store::{LeaseExtendParams, NodeRegistration};
 use std::collections::HashSet;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 pub(crate) fn registration(shared: &Shared) -> NodeRegistration {
@@ -189,7 +189,8 @@ async fn extend_leases(shared: &Shared, limit: Duration) -> bool {
 fn abort_past_deadline(shared: &Shared, margin: Duration) {
     let now = Instant::now() + margin;
     let mut map = shared.running_map();
-    let late: Vec<String> = map.iter().filter(|(_, r)| !r.completing && r.deadline <= now).map(|(id, _)| id.clone()).collect();
+    let late: Vec<String> =
+        map.iter().filter(|(_, r)| !r.completing && r.deadline <= now).map(|(id, _)| id.clone()).collect();
     for id in late {
         if let Some(r) = map.remove(&id) {
             tracing::warn!(job = %id, attempt = r.attempt, "lease ran out before it could be extended; aborting the handler");

@@ -34,7 +34,9 @@ pub struct Metrics {
 impl Default for Metrics {
     fn default() -> Self {
         let seconds = || {
-            Histogram::new([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0])
+            Histogram::new([
+                0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
+            ])
         };
         Metrics {
             attempts: Family::default(),
@@ -52,11 +54,23 @@ impl Metrics {
     /// Adds the metrics to `registry` under the `kairos_` prefix.
     pub fn register(&self, registry: &mut Registry) {
         registry.register("kairos_job_attempts", "Job attempts finished, by outcome", self.attempts.clone());
-        registry.register("kairos_job_lease_lost", "Completions discarded because the lease was lost", self.lease_lost.clone());
+        registry.register(
+            "kairos_job_lease_lost",
+            "Completions discarded because the lease was lost",
+            self.lease_lost.clone(),
+        );
         registry.register("kairos_job_takeovers", "Expired leases taken over by this node", self.takeovers.clone());
-        registry.register("kairos_job_acquisition_seconds", "Time one acquisition took", self.acquisition_seconds.clone());
+        registry.register(
+            "kairos_job_acquisition_seconds",
+            "Time one acquisition took",
+            self.acquisition_seconds.clone(),
+        );
         registry.register("kairos_job_acquired_batch", "Jobs taken per acquisition", self.acquired_batch.clone());
-        registry.register("kairos_job_lateness_seconds", "Due date to handler start, by the database clock", self.lateness_seconds.clone());
+        registry.register(
+            "kairos_job_lateness_seconds",
+            "Due date to handler start, by the database clock",
+            self.lateness_seconds.clone(),
+        );
         registry.register("kairos_job_handler_seconds", "Handler run time", self.handler_seconds.clone());
     }
 

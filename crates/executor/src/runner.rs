@@ -6,10 +6,10 @@
 //! on the database's clock: the acquisition's `db_now` plus this node's monotonic elapsed time,
 //! so a node whose wall clock is wrong still logs consistent intervals.
 
-use crate::handler::{error_chain, JobContext};
+use crate::handler::{JobContext, error_chain};
 use crate::shared::{Finished, RunningJob, Shared};
 use jiff::{SignedDuration, Timestamp};
-use kairos_core::{plan_completion, AttemptResult, Completion, Job};
+use kairos_core::{AttemptResult, Completion, Job, plan_completion};
 use kairos_store::{AcquiredJob, JobCompletion, JobReleaseParams};
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,7 +20,14 @@ use tokio::sync::OwnedSemaphorePermit;
 /// `requested` is when the acquisition was asked for (the lease cannot have started earlier, so
 /// the local deadline counted from it errs early); `at` is when it returned (the origin of the
 /// attempt's database-clock estimate).
-pub(crate) fn start(shared: &Arc<Shared>, acquired: AcquiredJob, db_now: Timestamp, requested: Instant, at: Instant, permit: OwnedSemaphorePermit) {
+pub(crate) fn start(
+    shared: &Arc<Shared>,
+    acquired: AcquiredJob,
+    db_now: Timestamp,
+    requested: Instant,
+    at: Instant,
+    permit: OwnedSemaphorePermit,
+) {
     let job = acquired.job;
     if let Some(prev) = &acquired.abandoned_by {
         shared.metrics.takeovers.inc();
@@ -29,7 +36,9 @@ pub(crate) fn start(shared: &Arc<Shared>, acquired: AcquiredJob, db_now: Timesta
     let id = job.id.clone();
     let attempt_no = job.attempts;
     let deadline = requested + shared.config.lock_time.unsigned_abs();
-    shared.running_map().insert(id.clone(), RunningJob { attempt: attempt_no, abort: None, completing: false, deadline });
+    shared
+        .running_map()
+        .insert(id.clone(), RunningJob { attempt: attempt_no, abort: None, completing: false, deadline });
     let shared2 = shared.clone();
     let id2 = id.clone();
     let handle = tokio::spawn(async move {
@@ -74,7 +83,13 @@ impl Drop for AbortOnDrop {
     }
 }
 
-async fn attempt(shared: &Shared, job: &Job, abandoned_by: Option<&str>, db_now: Timestamp, at: Instant) -> JobCompletion {
+async fn attempt(
+    shared: &Shared,
+    job: &Job,
+    abandoned_by: Option<&str>,
+    db_now: Timestamp,
+    at: Instant,
+) -> JobCompletion {
     let started = db_time(db_now, at);
     let result = if job.retries <= 0 {
         // Taken over from a dead node with its last retry spent by that abandoned attempt.
@@ -155,7 +170,8 @@ async fn run_handler(shared: &Shared, job: &Job, started: Timestamp) -> AttemptR
             AttemptResult::Failed { chain: message.clone(), message }
         }
         Ok(Err(_cancelled)) => {
-            let message = format!("handler \"{}\" was cancelled (its lease was lost or the node stopped)", job.handler_type);
+            let message =
+                format!("handler \"{}\" was cancelled (its lease was lost or the node stopped)", job.handler_type);
             AttemptResult::Failed { chain: message.clone(), message }
         }
         Err(_elapsed) => {
@@ -183,7 +199,12 @@ pub(crate) async fn hand_back_all(shared: &Shared) {
     if unfinished.is_empty() {
         return;
     }
-    release(shared, unfinished, format!("node {} shut down before the attempt finished; handed back", shared.config.node_id)).await;
+    release(
+        shared,
+        unfinished,
+        format!("node {} shut down before the attempt finished; handed back", shared.config.node_id),
+    )
+    .await;
 }
 
 /// Releases leases this node no longer works on.

@@ -5,10 +5,10 @@ use crate::handler::Handlers;
 use crate::metrics::Metrics;
 use kairos_store::{JobCompletion, Store};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, Notify, Semaphore};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 

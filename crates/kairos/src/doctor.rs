@@ -156,7 +156,7 @@ pub async fn diagnose(engine: &Engine, query: &DoctorQuery) -> Result<DoctorRepo
                 "businessKey",
                 "give either a business key or a process instance id, not both",
             )
-            .into())
+            .into());
         }
         (Some(key), None) => instances_of_business_key(store, key, &mut findings).await?,
         (None, Some(id)) => {
@@ -278,7 +278,9 @@ async fn instance_state(store: &dyn Store, id: &str, out: &mut Vec<Finding>) -> 
                 "instance-suspended",
                 format!("Process instance {id} is suspended"),
                 "A suspended instance's jobs wait in ACT_RU_SUSPENDED_JOB and are never acquired.".into(),
-                format!("Activate it if it should go on: PUT /runtime/process-instances/{id} {{\"action\": \"activate\"}}."),
+                format!(
+                    "Activate it if it should go on: PUT /runtime/process-instances/{id} {{\"action\": \"activate\"}}."
+                ),
             );
             f.process_instance_id = Some(id.into());
             out.push(f);
@@ -320,7 +322,9 @@ fn ended_finding(id: &str, end: Option<String>, reason: Option<String>, severity
             end.as_deref().unwrap_or("an unknown time"),
             reason.map(|r| format!(" (reason: {r})")).unwrap_or_default()
         ),
-        format!("Nothing to wait for. GET /history/historic-activity-instances?processInstanceId={id} shows the path it took."),
+        format!(
+            "Nothing to wait for. GET /history/historic-activity-instances?processInstanceId={id} shows the path it took."
+        ),
     );
     f.process_instance_id = Some(id.into());
     f
@@ -331,13 +335,19 @@ fn ended_finding(id: &str, end: Option<String>, reason: Option<String>, severity
 async fn walk_instance(store: &dyn Store, ctx: &Ctx, id: &str, out: &mut Vec<Finding>) -> Result<(), Error> {
     let mut seen = 0usize;
     for table in [JobTable::Runtime, JobTable::Suspended, JobTable::DeadLetter] {
-        let filter = JobFilter { table, process_instance_id: Some(id.into()), size: JOBS_PER_INSTANCE, ..Default::default() };
+        let filter =
+            JobFilter { table, process_instance_id: Some(id.into()), size: JOBS_PER_INSTANCE, ..Default::default() };
         let page = store.job_list(&filter).await?;
         if page.total > page.data.len() as u64 {
             let mut f = finding(
                 Severity::Info,
                 "truncated",
-                format!("Only {} of the {} jobs of instance {id} in {} were examined", page.data.len(), page.total, table.table_name()),
+                format!(
+                    "Only {} of the {} jobs of instance {id} in {} were examined",
+                    page.data.len(),
+                    page.total,
+                    table.table_name()
+                ),
                 String::new(),
                 format!("List them all: GET /management/jobs?processInstanceId={id}."),
             );
@@ -401,8 +411,13 @@ fn walk_job(ctx: &Ctx, job: &Job, table: JobTable) -> Finding {
             Severity::Error,
             "no-retries",
             format!("{what} has no retries left but is still in ACT_RU_JOB"),
-            format!("RETRIES_ is {}; acquisition only takes jobs with RETRIES_ > 0, so it will never run (step 4).", job.retries),
-            format!("Delete it (DELETE /management/jobs/{id}) and enqueue it again; kairos itself moves exhausted jobs to the dead-letter table, so report how this row came about."),
+            format!(
+                "RETRIES_ is {}; acquisition only takes jobs with RETRIES_ > 0, so it will never run (step 4).",
+                job.retries
+            ),
+            format!(
+                "Delete it (DELETE /management/jobs/{id}) and enqueue it again; kairos itself moves exhausted jobs to the dead-letter table, so report how this row came about."
+            ),
         );
     }
     if let Some(msg) = &job.exception_msg {
@@ -414,8 +429,13 @@ fn walk_job(ctx: &Ctx, job: &Job, table: JobTable) -> Finding {
             Severity::Warning,
             "failing",
             format!("{what} is failing"),
-            format!("{} attempt(s) so far, {} retries left; {next} (step 4). Last error: {msg}", job.attempts, job.retries),
-            format!("Read the stack trace (GET /management/jobs/{id}/exception-stacktrace, or `kairos jobs stacktrace {id}`) and fix the cause; it retries by itself. POST /management/jobs/{id} {{\"action\": \"execute\"}} retries it now."),
+            format!(
+                "{} attempt(s) so far, {} retries left; {next} (step 4). Last error: {msg}",
+                job.attempts, job.retries
+            ),
+            format!(
+                "Read the stack trace (GET /management/jobs/{id}/exception-stacktrace, or `kairos jobs stacktrace {id}`) and fix the cause; it retries by itself. POST /management/jobs/{id} {{\"action\": \"execute\"}} retries it now."
+            ),
         );
     }
     unlocked(ctx, job)
@@ -430,19 +450,28 @@ fn unlocked(ctx: &Ctx, job: &Job) -> Finding {
             "not-due",
             format!("{what} is not due yet"),
             format!("DUEDATE_ is {due}, in {} by the database clock (now {}) (step 2).", ctx.until(due), ctx.now),
-            format!("Nothing to do if that time is right. If it should have fired already, the due date was computed wrongly: kairos compares due dates with the database clock only, so check the timer expression and the clock of whoever computed an absolute dueDate. POST /management/jobs/{id} {{\"action\": \"execute\"}} runs it now."),
+            format!(
+                "Nothing to do if that time is right. If it should have fired already, the due date was computed wrongly: kairos compares due dates with the database clock only, so check the timer expression and the clock of whoever computed an absolute dueDate. POST /management/jobs/{id} {{\"action\": \"execute\"}} runs it now."
+            ),
         ),
         _ if job.job_type == JobType::ExternalWorker => finding(
             Severity::Info,
             "external-worker",
             format!("{what} waits for an external worker"),
-            format!("External-worker jobs are not run by the executor; a worker fetches them by topic \"{}\".", job.handler_type),
-            format!("Check that a worker polls POST /external-job-api/acquire/jobs with topic \"{}\".", job.handler_type),
+            format!(
+                "External-worker jobs are not run by the executor; a worker fetches them by topic \"{}\".",
+                job.handler_type
+            ),
+            format!(
+                "Check that a worker polls POST /external-job-api/acquire/jobs with topic \"{}\".",
+                job.handler_type
+            ),
         ),
         due => {
             let since = due.unwrap_or(job.create_time);
             let late = ctx.now.duration_since(since);
-            let (severity, code) = if late > OVERDUE_AFTER { (Severity::Warning, "overdue") } else { (Severity::Info, "due") };
+            let (severity, code) =
+                if late > OVERDUE_AFTER { (Severity::Warning, "overdue") } else { (Severity::Info, "due") };
             finding(
                 severity,
                 code,
@@ -472,8 +501,14 @@ fn locked(ctx: &Ctx, job: &Job, owner: &str, exp: Timestamp) -> Finding {
             Severity::Info,
             "locked",
             format!("{what} is running on node {owner}"),
-            format!("Locked until {exp} (in {}); the lease is extended while the handler runs (step 3).", ctx.until(exp)),
-            format!("Wait for it to finish; GET /history/job-log?jobId={} shows each attempt. Do not clear the lock: the job would run twice.", job.id),
+            format!(
+                "Locked until {exp} (in {}); the lease is extended while the handler runs (step 3).",
+                ctx.until(exp)
+            ),
+            format!(
+                "Wait for it to finish; GET /history/job-log?jobId={} shows each attempt. Do not clear the lock: the job would run twice.",
+                job.id
+            ),
         );
     }
     let state = match node {
@@ -485,7 +520,10 @@ fn locked(ctx: &Ctx, job: &Job, owner: &str, exp: Timestamp) -> Finding {
         "locked",
         format!("{what} is locked by node {owner}, which is not alive"),
         format!("Node {owner} {state}; the lease runs until {exp} (in {}) (step 3).", ctx.until(exp)),
-        format!("Wait: a live node declares {owner} dead after {} without heartbeats and expires its leases, then runs the job again. Never clear the lock by hand unless {owner} is certainly dead (seed 000 §4.2).", human(ctx.dead_after)),
+        format!(
+            "Wait: a live node declares {owner} dead after {} without heartbeats and expires its leases, then runs the job again. Never clear the lock by hand unless {owner} is certainly dead (seed 000 §4.2).",
+            human(ctx.dead_after)
+        ),
     )
 }
 
@@ -500,7 +538,9 @@ fn dead_letter(job: &Job) -> Finding {
             job.attempts,
             job.exception_msg.as_deref().unwrap_or("(none recorded)")
         ),
-        format!("Read the stack trace (GET /management/deadletter-jobs/{id}/exception-stacktrace), fix the cause, then move it back: POST /management/deadletter-jobs/{id} {{\"action\": \"move\", \"retries\": 3}} (or `kairos jobs retry {id}`). Delete it only if the work is no longer wanted."),
+        format!(
+            "Read the stack trace (GET /management/deadletter-jobs/{id}/exception-stacktrace), fix the cause, then move it back: POST /management/deadletter-jobs/{id} {{\"action\": \"move\", \"retries\": 3}} (or `kairos jobs retry {id}`). Delete it only if the work is no longer wanted."
+        ),
     )
 }
 
@@ -537,7 +577,10 @@ async fn cluster(engine: &Engine, ctx: &Ctx, out: &mut Vec<Finding>) -> Result<(
             Severity::Ok,
             "all-clear",
             "Nothing is wrong in the cluster".into(),
-            format!("{} executable, {} waiting, {} running, no expired lease, no dead letter.", c.executable, c.waiting, c.running),
+            format!(
+                "{} executable, {} waiting, {} running, no expired lease, no dead letter.",
+                c.executable, c.waiting, c.running
+            ),
             String::new(),
         ));
     }
@@ -567,8 +610,22 @@ fn listed_jobs(ctx: &Ctx, diag: &JobDiagnostics, out: &mut Vec<Finding>) {
         }
     }
     let c = &diag.counts;
-    more(out, "lock-expired", c.expired_locks, diag.expired_locks.len(), "jobs with an expired lease", "GET /management/jobs");
-    more(out, "dead-letter", c.dead_letters, diag.dead_letters.len(), "dead letters", "GET /management/deadletter-jobs");
+    more(
+        out,
+        "lock-expired",
+        c.expired_locks,
+        diag.expired_locks.len(),
+        "jobs with an expired lease",
+        "GET /management/jobs",
+    );
+    more(
+        out,
+        "dead-letter",
+        c.dead_letters,
+        diag.dead_letters.len(),
+        "dead letters",
+        "GET /management/deadletter-jobs",
+    );
 }
 
 /// The node's clock against the database's: harmless to kairos, not to callers (seed 000 §4.4).
@@ -615,7 +672,8 @@ fn executors(engine: &Engine, ctx: &Ctx, counts: &JobCounts, out: &mut Vec<Findi
             Severity::Error,
             "executor-not-running",
             format!("The executor is switched on here ({me}) but this node has no fresh heartbeat"),
-            "It was not started (Engine::start), it stopped, or it cannot reach the database and has fenced itself.".into(),
+            "It was not started (Engine::start), it stopped, or it cannot reach the database and has fenced itself."
+                .into(),
             "Check this node's log for heartbeat errors; start the engine if it was never started.".into(),
         ));
     }
@@ -675,7 +733,9 @@ fn orphan(job: &Job) -> Finding {
             "Its EXECUTION_ID_ {} names no row of ACT_RU_EXECUTION (seed 000 §4.3): its process instance was removed without it, usually by a hand-written DELETE.",
             job.execution_id.as_deref().unwrap_or("?")
         ),
-        action: format!("Confirm the instance is really gone, then delete the job through kairos: DELETE /management/jobs/{id} (never with SQL: its stack trace bytes would stay behind)."),
+        action: format!(
+            "Confirm the instance is really gone, then delete the job through kairos: DELETE /management/jobs/{id} (never with SQL: its stack trace bytes would stay behind)."
+        ),
         job_id: Some(id.clone()),
         process_instance_id: job.process_instance_id.clone(),
     }
@@ -691,9 +751,10 @@ fn of_ended_instance(job: &Job) -> Finding {
             "Process instance {} has an END_TIME_ in ACT_HI_PROCINST, yet this job remains; running it would act on a finished instance.",
             job.process_instance_id.as_deref().unwrap_or("?")
         ),
-        action: format!("Delete it: DELETE /management/jobs/{id} (or DELETE /management/deadletter-jobs/{id} for a dead letter)."),
+        action: format!(
+            "Delete it: DELETE /management/jobs/{id} (or DELETE /management/deadletter-jobs/{id} for a dead letter)."
+        ),
         job_id: Some(id.clone()),
         process_instance_id: job.process_instance_id.clone(),
     }
 }
-

@@ -138,7 +138,13 @@ impl Engine {
         if !self.settings.executor_enabled || self.lock_executor().is_some() {
             return Ok(());
         }
-        let ex = Executor::start(self.store.clone(), self.handlers.clone(), self.settings.executor.clone(), self.metrics.clone()).await?;
+        let ex = Executor::start(
+            self.store.clone(),
+            self.handlers.clone(),
+            self.settings.executor.clone(),
+            self.metrics.clone(),
+        )
+        .await?;
         *self.waker.lock().unwrap_or_else(|e| e.into_inner()) = Some(ex.waker());
         *self.lock_executor() = Some(ex);
         Ok(())
@@ -197,7 +203,11 @@ impl Engine {
 
     /// Enqueues inside the caller's transaction (SPEC C1): the job commits or rolls back with
     /// the caller's own rows. Call [`Engine::wake`] after commit to skip the poll interval.
-    pub async fn enqueue_in<C: CallerTransaction + ?Sized>(&self, conn: &mut C, req: &EnqueueRequest) -> Result<Job, Error> {
+    pub async fn enqueue_in<C: CallerTransaction + ?Sized>(
+        &self,
+        conn: &mut C,
+        req: &EnqueueRequest,
+    ) -> Result<Job, Error> {
         let job = self.prepare(req)?;
         Ok(conn.insert_job(&job).await?)
     }

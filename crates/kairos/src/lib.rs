@@ -29,10 +29,10 @@ pub use store_url::open_store;
 pub use transaction::CallerTransaction;
 
 pub use kairos_core::{
-    new_id, plan_completion, Clock, Completion, EnqueueRequest, Job, JobLogEntry, JobLogOutcome, JobState, JobTable, JobType,
-    ManualClock, NewJob, NodeInfo, RetryPolicy, SignedDuration, SkewedClock, Timestamp,
+    Clock, Completion, EnqueueRequest, Job, JobLogEntry, JobLogOutcome, JobState, JobTable, JobType, ManualClock,
+    NewJob, NodeInfo, RetryPolicy, SignedDuration, SkewedClock, Timestamp, new_id, plan_completion,
 };
 pub use kairos_executor::{
-    handler_fn, ExecutorConfig, Handler, HandlerError, Handlers, JobContext, Metrics, SystemClock,
+    ExecutorConfig, Handler, HandlerError, Handlers, JobContext, Metrics, SystemClock, handler_fn,
 };
 pub use kairos_store::{self as store, Backend, Store};

@@ -4,12 +4,12 @@
 
 mod common;
 
-use common::{count_rows, log_of, runtime_jobs, wait_until, Backend, Fixture};
+use common::{Backend, Fixture, count_rows, log_of, runtime_jobs, wait_until};
 use kairos::store::JobFilter;
-use kairos::{handler_fn, EnqueueRequest, JobLogOutcome, JobTable, SignedDuration, SkewedClock, SystemClock};
+use kairos::{EnqueueRequest, JobLogOutcome, JobTable, SignedDuration, SkewedClock, SystemClock, handler_fn};
 use serde_json::json;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -36,7 +36,11 @@ async fn exhausted_retries_dead_letter_with_message_and_stack(backend: Backend) 
     assert_eq!(dead.exception_msg.as_deref(), Some("payment service said no"));
     assert!(dead.lock_owner.is_none());
     let stack = store.job_stacktrace(JobTable::DeadLetter, &job.id).await.unwrap().unwrap();
-    assert!(stack.contains("payment service said no") && stack.contains("caused by: the fail handler was asked to fail attempt 2"), "{stack}");
+    assert!(
+        stack.contains("payment service said no")
+            && stack.contains("caused by: the fail handler was asked to fail attempt 2"),
+        "{stack}"
+    );
     let outcomes: Vec<_> = log_of(&store, &job.id).await.iter().map(|e| e.outcome).collect();
     assert_eq!(outcomes, [JobLogOutcome::Failed, JobLogOutcome::DeadLettered]);
     assert!(store.job_get(JobTable::Runtime, &job.id).await.unwrap().is_none());
@@ -52,7 +56,10 @@ async fn a_dead_letter_moved_back_runs_again_and_leaves_no_orphan_bytes(backend:
         .enqueue(&EnqueueRequest { retries: Some(2), ..req("fail", json!({"message": "not yet", "times": 2})) })
         .await
         .unwrap();
-    wait_until(LIMIT, "dead letter", || async { store.job_get(JobTable::DeadLetter, &job.id).await.unwrap().is_some() }).await;
+    wait_until(LIMIT, "dead letter", || async {
+        store.job_get(JobTable::DeadLetter, &job.id).await.unwrap().is_some()
+    })
+    .await;
     assert_eq!(count_rows(&store, "ACT_GE_BYTEARRAY").await, 1, "one stack trace is stored");
     store.deadletter_move(&job.id, 3).await.unwrap();
     engine.wake();
@@ -74,18 +81,22 @@ async fn a_repeating_timer_r3_pt1s_runs_exactly_three_times_on_one_row(backend: 
     let r = runs.clone();
     let engine = fx
         .engine("n1")
-        .handler("tick", handler_fn(move |_ctx| {
-            let r = r.clone();
-            async move {
-                r.fetch_add(1, Ordering::SeqCst);
-                Ok(None)
-            }
-        }))
+        .handler(
+            "tick",
+            handler_fn(move |_ctx| {
+                let r = r.clone();
+                async move {
+                    r.fetch_add(1, Ordering::SeqCst);
+                    Ok(None)
+                }
+            }),
+        )
         .build()
         .await
         .unwrap();
     let store = engine.store().clone();
-    let job = engine.enqueue(&EnqueueRequest { repeat: Some("R3/PT1S".into()), ..req("tick", json!({})) }).await.unwrap();
+    let job =
+        engine.enqueue(&EnqueueRequest { repeat: Some("R3/PT1S".into()), ..req("tick", json!({})) }).await.unwrap();
     assert_eq!(job.job_type, kairos::JobType::Timer);
     assert_eq!(job.repeat.as_deref(), Some("R3/PT1S"));
     engine.start().await.unwrap();
@@ -109,12 +120,19 @@ async fn a_future_job_is_not_run_early_by_a_node_whose_clock_is_ahead(backend: B
     let store = engine.store().clone();
     let db_now = store.db_now().await.unwrap();
     let later = engine
-        .enqueue(&EnqueueRequest { due_date: Some(db_now + SignedDuration::from_mins(2)), ..req("log", json!({"n": "later"})) })
+        .enqueue(&EnqueueRequest {
+            due_date: Some(db_now + SignedDuration::from_mins(2)),
+            ..req("log", json!({"n": "later"}))
+        })
         .await
         .unwrap();
-    let soon = engine.enqueue(&EnqueueRequest { due_in: Some("PT1S".into()), ..req("log", json!({"n": "soon"})) }).await.unwrap();
+    let soon = engine
+        .enqueue(&EnqueueRequest { due_in: Some("PT1S".into()), ..req("log", json!({"n": "soon"})) })
+        .await
+        .unwrap();
     engine.start().await.unwrap();
-    wait_until(LIMIT, "the job due in one second to run", || async { !log_of(&store, &soon.id).await.is_empty() }).await;
+    wait_until(LIMIT, "the job due in one second to run", || async { !log_of(&store, &soon.id).await.is_empty() })
+        .await;
     let ran = &log_of(&store, &soon.id).await[0];
     assert!(ran.start.unwrap() >= soon.duedate.unwrap(), "ran at {:?}, due {:?}", ran.start, soon.duedate);
     // The node believes it is five minutes later; the job due in two minutes must still wait.
@@ -147,10 +165,13 @@ async fn a_panicking_or_hanging_handler_is_a_failed_attempt(backend: Backend) {
     let engine = fx
         .engine("n1")
         .handler("explode", handler_fn(|_ctx| async { panic!("the handler blew up") }))
-        .handler("hang", handler_fn(|_ctx| async {
-            tokio::time::sleep(Duration::from_secs(3600)).await;
-            Ok(None)
-        }))
+        .handler(
+            "hang",
+            handler_fn(|_ctx| async {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                Ok(None)
+            }),
+        )
         .configure(|c| c.handler_timeout = Duration::from_millis(300))
         .build()
         .await
@@ -160,7 +181,8 @@ async fn a_panicking_or_hanging_handler_is_a_failed_attempt(backend: Backend) {
     let a = engine.enqueue(&EnqueueRequest { retries: Some(1), ..req("explode", json!({})) }).await.unwrap();
     let b = engine.enqueue(&EnqueueRequest { retries: Some(1), ..req("hang", json!({})) }).await.unwrap();
     for (id, needle) in [(&a.id, "panicked: the handler blew up"), (&b.id, "timed out after 300 ms")] {
-        wait_until(LIMIT, "dead letter", || async { store.job_get(JobTable::DeadLetter, id).await.unwrap().is_some() }).await;
+        wait_until(LIMIT, "dead letter", || async { store.job_get(JobTable::DeadLetter, id).await.unwrap().is_some() })
+            .await;
         let dead = store.job_get(JobTable::DeadLetter, id).await.unwrap().unwrap();
         assert!(dead.exception_msg.as_deref().unwrap_or("").contains(needle), "{:?}", dead.exception_msg);
     }
@@ -177,14 +199,17 @@ async fn a_slow_handler_keeps_its_lease_and_runs_once(backend: Backend) {
         let r = runs.clone();
         fx.engine(node)
             .lock_time(SignedDuration::from_millis(600))
-            .handler("slow", handler_fn(move |_ctx| {
-                let r = r.clone();
-                async move {
-                    r.fetch_add(1, Ordering::SeqCst);
-                    tokio::time::sleep(Duration::from_millis(2000)).await;
-                    Ok(None)
-                }
-            }))
+            .handler(
+                "slow",
+                handler_fn(move |_ctx| {
+                    let r = r.clone();
+                    async move {
+                        r.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(2000)).await;
+                        Ok(None)
+                    }
+                }),
+            )
             .build()
     };
     let a = build("a").await.unwrap();
@@ -211,16 +236,19 @@ async fn a_crashed_nodes_job_is_taken_over_after_it_is_declared_dead(backend: Ba
             // The lease alone would keep the job for five minutes; recovery must come from the
             // dead-node check.
             .lock_time(SignedDuration::from_mins(5))
-            .handler("work", handler_fn(move |ctx| {
-                let s = s.clone();
-                async move {
-                    s.fetch_add(1, Ordering::SeqCst);
-                    if ctx.node_id == "doomed" {
-                        tokio::time::sleep(Duration::from_secs(3600)).await;
+            .handler(
+                "work",
+                handler_fn(move |ctx| {
+                    let s = s.clone();
+                    async move {
+                        s.fetch_add(1, Ordering::SeqCst);
+                        if ctx.node_id == "doomed" {
+                            tokio::time::sleep(Duration::from_secs(3600)).await;
+                        }
+                        Ok(None)
                     }
-                    Ok(None)
-                }
-            }))
+                }),
+            )
             .build()
     };
     let doomed = build("doomed").await.unwrap();
@@ -253,15 +281,18 @@ async fn a_node_restarted_under_the_same_id_takes_its_old_jobs_over_at_once(back
             // heartbeats under the old id at once, so the reaper never declares the old one
             // dead: recovery must come from the registration.
             .lock_time(SignedDuration::from_mins(5))
-            .handler("work", handler_fn(move |_ctx| {
-                let s = s.clone();
-                async move {
-                    if s.fetch_add(1, Ordering::SeqCst) == 0 {
-                        tokio::time::sleep(Duration::from_secs(3600)).await;
+            .handler(
+                "work",
+                handler_fn(move |_ctx| {
+                    let s = s.clone();
+                    async move {
+                        if s.fetch_add(1, Ordering::SeqCst) == 0 {
+                            tokio::time::sleep(Duration::from_secs(3600)).await;
+                        }
+                        Ok(None)
                     }
-                    Ok(None)
-                }
-            }))
+                }),
+            )
             .build()
     };
     let old = build().await.unwrap();
@@ -273,8 +304,10 @@ async fn a_node_restarted_under_the_same_id_takes_its_old_jobs_over_at_once(back
     let restarted = build().await.unwrap();
     restarted.start().await.unwrap();
     // Seconds, not the five minutes of the lease.
-    wait_until(Duration::from_secs(5), "the restarted node to finish the job", || async { runtime_jobs(&store).await == 0 })
-        .await;
+    wait_until(Duration::from_secs(5), "the restarted node to finish the job", || async {
+        runtime_jobs(&store).await == 0
+    })
+    .await;
     assert_eq!(started.load(Ordering::SeqCst), 2);
     let log = log_of(&store, &job.id).await;
     let seen: Vec<_> = log.iter().map(|e| (e.attempt, e.node.clone().unwrap_or_default(), e.outcome)).collect();
@@ -290,11 +323,15 @@ async fn a_node_restarted_under_the_same_id_takes_its_old_jobs_over_at_once(back
 async fn shutdown_hands_unfinished_jobs_back_without_spending_a_retry(backend: Backend) {
     let Some(fx) = Fixture::new(backend).await else { return };
     let build = |node: &str, ms: u64| {
-        fx.engine(node).handler("long", handler_fn(move |_ctx| async move {
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-            Ok(None)
-        }))
-        .build()
+        fx.engine(node)
+            .handler(
+                "long",
+                handler_fn(move |_ctx| async move {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(None)
+                }),
+            )
+            .build()
     };
     let first = build("first", 60_000).await.unwrap();
     let store = first.store().clone();
@@ -325,11 +362,8 @@ async fn exclusive_jobs_of_one_key_never_overlap(backend: Backend) {
     engine.enqueue_many(&reqs).await.unwrap();
     engine.start().await.unwrap();
     wait_until(LIMIT, "all exclusive jobs to run", || async { runtime_jobs(&store).await == 0 }).await;
-    let mut log = store
-        .job_log_list(&kairos::store::JobLogFilter { size: 1000, ..Default::default() })
-        .await
-        .unwrap()
-        .data;
+    let mut log =
+        store.job_log_list(&kairos::store::JobLogFilter { size: 1000, ..Default::default() }).await.unwrap().data;
     assert_eq!(log.len(), 20);
     log.sort_by_key(|e| e.start);
     for w in log.windows(2) {

@@ -7,8 +7,11 @@
 mod common;
 
 use common::faulty::Faulty;
-use common::{log_of, runtime_jobs, wait_until, Backend, Fixture};
-use kairos::{handler_fn, EnqueueRequest, Handler, Job, JobContext, JobLogEntry, JobLogOutcome, JobTable, SignedDuration, Store, Timestamp};
+use common::{Backend, Fixture, log_of, runtime_jobs, wait_until};
+use kairos::{
+    EnqueueRequest, Handler, Job, JobContext, JobLogEntry, JobLogOutcome, JobTable, SignedDuration, Store, Timestamp,
+    handler_fn,
+};
 use serde_json::json;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -157,7 +160,16 @@ fn assert_log_disjoint(mut log: Vec<JobLogEntry>) {
         assert!(
             b.start.unwrap() >= a.end.unwrap(),
             "ACT_HI_JOB_LOG: attempt {} of {} ({:?}, {:?}..{:?}) overlaps attempt {} of {} ({:?}, {:?}..{:?})",
-            a.attempt, a.job_id, a.outcome, a.start, a.end, b.attempt, b.job_id, b.outcome, b.start, b.end
+            a.attempt,
+            a.job_id,
+            a.outcome,
+            a.start,
+            a.end,
+            b.attempt,
+            b.job_id,
+            b.outcome,
+            b.start,
+            b.end
         );
     }
 }
@@ -171,7 +183,14 @@ fn assert_runs_disjoint(mut runs: Vec<Run>) {
         assert!(
             b.start >= a_end,
             "handlers ran at the same time for {:?}: attempt {} of {} on {} (aborted: {}) and attempt {} of {} on {}",
-            a_end - b.start, a.attempt, a.job, a.node, a.aborted, b.attempt, b.job, b.node
+            a_end - b.start,
+            a.attempt,
+            a.job,
+            a.node,
+            a.aborted,
+            b.attempt,
+            b.job,
+            b.node
         );
     }
 }
@@ -185,7 +204,8 @@ async fn shutdown_never_hands_back_a_job_whose_success_is_queued(backend: Backen
     let Some(fx) = Fixture::new(backend).await else { return };
     let db = Faulty::open(&fx).await;
     let runs = Runs::new();
-    let engine = fx.engine("n1").store(db.clone()).handler("work", recorded(&runs, |_| async {})).build().await.unwrap();
+    let engine =
+        fx.engine("n1").store(db.clone()).handler("work", recorded(&runs, |_| async {})).build().await.unwrap();
     let store = engine.store().clone();
     db.fail_completions(true);
     let job = engine.enqueue(&req("work", json!({}))).await.unwrap();
@@ -203,8 +223,15 @@ async fn shutdown_never_hands_back_a_job_whose_success_is_queued(backend: Backen
     tokio::time::timeout(LIMIT, shutdown).await.expect("shutdown returns once the database answers").unwrap();
 
     assert_eq!(runs.started(&job.id), 1);
-    assert_eq!(outcomes(&store, &job.id).await, [(1, JobLogOutcome::Succeeded)], "logged succeeded, once, and nothing else");
-    assert!(store.job_get(JobTable::Runtime, &job.id).await.unwrap().is_none(), "the succeeded job is still in ACT_RU_JOB");
+    assert_eq!(
+        outcomes(&store, &job.id).await,
+        [(1, JobLogOutcome::Succeeded)],
+        "logged succeeded, once, and nothing else"
+    );
+    assert!(
+        store.job_get(JobTable::Runtime, &job.id).await.unwrap().is_none(),
+        "the succeeded job is still in ACT_RU_JOB"
+    );
     assert_eq!(node_state(&store, "n1").await, "stopped");
     // Nothing is left for another node to run.
     let other = fx.engine("n2").handler("work", recorded(&runs, |_| async {})).build().await.unwrap();
@@ -234,10 +261,17 @@ async fn shutdown_returns_in_bounded_time_while_completions_fail(backend: Backen
     wait_until(LIMIT, "a completion to be tried", || async { db.completion_calls() >= 1 }).await;
     let t = Instant::now();
     let done = tokio::time::timeout(LIMIT, engine.shutdown(Duration::from_millis(500))).await;
-    assert!(done.is_ok(), "shutdown did not return within {LIMIT:?} while completions failed ({} tries)", db.completion_calls());
+    assert!(
+        done.is_ok(),
+        "shutdown did not return within {LIMIT:?} while completions failed ({} tries)",
+        db.completion_calls()
+    );
     eprintln!("shutdown took {:?} with the database down", t.elapsed());
     assert_eq!(node_state(&store, "n1").await, "stopped");
-    assert!(store.job_get(JobTable::Runtime, &job.id).await.unwrap().is_some(), "the unwritten job is still in ACT_RU_JOB");
+    assert!(
+        store.job_get(JobTable::Runtime, &job.id).await.unwrap().is_some(),
+        "the unwritten job is still in ACT_RU_JOB"
+    );
 
     db.fail_completions(false);
     let other = build("n2").build().await.unwrap();
@@ -263,10 +297,13 @@ async fn a_blocked_exclusive_key_does_not_make_the_producer_poll_hot(backend: Ba
         .engine("n1")
         .store(db.clone())
         .configure(|c| c.poll_interval = poll)
-        .handler("work", recorded(&runs, move |_| {
-            let g = g.clone();
-            async move { g.wait().await }
-        }))
+        .handler(
+            "work",
+            recorded(&runs, move |_| {
+                let g = g.clone();
+                async move { g.wait().await }
+            }),
+        )
         .build()
         .await
         .unwrap();
@@ -281,7 +318,10 @@ async fn a_blocked_exclusive_key_does_not_make_the_producer_poll_hot(backend: Ba
     let polls = db.acquisitions() - before;
     let bound = (window.as_millis() / poll.as_millis()) as u64 * 2 + 4;
     eprintln!("{polls} acquisitions in {window:?} with a blocked key (poll interval {poll:?}, bound {bound})");
-    assert!(polls <= bound, "{polls} acquisitions in {window:?} with a {poll:?} poll interval (at most {bound} expected)");
+    assert!(
+        polls <= bound,
+        "{polls} acquisitions in {window:?} with a {poll:?} poll interval (at most {bound} expected)"
+    );
     assert!(polls >= 2, "the producer stopped looking for work ({polls} acquisitions in {window:?})");
     assert_eq!(runs.all().len(), 1, "the second job of the key ran while the first held it");
 
@@ -317,10 +357,13 @@ async fn late_extension(backend: Backend) -> Option<LateExtension> {
             // Nobody fences itself, gives up on a call or declares a node dead during the test:
             // the hung extension is answered late instead of being abandoned.
             .configure(|c| c.dead_after = SignedDuration::from_secs(20))
-            .handler("work", recorded(&runs, |ctx| async move {
-                let first_of_a = ctx.attempt == 1 && ctx.payload["name"] == "A";
-                tokio::time::sleep(Duration::from_millis(if first_of_a { 6000 } else { 800 })).await;
-            }))
+            .handler(
+                "work",
+                recorded(&runs, |ctx| async move {
+                    let first_of_a = ctx.attempt == 1 && ctx.payload["name"] == "A";
+                    tokio::time::sleep(Duration::from_millis(if first_of_a { 6000 } else { 800 })).await;
+                }),
+            )
     };
     // One worker: n1 takes nothing else while A runs.
     let n1 = build("n1").store(db.clone()).workers(1).build().await.unwrap();
@@ -334,7 +377,10 @@ async fn late_extension(backend: Backend) -> Option<LateExtension> {
     // B is due before A, so once A's lease has expired an acquisition picks B, not A.
     let now = store.db_now().await.unwrap();
     let b = n1
-        .enqueue(&EnqueueRequest { due_date: Some(now - SignedDuration::from_hours(1)), ..exclusive("k", json!({"name": "B"})) })
+        .enqueue(&EnqueueRequest {
+            due_date: Some(now - SignedDuration::from_hours(1)),
+            ..exclusive("k", json!({"name": "B"}))
+        })
         .await
         .unwrap();
     n2.start().await.unwrap();
@@ -344,7 +390,8 @@ async fn late_extension(backend: Backend) -> Option<LateExtension> {
     // the extension reaches the database after A's lease expired.
     tokio::time::sleep(Duration::from_millis(300)).await;
     db.hang_keeper(false);
-    let a_stopped = eventually(Duration::from_secs(2), || async { runs.attempt(&a.id, 1).is_some_and(|r| r.end.is_some()) }).await;
+    let a_stopped =
+        eventually(Duration::from_secs(2), || async { runs.attempt(&a.id, 1).is_some_and(|r| r.end.is_some()) }).await;
     let a_row = store.job_get(JobTable::Runtime, &a.id).await.unwrap();
     let db_now = store.db_now().await.unwrap();
 
@@ -364,10 +411,18 @@ async fn a_late_lease_extension_does_not_revive_an_expired_lease(backend: Backen
     let revived = s.a_row.as_ref().is_some_and(|j| {
         j.lock_owner.as_deref() == Some("n1") && j.attempts == 1 && j.lock_exp_time.is_some_and(|t| t > s.db_now)
     });
-    assert!(!revived, "the late extension revived A's expired lease while B held the key: {:?}", s.a_row.map(|j| j.lock_exp_time));
+    assert!(
+        !revived,
+        "the late extension revived A's expired lease while B held the key: {:?}",
+        s.a_row.map(|j| j.lock_exp_time)
+    );
     assert!(s.a_stopped, "A's handler kept running after its late extension: the expired lease was revived");
     let of = |id: &str| s.log.iter().filter(|e| e.job_id == id).map(|e| (e.attempt, e.outcome)).collect::<Vec<_>>();
-    assert_eq!(of(&s.a), [(1, JobLogOutcome::Abandoned), (2, JobLogOutcome::Succeeded)], "A's first attempt must not be accepted");
+    assert_eq!(
+        of(&s.a),
+        [(1, JobLogOutcome::Abandoned), (2, JobLogOutcome::Succeeded)],
+        "A's first attempt must not be accepted"
+    );
     assert_eq!(of(&s.b), [(1, JobLogOutcome::Succeeded)]);
     assert_log_disjoint(s.log);
 }
@@ -397,11 +452,14 @@ async fn hung_database_calls_fence_the_node_and_release_its_lease_afterwards(bac
         .store(db.clone())
         // A long lease: what stops the handler is fencing, not the lease running out.
         .lock_time(SignedDuration::from_secs(30))
-        .handler("work", recorded(&runs, |ctx| async move {
-            if ctx.attempt == 1 && ctx.payload["name"] == "A" {
-                tokio::time::sleep(Duration::from_secs(60)).await;
-            }
-        }))
+        .handler(
+            "work",
+            recorded(&runs, |ctx| async move {
+                if ctx.attempt == 1 && ctx.payload["name"] == "A" {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                }
+            }),
+        )
         .build()
         .await
         .unwrap();
@@ -421,7 +479,10 @@ async fn hung_database_calls_fence_the_node_and_release_its_lease_afterwards(bac
     assert!(a1.aborted, "A's handler returned instead of being stopped");
     let took = a1.end.unwrap() - hung;
     eprintln!("the fenced node stopped A's handler {took:?} after its database calls began to hang");
-    assert!(took < dead_after, "A's handler was stopped {took:?} after the database went silent; the cluster declares a node dead after {dead_after:?}");
+    assert!(
+        took < dead_after,
+        "A's handler was stopped {took:?} after the database went silent; the cluster declares a node dead after {dead_after:?}"
+    );
 
     // Fenced: no new work while the database is silent.
     let c = engine.enqueue(&req("work", json!({"name": "C"}))).await.unwrap();
@@ -520,10 +581,16 @@ async fn a_nul_byte_in_a_handler_message_is_stored_as_a_replacement_character(ba
     let seen: Vec<_> = log.iter().map(|e| (e.outcome, e.message.as_deref())).collect();
     assert_eq!(
         seen,
-        [(JobLogOutcome::Failed, Some("upstream said: a\u{FFFD}b")), (JobLogOutcome::DeadLettered, Some("upstream said: a\u{FFFD}b"))]
+        [
+            (JobLogOutcome::Failed, Some("upstream said: a\u{FFFD}b")),
+            (JobLogOutcome::DeadLettered, Some("upstream said: a\u{FFFD}b"))
+        ]
     );
     let log = log_of(&store, &ok.id).await;
-    assert_eq!(log.iter().map(|e| (e.outcome, e.message.as_deref())).collect::<Vec<_>>(), [(JobLogOutcome::Succeeded, Some("done\u{FFFD}"))]);
+    assert_eq!(
+        log.iter().map(|e| (e.outcome, e.message.as_deref())).collect::<Vec<_>>(),
+        [(JobLogOutcome::Succeeded, Some("done\u{FFFD}"))]
+    );
     assert_eq!(outcomes(&store, &plain.id).await, [(1, JobLogOutcome::Succeeded)]);
 }
 

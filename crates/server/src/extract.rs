@@ -5,7 +5,7 @@ use crate::error::ApiError;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::{header, StatusCode};
+use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
 
 /// The largest request body: a job payload may be 1 MiB (checked by the engine, which answers
@@ -33,7 +33,9 @@ where
                 return Err(ApiError::new(
                     StatusCode::UNSUPPORTED_MEDIA_TYPE,
                     "unsupported-media-type",
-                    format!("the body must be JSON with Content-Type: application/json, not \"{ct}\" (with curl: -H 'Content-Type: application/json')"),
+                    format!(
+                        "the body must be JSON with Content-Type: application/json, not \"{ct}\" (with curl: -H 'Content-Type: application/json')"
+                    ),
                 ));
             }
         }
@@ -57,19 +59,31 @@ where
 /// Parses a JSON body, naming the failing field.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid-json", "the request body is empty; send a JSON object"));
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid-json",
+            "the request body is empty; send a JSON object",
+        ));
     }
     // Every body of this API is an object; serde would otherwise read `[1, 2]` as a struct's
     // fields by position and answer with a puzzling message.
     if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid-json", "the request body must be a JSON object: {...}"));
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid-json",
+            "the request body must be a JSON object: {...}",
+        ));
     }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if inner.is_syntax() || inner.is_eof() {
-            return ApiError::new(StatusCode::BAD_REQUEST, "invalid-json", format!("the request body is not valid JSON: {inner}"));
+            return ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid-json",
+                format!("the request body is not valid JSON: {inner}"),
+            );
         }
         let text = inner.to_string();
         // serde reports a missing field at the level of the object, not of the field.
@@ -120,15 +134,20 @@ where
 pub fn page(start: Option<&str>, size: Option<&str>) -> Result<(u64, u64), ApiError> {
     let start = match start {
         None | Some("") => 0,
-        Some(s) => s
-            .parse::<u64>()
-            .map_err(|_| ApiError::invalid("start", format!("start must be a whole number of 0 or more, not \"{s}\"")))?,
+        Some(s) => s.parse::<u64>().map_err(|_| {
+            ApiError::invalid("start", format!("start must be a whole number of 0 or more, not \"{s}\""))
+        })?,
     };
     let size = match size {
         None | Some("") => 100,
         Some(s) => match s.parse::<u64>() {
             Ok(n) if n <= 1000 => n,
-            _ => return Err(ApiError::invalid("size", format!("size must be a whole number from 0 to 1000, not \"{s}\""))),
+            _ => {
+                return Err(ApiError::invalid(
+                    "size",
+                    format!("size must be a whole number from 0 to 1000, not \"{s}\""),
+                ));
+            }
         },
     };
     Ok((start, size))

@@ -28,9 +28,9 @@ pub mod extract;
 pub mod metrics;
 pub mod routes;
 
+use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
-use axum::Router;
 use kairos::Engine;
 use routes::{deadletter, health, history, jobs, management};
 use std::future::Future;

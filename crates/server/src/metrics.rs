@@ -4,7 +4,7 @@
 
 use crate::AppState;
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::gauge::Gauge;
@@ -30,8 +30,18 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
     let engine = &app.engine;
     let mut registry = Registry::default();
     engine.metrics().register(&mut registry);
-    gauge(&mut registry, "kairos_executor_enabled", "1 when this node's job executor is switched on", i64::from(engine.settings().executor_enabled));
-    gauge(&mut registry, "kairos_executor_running", "Attempts running on this node now", count(engine.running() as u64));
+    gauge(
+        &mut registry,
+        "kairos_executor_enabled",
+        "1 when this node's job executor is switched on",
+        i64::from(engine.settings().executor_enabled),
+    );
+    gauge(
+        &mut registry,
+        "kairos_executor_running",
+        "Attempts running on this node now",
+        count(engine.running() as u64),
+    );
     let store = engine.store();
     let counts = match (store.job_counts().await, store.db_now().await) {
         (Ok(c), Ok(now)) => Some((c, now)),
@@ -42,11 +52,26 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
     };
     gauge(&mut registry, "kairos_store_up", "1 when the database answered this scrape", i64::from(counts.is_some()));
     if let Some((c, now)) = counts {
-        gauge(&mut registry, "kairos_jobs_executable", "Jobs due, unlocked (or lease expired), with retries left: the backlog", count(c.executable));
+        gauge(
+            &mut registry,
+            "kairos_jobs_executable",
+            "Jobs due, unlocked (or lease expired), with retries left: the backlog",
+            count(c.executable),
+        );
         gauge(&mut registry, "kairos_jobs_waiting", "Jobs due in the future", count(c.waiting));
         gauge(&mut registry, "kairos_jobs_running", "Jobs locked with an unexpired lease", count(c.running));
-        gauge(&mut registry, "kairos_jobs_expired_locks", "Jobs locked with an expired lease (seed 000 5.2)", count(c.expired_locks));
-        gauge(&mut registry, "kairos_jobs_failing", "Live jobs that failed at least once and are retrying", count(c.failing));
+        gauge(
+            &mut registry,
+            "kairos_jobs_expired_locks",
+            "Jobs locked with an expired lease (seed 000 5.2)",
+            count(c.expired_locks),
+        );
+        gauge(
+            &mut registry,
+            "kairos_jobs_failing",
+            "Live jobs that failed at least once and are retrying",
+            count(c.failing),
+        );
         gauge(&mut registry, "kairos_jobs_dead_letters", "Jobs in the dead-letter table", count(c.dead_letters));
         gauge(&mut registry, "kairos_jobs_suspended", "Jobs of suspended process instances", count(c.suspended));
         let age = c.oldest_executable_due.map_or(0.0, |due| (now.duration_since(due).as_secs_f64()).max(0.0));

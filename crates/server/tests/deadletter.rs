@@ -10,7 +10,9 @@ use serde_json::json;
 async fn a_dead_letter_is_listed_read_and_moved_back() {
     let app = app().await;
     let dl = app.dead_letter("fail").await;
-    let other = app.enqueue(kairos::EnqueueRequest { handler: "log".into(), due_in: Some("PT1H".into()), ..Default::default() }).await;
+    let other = app
+        .enqueue(kairos::EnqueueRequest { handler: "log".into(), due_in: Some("PT1H".into()), ..Default::default() })
+        .await;
 
     let r = app.get("/management/deadletter-jobs").await;
     let list = ok_json(&r, StatusCode::OK);

@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{app, App};
-use kairos::doctor::{diagnose, DoctorQuery, DoctorReport, Severity};
+use common::{App, app};
+use kairos::doctor::{DoctorQuery, DoctorReport, Severity, diagnose};
 use kairos::store::{JobAcquireParams, NodeRegistration, SqlValue};
 use kairos::{Completion, EnqueueRequest, Job, SignedDuration};
 
@@ -141,7 +141,11 @@ async fn steps_two_to_five_for_every_job_of_an_instance() {
     let failing = process_job(&app, "pi-9", "pi-9", due_at(now)).await;
     let locked = app.acquire("node-b", five_min).await.pop().unwrap();
     let retry_due = store.db_now().await.unwrap() + SignedDuration::from_mins(10);
-    app.complete(&locked, Completion::Retry { retries: 2, due: retry_due, message: "timeout".into(), stack: "timeout".into() }).await;
+    app.complete(
+        &locked,
+        Completion::Retry { retries: 2, due: retry_due, message: "timeout".into(), stack: "timeout".into() },
+    )
+    .await;
     // Out of retries (step 4).
     let dead = process_job(&app, "pi-9", "pi-9", EnqueueRequest { retries: Some(1), ..due_at(now) }).await;
     let locked = app.acquire("node-b", five_min).await.pop().unwrap();
@@ -151,7 +155,12 @@ async fn steps_two_to_five_for_every_job_of_an_instance() {
     let waiting = process_job(&app, "pi-9", "pi-9", due_in("PT1H")).await;
     // Locked by a node that vanished; its lease has run out (step 3).
     let expired = process_job(&app, "pi-9", "pi-9", due_at(now - SignedDuration::from_mins(10))).await;
-    let params = JobAcquireParams { node: "gone-node".into(), limit: 10, lock_time: SignedDuration::from_mins(1), now: Some(now - five_min) };
+    let params = JobAcquireParams {
+        node: "gone-node".into(),
+        limit: 10,
+        lock_time: SignedDuration::from_mins(1),
+        now: Some(now - five_min),
+    };
     let got = store.job_acquire(&params).await.unwrap();
     assert_eq!(got.jobs.len(), 1);
 
@@ -172,7 +181,9 @@ async fn steps_two_to_five_for_every_job_of_an_instance() {
 
     let json = r.to_json();
     assert_eq!(json["instances"][0], "pi-9");
-    assert!(json["findings"].as_array().unwrap().iter().any(|f| f["jobId"] == dead.id.as_str() && f["severity"] == "error"));
+    assert!(
+        json["findings"].as_array().unwrap().iter().any(|f| f["jobId"] == dead.id.as_str() && f["severity"] == "error")
+    );
 }
 
 #[tokio::test]

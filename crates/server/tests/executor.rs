@@ -42,7 +42,8 @@ async fn a_log_job_enqueued_over_http_succeeds() {
     let r = app.get("/metrics").await;
     assert!(r.text.lines().any(|l| l.starts_with("kairos_job_attempts_total{outcome=\"succeeded\"} ")), "{}", r.text);
     let r = app.get("/management/doctor").await;
-    let codes: Vec<String> = r.json["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_string()).collect();
+    let codes: Vec<String> =
+        r.json["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_string()).collect();
     assert!(codes.contains(&"nodes".to_string()) && !codes.contains(&"no-live-node".to_string()), "{codes:?}");
 
     app.engine.shutdown(Duration::from_secs(5)).await;

@@ -27,7 +27,15 @@ async fn enqueue_returns_201_with_the_job_and_its_location() {
     assert_eq!(job["exclusiveKey"], "order-1");
     assert_eq!(job["tenantId"], "acme");
     assert!(job["createTime"].as_str().unwrap().ends_with('Z'), "RFC 3339 UTC: {}", job["createTime"]);
-    for key in ["processInstanceId", "executionId", "elementId", "exceptionMessage", "lockOwner", "lockExpirationTime", "repeat"] {
+    for key in [
+        "processInstanceId",
+        "executionId",
+        "elementId",
+        "exceptionMessage",
+        "lockOwner",
+        "lockExpirationTime",
+        "repeat",
+    ] {
         assert!(job.get(key).is_some_and(|v| v.is_null()), "{key} is present and null: {job}");
     }
 
@@ -38,9 +46,8 @@ async fn enqueue_returns_201_with_the_job_and_its_location() {
 #[tokio::test]
 async fn timers_are_listed_filtered_and_paged() {
     let app = app().await;
-    let timer = app
-        .post("/management/jobs", json!({"handler": "log", "repeat": "R3/PT5M", "retryCycle": "R2/PT1M"}))
-        .await;
+    let timer =
+        app.post("/management/jobs", json!({"handler": "log", "repeat": "R3/PT5M", "retryCycle": "R2/PT1M"})).await;
     let timer = ok_json(&timer, StatusCode::CREATED).clone();
     assert_eq!(timer["type"], "timer");
     assert_eq!(timer["state"], "waiting");
@@ -99,7 +106,8 @@ async fn execute_makes_a_waiting_timer_due_now() {
 #[tokio::test]
 async fn delete_removes_a_job_and_refuses_a_live_lease_unless_forced() {
     let app = app().await;
-    let free = app.enqueue(EnqueueRequest { handler: "log".into(), due_in: Some("PT1H".into()), ..Default::default() }).await;
+    let free =
+        app.enqueue(EnqueueRequest { handler: "log".into(), due_in: Some("PT1H".into()), ..Default::default() }).await;
     let r = app.delete(&format!("/management/jobs/{}", free.id)).await;
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
     let r = app.get(&format!("/management/jobs/{}", free.id)).await;
@@ -177,13 +185,38 @@ async fn bad_requests_name_the_field_and_write_nothing() {
         ("wrong type", json!({"handler": "log", "retries": "three"}).to_string(), "invalid-argument", "retries"),
         ("dueIn not ISO", json!({"handler": "log", "dueIn": "5 minutes"}).to_string(), "invalid-argument", "dueIn"),
         ("repeat not ISO", json!({"handler": "log", "repeat": "R3/banana"}).to_string(), "invalid-argument", "repeat"),
-        ("retryCycle not ISO", json!({"handler": "log", "retryCycle": "R5/PT10X"}).to_string(), "invalid-argument", "retryCycle"),
-        ("dueDate not RFC 3339", json!({"handler": "log", "dueDate": "tomorrow"}).to_string(), "invalid-argument", "dueDate"),
-        ("dueDate and dueIn", json!({"handler": "log", "dueDate": "2030-01-01T00:00:00Z", "dueIn": "PT1M"}).to_string(), "invalid-argument", "dueIn"),
+        (
+            "retryCycle not ISO",
+            json!({"handler": "log", "retryCycle": "R5/PT10X"}).to_string(),
+            "invalid-argument",
+            "retryCycle",
+        ),
+        (
+            "dueDate not RFC 3339",
+            json!({"handler": "log", "dueDate": "tomorrow"}).to_string(),
+            "invalid-argument",
+            "dueDate",
+        ),
+        (
+            "dueDate and dueIn",
+            json!({"handler": "log", "dueDate": "2030-01-01T00:00:00Z", "dueIn": "PT1M"}).to_string(),
+            "invalid-argument",
+            "dueIn",
+        ),
         ("negative retries", json!({"handler": "log", "retries": -1}).to_string(), "invalid-argument", "retries"),
         ("zero retries", json!({"handler": "log", "retries": 0}).to_string(), "invalid-argument", "retries"),
-        ("retries overflow", json!({"handler": "log", "retries": 1u64 << 40}).to_string(), "invalid-argument", "retries"),
-        ("long exclusiveKey", json!({"handler": "log", "exclusiveKey": "k".repeat(300)}).to_string(), "invalid-argument", "exclusiveKey"),
+        (
+            "retries overflow",
+            json!({"handler": "log", "retries": 1u64 << 40}).to_string(),
+            "invalid-argument",
+            "retries",
+        ),
+        (
+            "long exclusiveKey",
+            json!({"handler": "log", "exclusiveKey": "k".repeat(300)}).to_string(),
+            "invalid-argument",
+            "exclusiveKey",
+        ),
     ];
     for (what, body, code, needle) in cases {
         let r = app.send(Method::POST, "/management/jobs", Some(body.into_bytes())).await;
@@ -242,7 +275,9 @@ async fn bad_query_parameters_are_400s_naming_them() {
 #[tokio::test]
 async fn an_unknown_job_id_is_a_404_everywhere() {
     let app = app().await;
-    for uri in ["/management/jobs/nope", "/management/jobs/nope/exception-stacktrace", "/management/deadletter-jobs/nope"] {
+    for uri in
+        ["/management/jobs/nope", "/management/jobs/nope/exception-stacktrace", "/management/deadletter-jobs/nope"]
+    {
         let r = app.get(uri).await;
         assert_eq!((r.status, r.error().0), (StatusCode::NOT_FOUND, "not-found"), "{uri}");
         assert!(r.error().1.contains("nope"), "{uri}: {}", r.text);

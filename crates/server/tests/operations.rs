@@ -4,7 +4,7 @@
 mod common;
 
 use axum::http::{Method, StatusCode};
-use common::{app, ok_json, App};
+use common::{App, app, ok_json};
 use kairos::store::NodeRegistration;
 use kairos::{Engine, EnqueueRequest};
 use serde_json::json;
@@ -74,7 +74,11 @@ async fn metrics_carry_the_executor_and_the_job_gauges() {
     app.enqueue(EnqueueRequest { handler: "log".into(), due_in: Some("PT1H".into()), ..Default::default() }).await;
     let r = app.get("/metrics").await;
     assert_eq!(r.status, StatusCode::OK);
-    assert!(r.content_type.contains("openmetrics-text") || r.content_type.starts_with("text/plain"), "{}", r.content_type);
+    assert!(
+        r.content_type.contains("openmetrics-text") || r.content_type.starts_with("text/plain"),
+        "{}",
+        r.content_type
+    );
     for line in [
         "kairos_jobs_executable 1",
         "kairos_jobs_waiting 1",
@@ -104,7 +108,9 @@ async fn the_job_log_lists_attempts_by_job_and_paged() {
     assert_eq!(log["total"], 1);
     let entry = &log["data"][0];
     assert_eq!(entry["jobId"], b.id.as_str());
-    for key in ["attempt", "node", "start", "end", "outcome", "message", "handlerType", "processInstanceId", "elementId"] {
+    for key in
+        ["attempt", "node", "start", "end", "outcome", "message", "handlerType", "processInstanceId", "elementId"]
+    {
         assert!(entry.get(key).is_some(), "{key} in {entry}");
     }
     let r = app.get("/history/job-log?size=1&start=1").await;

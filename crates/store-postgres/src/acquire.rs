@@ -31,8 +31,7 @@ use sqlx::postgres::types::PgInterval;
 use sqlx::{PgConnection, PgPool};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-const CANDIDATES: &str =
-    concat!(include_str!("sql/acquire_candidates.sql"), include_str!("sql/acquire_take.sql"));
+const CANDIDATES: &str = concat!(include_str!("sql/acquire_candidates.sql"), include_str!("sql/acquire_take.sql"));
 const RECHECK: &str = concat!(include_str!("sql/acquire_recheck.sql"), include_str!("sql/acquire_take.sql"));
 
 /// What one statement returned: jobs taken, or candidates kept for statement 2.
@@ -85,7 +84,12 @@ async fn candidates(conn: &mut PgConnection, params: &JobAcquireParams, lock_tim
     round(&found)
 }
 
-async fn recheck(conn: &mut PgConnection, params: &JobAcquireParams, lock_time: &PgInterval, ids: Vec<String>) -> Result<Round> {
+async fn recheck(
+    conn: &mut PgConnection,
+    params: &JobAcquireParams,
+    lock_time: &PgInterval,
+    ids: Vec<String>,
+) -> Result<Round> {
     let found = sqlx::query(RECHECK)
         .bind(&params.node)
         .bind(ids)

@@ -171,7 +171,11 @@ pub(crate) async fn lease_extend(pool: &PgPool, params: &LeaseExtendParams) -> R
         return Ok(Vec::new());
     }
     let (ids, attempts): (Vec<String>, Vec<i32>) = params.jobs.iter().cloned().unzip();
-    let lock_time = PgInterval { months: 0, days: 0, microseconds: i64::try_from(params.lock_time.as_micros()).unwrap_or(i64::MAX) };
+    let lock_time = PgInterval {
+        months: 0,
+        days: 0,
+        microseconds: i64::try_from(params.lock_time.as_micros()).unwrap_or(i64::MAX),
+    };
     let rows = sqlx::query(LEASE_EXTEND)
         .bind(&params.node)
         .bind(ids)

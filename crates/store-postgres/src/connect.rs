@@ -106,9 +106,7 @@ impl PgStore {
 /// The run uses a dedicated session without our timeouts: waiting for another node's migration
 /// is legitimate, and a long DDL must not be cancelled halfway.
 pub(crate) async fn migrate(pool: &PgPool) -> Result<()> {
-    let options = (*pool.connect_options())
-        .clone()
-        .options([("statement_timeout", "0"), ("lock_timeout", "0")]);
+    let options = (*pool.connect_options()).clone().options([("statement_timeout", "0"), ("lock_timeout", "0")]);
     // A one-session pool rather than a bare connection: `Migrator::run` on `&mut PgConnection`
     // does not satisfy the `Send` bound of the trait's future (sqlx's "Acquire is not general
     // enough").

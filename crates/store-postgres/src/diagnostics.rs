@@ -46,12 +46,8 @@ pub(crate) async fn diagnostics(pool: &PgPool, limit: u32) -> Result<JobDiagnost
 }
 
 pub(crate) async fn job_log_list(pool: &PgPool, filter: &JobLogFilter) -> Result<Page<JobLogEntry>> {
-    let total = sqlx::query(LOG_COUNT)
-        .bind(&filter.job_id)
-        .bind(&filter.process_instance_id)
-        .fetch_one(pool)
-        .await
-        .db()?;
+    let total =
+        sqlx::query(LOG_COUNT).bind(&filter.job_id).bind(&filter.process_instance_id).fetch_one(pool).await.db()?;
     let found = sqlx::query(LOG_LIST)
         .bind(&filter.job_id)
         .bind(&filter.process_instance_id)

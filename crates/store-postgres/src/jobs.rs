@@ -22,8 +22,7 @@ static GET: LazyLock<PerTable> = LazyLock::new(|| PerTable::new(include_str!("sq
 static LIST: LazyLock<PerTable> = LazyLock::new(|| PerTable::new(include_str!("sql/job_list.sql")));
 static COUNT: LazyLock<PerTable> = LazyLock::new(|| PerTable::new(include_str!("sql/job_count.sql")));
 static DELETE: LazyLock<PerTable> = LazyLock::new(|| PerTable::new(include_str!("sql/job_delete.sql")));
-static STACKTRACE: LazyLock<PerTable> =
-    LazyLock::new(|| PerTable::new(include_str!("sql/job_stacktrace.sql")));
+static STACKTRACE: LazyLock<PerTable> = LazyLock::new(|| PerTable::new(include_str!("sql/job_stacktrace.sql")));
 
 /// Rows per INSERT of a bulk enqueue: large enough that statement overhead vanishes, small
 /// enough that one statement's arrays stay a few megabytes.

@@ -42,9 +42,8 @@ use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
 use kairos_core::{Job, JobLogEntry, JobTable, NewJob, NodeInfo};
 use kairos_store::{
-    Acquired, Backend, JobAcquireParams, JobCompletion, JobCounts, JobDiagnostics, JobFilter,
-    JobLogFilter, JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistered, NodeRegistration, Page, Result,
-    SqlValue, Store,
+    Acquired, Backend, JobAcquireParams, JobCompletion, JobCounts, JobDiagnostics, JobFilter, JobLogFilter,
+    JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistered, NodeRegistration, Page, Result, SqlValue, Store,
 };
 use sqlx::PgPool;
 use std::sync::Arc;

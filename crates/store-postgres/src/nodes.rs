@@ -58,10 +58,7 @@ pub(crate) async fn reap_dead(pool: &PgPool, stale_after: SignedDuration) -> Res
         .ok()
         .filter(|m| *m >= 0)
         .ok_or_else(|| Error::new(ErrorKind::Invalid, format!("stale_after {stale_after} must not be negative")))?;
-    let found = sqlx::query(REAP_DEAD)
-        .bind(PgInterval { months: 0, days: 0, microseconds })
-        .fetch_all(pool)
-        .await
-        .db()?;
+    let found =
+        sqlx::query(REAP_DEAD).bind(PgInterval { months: 0, days: 0, microseconds }).fetch_all(pool).await.db()?;
     found.iter().map(|r| get(r, "id_")).collect()
 }

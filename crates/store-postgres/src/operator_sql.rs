@@ -125,9 +125,7 @@ fn skip_dollar_quoted(chars: &[char], start: usize) -> usize {
     }
     let tag: Vec<char> = chars[start..start + len + 2].to_vec();
     let body = start + tag.len();
-    (body..chars.len())
-        .find(|&i| chars[i..].starts_with(&tag))
-        .map_or(chars.len(), |i| i + tag.len())
+    (body..chars.len()).find(|&i| chars[i..].starts_with(&tag)).map_or(chars.len(), |i| i + tag.len())
 }
 
 /// A NULL whose type PostgreSQL infers from where it is used (parameter type OID 0), since an
@@ -194,7 +192,11 @@ pub(crate) async fn query(pool: &PgPool, sql: &str, binds: &[SqlValue]) -> Resul
                 *r = if *ty == "float8" { Read::Float8 } else { Read::Text };
             }
         }
-        format!("WITH kairos_operator_query({}) AS ({sql}) SELECT {} FROM kairos_operator_query", names.join(", "), select.join(", "))
+        format!(
+            "WITH kairos_operator_query({}) AS ({sql}) SELECT {} FROM kairos_operator_query",
+            names.join(", "),
+            select.join(", ")
+        )
     } else {
         sql
     };
@@ -229,7 +231,9 @@ fn decode(row: &PgRow, i: usize, read: Read) -> Result<SqlValue, sqlx::Error> {
         }
         Read::Timestamp => opt(row.try_get::<Option<jiff_sqlx::DateTime>, _>(i)?, |t| {
             // A timestamp without time zone is read as UTC (kairos's columns are all with).
-            SqlValue::Timestamp(t.to_jiff().to_zoned(jiff::tz::TimeZone::UTC).map(|z| z.timestamp()).unwrap_or_default())
+            SqlValue::Timestamp(
+                t.to_jiff().to_zoned(jiff::tz::TimeZone::UTC).map(|z| z.timestamp()).unwrap_or_default(),
+            )
         }),
         Read::Bytes => opt(row.try_get::<Option<Vec<u8>>, _>(i)?, SqlValue::Bytes),
     })
@@ -256,7 +260,10 @@ mod tests {
             "SELECT '?', \"a?\", $$?$$, $t$ ? $t$, E'\\'?' FROM x -- what?\nWHERE a = ? /* ? */ AND b <= ?",
         );
         assert_eq!(n, 2);
-        assert_eq!(sql, "SELECT '?', \"a?\", $$?$$, $t$ ? $t$, E'\\'?' FROM x -- what?\nWHERE a = $1 /* ? */ AND b <= $2");
+        assert_eq!(
+            sql,
+            "SELECT '?', \"a?\", $$?$$, $t$ ? $t$, E'\\'?' FROM x -- what?\nWHERE a = $1 /* ? */ AND b <= $2"
+        );
     }
 
     #[test]

@@ -20,9 +20,8 @@ impl PerTable {
     /// Expands `template` for each table. Called from `LazyLock` initialisers only, so each
     /// template is expanded (and its three strings allocated) once per process.
     pub(crate) fn new(template: &'static str) -> PerTable {
-        let expand = |t: JobTable| -> &'static str {
-            Box::leak(template.replace("{table}", t.table_name()).into_boxed_str())
-        };
+        let expand =
+            |t: JobTable| -> &'static str { Box::leak(template.replace("{table}", t.table_name()).into_boxed_str()) };
         PerTable {
             runtime: expand(JobTable::Runtime),
             dead_letter: expand(JobTable::DeadLetter),

@@ -46,9 +46,7 @@ pub fn base_url() -> Option<String> {
 /// When the database is configured but cannot be reached.
 pub async fn fresh_schema_url() -> Option<String> {
     let base = base_url()?;
-    let mut admin = PgConnection::connect(&base)
-        .await
-        .unwrap_or_else(|e| panic!("cannot connect to {URL_VAR}: {e}"));
+    let mut admin = PgConnection::connect(&base).await.unwrap_or_else(|e| panic!("cannot connect to {URL_VAR}: {e}"));
     drop_stale_schemas(&mut admin).await;
     let schema = format!("{SCHEMA_PREFIX}{}", kairos_core::new_id().replace('-', ""));
     admin

@@ -62,7 +62,12 @@ async fn drain_100k_jobs_with_four_consumers() {
         let (acquire_us, complete_us) = (acquire_us.clone(), complete_us.clone());
         tasks.push(tokio::spawn(async move {
             let node = format!("bench-{n}");
-            let params = JobAcquireParams { node: node.clone(), limit: batch, lock_time: SignedDuration::from_mins(5), now: None };
+            let params = JobAcquireParams {
+                node: node.clone(),
+                limit: batch,
+                lock_time: SignedDuration::from_mins(5),
+                now: None,
+            };
             while done.load(Ordering::Relaxed) < jobs {
                 let t = Instant::now();
                 let got = store.job_acquire(&params).await.unwrap();

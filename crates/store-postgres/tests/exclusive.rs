@@ -55,7 +55,12 @@ async fn two_nodes_never_hold_leases_on_one_exclusive_key_at_once() {
             let node = format!("node-{n}");
             while completed.load(std::sync::atomic::Ordering::SeqCst) < total {
                 assert!(Instant::now() < deadline, "the drain did not finish in time");
-                let params = JobAcquireParams { node: node.clone(), limit: 6, lock_time: SignedDuration::from_mins(5), now: None };
+                let params = JobAcquireParams {
+                    node: node.clone(),
+                    limit: 6,
+                    lock_time: SignedDuration::from_mins(5),
+                    now: None,
+                };
                 let got = store.job_acquire(&params).await.unwrap();
                 let returned = Instant::now();
                 if got.jobs.is_empty() {
@@ -66,7 +71,10 @@ async fn two_nodes_never_hold_leases_on_one_exclusive_key_at_once() {
                     if let Some(key) = &a.job.exclusive_key {
                         let previous = holders.lock().unwrap().insert(key.clone(), (a.job.id.clone(), node.clone()));
                         if let Some((other, by)) = previous {
-                            violations.lock().unwrap().push(format!("{node} took {} of {key} while {by} held {other}", a.job.id));
+                            violations
+                                .lock()
+                                .unwrap()
+                                .push(format!("{node} took {} of {key} while {by} held {other}", a.job.id));
                         }
                     }
                 }
@@ -96,20 +104,33 @@ async fn two_nodes_never_hold_leases_on_one_exclusive_key_at_once() {
         t.await.unwrap();
     }
     let violations = violations.lock().unwrap().clone();
-    assert!(violations.is_empty(), "{} overlapping leases, e.g. {:?}", violations.len(), &violations[..violations.len().min(5)]);
+    assert!(
+        violations.is_empty(),
+        "{} overlapping leases, e.g. {:?}",
+        violations.len(),
+        &violations[..violations.len().min(5)]
+    );
 
     let store = PgStore::connect(&url).await.unwrap();
     let log = store.job_log_list(&JobLogFilter { size: 10_000, ..Default::default() }).await.unwrap();
     assert_eq!(log.total as usize, total);
     for key in KEYS {
-        let mut attempts: Vec<&JobLogEntry> = log.data.iter().filter(|e| e.exclusive_key.as_deref() == Some(key)).collect();
+        let mut attempts: Vec<&JobLogEntry> =
+            log.data.iter().filter(|e| e.exclusive_key.as_deref() == Some(key)).collect();
         assert_eq!(attempts.len(), JOBS_PER_KEY);
         attempts.sort_by_key(|e| (e.start, e.end));
         for pair in attempts.windows(2) {
             assert!(
                 pair[1].start >= pair[0].end,
                 "key {key}: {} ran {:?}..{:?} on {:?}, overlapping {} {:?}..{:?} on {:?}",
-                pair[1].job_id, pair[1].start, pair[1].end, pair[1].node, pair[0].job_id, pair[0].start, pair[0].end, pair[0].node
+                pair[1].job_id,
+                pair[1].start,
+                pair[1].end,
+                pair[1].node,
+                pair[0].job_id,
+                pair[0].start,
+                pair[0].end,
+                pair[0].node
             );
         }
     }

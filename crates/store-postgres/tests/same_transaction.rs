@@ -12,7 +12,10 @@ fn job() -> NewJob {
 }
 
 async fn orders(store: &dyn Store, id: &str) -> i64 {
-    let rows = store.sql_query("SELECT count(*) FROM business_order WHERE id = ?", &[SqlValue::Text(id.into())]).await.unwrap();
+    let rows = store
+        .sql_query("SELECT count(*) FROM business_order WHERE id = ?", &[SqlValue::Text(id.into())])
+        .await
+        .unwrap();
     rows[0][0].as_i64().unwrap()
 }
 
@@ -34,7 +37,8 @@ async fn a_job_enqueued_in_the_callers_transaction_rolls_back_and_commits_with_i
     let committed = NewJob { due: Due::In("PT5M".parse().unwrap()), ..job() };
     let mut tx = store.pool().begin().await.unwrap();
     sqlx::query("INSERT INTO business_order (id, total) VALUES ('o-1', 42)").execute(&mut *tx).await.unwrap();
-    let tx_now: jiff_sqlx::Timestamp = sqlx::query_scalar("SELECT date_trunc('milliseconds', now())").fetch_one(&mut *tx).await.unwrap();
+    let tx_now: jiff_sqlx::Timestamp =
+        sqlx::query_scalar("SELECT date_trunc('milliseconds', now())").fetch_one(&mut *tx).await.unwrap();
     let stored = job_insert_in(&mut tx, &committed).await.unwrap();
     assert_eq!(stored.duedate, Some(tx_now.to_jiff() + jiff::SignedDuration::from_mins(5)));
     tx.commit().await.unwrap();

@@ -72,10 +72,8 @@ async fn a_completion_from_a_lost_lease_changes_nothing() {
     assert_eq!(over.job.attempts, 2);
     assert_eq!(over.job.retries, j.retries - 1, "the abandoned attempt spent a retry");
 
-    let applied = store
-        .job_complete_many(&[done(&j.id, "n1", 1, t0, Completion::Delete { log_message: None })])
-        .await
-        .unwrap();
+    let applied =
+        store.job_complete_many(&[done(&j.id, "n1", 1, t0, Completion::Delete { log_message: None })]).await.unwrap();
     assert_eq!(applied, vec![false]);
     assert!(store.job_get(JobTable::Runtime, &j.id).await.unwrap().is_some());
     let log = store.job_log_list(&JobLogFilter { job_id: Some(j.id.clone()), ..Default::default() }).await.unwrap();
@@ -140,7 +138,13 @@ async fn a_mixed_batch_applies_every_kind_in_one_transaction() {
     let batch = vec![
         done(&ids[0], "n1", 1, at, Completion::Delete { log_message: None }),
         done(&ids[1], "n1", 1, at, Completion::Reschedule { repeat: "R2/PT1M".into(), due: later, log_message: None }),
-        done(&ids[2], "n1", 1, at, Completion::Retry { retries: 2, due: later, message: "m".into(), stack: "s".into() }),
+        done(
+            &ids[2],
+            "n1",
+            1,
+            at,
+            Completion::Retry { retries: 2, due: later, message: "m".into(), stack: "s".into() },
+        ),
         done(&ids[3], "n1", 1, at, Completion::DeadLetter { message: "m".into(), stack: "s".into() }),
         done("no-such-job", "n1", 1, at, Completion::Delete { log_message: None }),
     ];
@@ -169,7 +173,11 @@ async fn leases_are_extended_only_for_their_owner_and_attempt_and_released_on_sh
         .unwrap();
     assert_eq!(extended, vec![a.id.clone()]);
     let released = store
-        .job_release(&JobReleaseParams { node: "n1".into(), jobs: vec![(a.id.clone(), 1), (b.id.clone(), 1)], reason: "shutdown".into() })
+        .job_release(&JobReleaseParams {
+            node: "n1".into(),
+            jobs: vec![(a.id.clone(), 1), (b.id.clone(), 1)],
+            reason: "shutdown".into(),
+        })
         .await
         .unwrap();
     assert_eq!(released, 2);
@@ -183,18 +191,30 @@ async fn leases_are_extended_only_for_their_owner_and_attempt_and_released_on_sh
 async fn acquisition_respects_due_dates_suspension_types_and_order() {
     let Some(store) = test_store().await else { return };
     let now = store.db_now().await.unwrap();
-    let later = store.job_insert(&NewJob { due: Due::At(now + SignedDuration::from_hours(1)), ..job("log") }).await.unwrap();
-    let early = store.job_insert(&NewJob { due: Due::At(now - SignedDuration::from_mins(1)), ..job("log") }).await.unwrap();
+    let later =
+        store.job_insert(&NewJob { due: Due::At(now + SignedDuration::from_hours(1)), ..job("log") }).await.unwrap();
+    let early =
+        store.job_insert(&NewJob { due: Due::At(now - SignedDuration::from_mins(1)), ..job("log") }).await.unwrap();
     let soon = store.job_insert(&NewJob { due: Due::In("PT1M".parse().unwrap()), ..job("log") }).await.unwrap();
     assert!(soon.duedate.unwrap() >= now + SignedDuration::from_mins(1));
-    let external = store.job_insert(&NewJob { job_type: kairos_core::JobType::ExternalWorker, ..job("ext") }).await.unwrap();
-    store.sql_execute("INSERT INTO ACT_RU_EXECUTION (ID_, PROC_INST_ID_, SUSPENSION_STATE_) VALUES ('pi1', 'pi1', 2)", &[]).await.unwrap();
+    let external =
+        store.job_insert(&NewJob { job_type: kairos_core::JobType::ExternalWorker, ..job("ext") }).await.unwrap();
+    store
+        .sql_execute(
+            "INSERT INTO ACT_RU_EXECUTION (ID_, PROC_INST_ID_, SUSPENSION_STATE_) VALUES ('pi1', 'pi1', 2)",
+            &[],
+        )
+        .await
+        .unwrap();
     let suspended = store
         .job_insert(&NewJob { execution_id: Some("pi1".into()), process_instance_id: Some("pi1".into()), ..job("log") })
         .await
         .unwrap();
     let plain = store.job_insert(&job("log")).await.unwrap();
-    store.sql_execute("UPDATE ACT_RU_JOB SET DUEDATE_ = NULL WHERE ID_ = ?", &[SqlValue::Text(plain.id.clone())]).await.unwrap();
+    store
+        .sql_execute("UPDATE ACT_RU_JOB SET DUEDATE_ = NULL WHERE ID_ = ?", &[SqlValue::Text(plain.id.clone())])
+        .await
+        .unwrap();
 
     let got = store.job_acquire(&acquire("n1", 10, Some(now + SignedDuration::from_mins(2)))).await.unwrap();
     let ids: Vec<_> = got.jobs.iter().map(|j| j.job.id.clone()).collect();
@@ -228,7 +248,8 @@ async fn lists_counts_and_diagnostics_read_the_tables() {
         store.job_insert(&job("log")).await.unwrap();
     }
     store.job_insert(&NewJob { execution_id: Some("gone".into()), ..job("orphan") }).await.unwrap();
-    let page = store.job_list(&JobFilter { handler_type: Some("log".into()), size: 2, ..Default::default() }).await.unwrap();
+    let page =
+        store.job_list(&JobFilter { handler_type: Some("log".into()), size: 2, ..Default::default() }).await.unwrap();
     assert_eq!((page.total, page.data.len(), page.size), (3, 2, 2));
     let t0 = store.db_now().await.unwrap();
     store.job_acquire(&acquire("n1", 1, Some(t0))).await.unwrap();
@@ -247,7 +268,13 @@ async fn nodes_heartbeat_and_dead_nodes_lose_their_leases() {
     store.node_heartbeat(&NodeRegistration { id: "n2".into(), ..node.clone() }).await.unwrap();
     let j = store.job_insert(&job("log")).await.unwrap();
     store.job_acquire(&acquire("n1", 1, None)).await.unwrap();
-    store.sql_execute("UPDATE KAIROS_NODE SET HEARTBEAT_ = HEARTBEAT_ - interval '1 minute' WHERE ID_ = ?", &[SqlValue::Text("n1".into())]).await.unwrap();
+    store
+        .sql_execute(
+            "UPDATE KAIROS_NODE SET HEARTBEAT_ = HEARTBEAT_ - interval '1 minute' WHERE ID_ = ?",
+            &[SqlValue::Text("n1".into())],
+        )
+        .await
+        .unwrap();
     assert_eq!(store.node_reap_dead(SignedDuration::from_secs(30)).await.unwrap(), vec!["n1".to_string()]);
     let taken = store.job_acquire(&acquire("n2", 1, None)).await.unwrap();
     assert_eq!(taken.jobs[0].job.id, j.id);
@@ -280,13 +307,21 @@ async fn operator_sql_binds_question_marks_and_decodes_by_type() {
     assert_eq!(r[4], SqlValue::Float(1.5));
     assert_eq!(r[5], SqlValue::Text("?".into()));
     assert!(matches!(r[7], SqlValue::Text(_)), "a date is read as text");
-    let n = store.sql_execute("UPDATE ACT_RU_JOB SET RETRIES_ = ? WHERE ID_ = ?", &[SqlValue::Int(5), SqlValue::Text(j.id)]).await.unwrap();
+    let n = store
+        .sql_execute("UPDATE ACT_RU_JOB SET RETRIES_ = ? WHERE ID_ = ?", &[SqlValue::Int(5), SqlValue::Text(j.id)])
+        .await
+        .unwrap();
     assert_eq!(n, 1);
     // A NULL takes the type of where it is used, even a timestamp column.
     let n = store
         .sql_execute(
             "INSERT INTO ACT_HI_PROCINST (ID_, PROC_INST_ID_, START_TIME_, END_TIME_) VALUES (?, ?, ?, ?)",
-            &[SqlValue::Text("p".into()), SqlValue::Text("p".into()), SqlValue::Timestamp(Timestamp::now()), SqlValue::Null],
+            &[
+                SqlValue::Text("p".into()),
+                SqlValue::Text("p".into()),
+                SqlValue::Timestamp(Timestamp::now()),
+                SqlValue::Null,
+            ],
         )
         .await
         .unwrap();
@@ -294,7 +329,10 @@ async fn operator_sql_binds_question_marks_and_decodes_by_type() {
     let e = store.sql_query("SELECT ?", &[]).await.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Invalid);
     // Seed 000 §4.5, verbatim.
-    let by_type = store.sql_query("SELECT TYPE_, COUNT(*), MAX(DUEDATE_), MIN(DUEDATE_) FROM ACT_RU_JOB GROUP BY TYPE_;", &[]).await.unwrap();
+    let by_type = store
+        .sql_query("SELECT TYPE_, COUNT(*), MAX(DUEDATE_), MIN(DUEDATE_) FROM ACT_RU_JOB GROUP BY TYPE_;", &[])
+        .await
+        .unwrap();
     assert_eq!(by_type[0][0], SqlValue::Text("message".into()));
 }
 

@@ -114,7 +114,11 @@ impl SqliteStore {
 
 /// Moves jobs whose expired lease was their last retry to the dead letters (docs/jobs.md: the
 /// abandoned attempt spent it, so they do not run again); returns their abandoned log rows.
-async fn dead_letter_exhausted(conn: &mut SqliteConnection, exhausted: &[Candidate], node: &str) -> Result<Vec<LogRow>> {
+async fn dead_letter_exhausted(
+    conn: &mut SqliteConnection,
+    exhausted: &[Candidate],
+    node: &str,
+) -> Result<Vec<LogRow>> {
     if exhausted.is_empty() {
         return Ok(Vec::new());
     }
@@ -165,7 +169,8 @@ async fn choose(w: &mut WriteTx<'_>, now: Timestamp, limit: usize) -> Result<Cho
                 choice.exhausted.push(c);
                 continue;
             }
-            if exclusive != 0 && let Some(k) = key
+            if exclusive != 0
+                && let Some(k) = key
                 && !keys.insert(k)
             {
                 continue;

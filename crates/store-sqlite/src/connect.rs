@@ -36,9 +36,7 @@ fn path_of(url: &str) -> Result<PathBuf> {
         invalid(format!("{url}: a SQLite store URL has the form sqlite://PATH (e.g. sqlite://kairos.db)"))
     })?;
     if path.contains('?') {
-        return Err(invalid(format!(
-            "{url}: URL options are not supported; kairos sets the SQLite pragmas itself"
-        )));
+        return Err(invalid(format!("{url}: URL options are not supported; kairos sets the SQLite pragmas itself")));
     }
     if path.is_empty() {
         return Err(invalid(format!("{url}: the database file path is missing (sqlite://PATH)")));

@@ -64,11 +64,8 @@ impl SqliteStore {
 async fn counts_on(conn: &mut SqliteConnection) -> Result<JobCounts> {
     const OP: &str = "job_counts";
     let now = to_text(now_on(conn, None, OP).await?)?;
-    let row = sqlx::query(include_str!("sql/job_counts.sql"))
-        .bind(now)
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(db_err(OP))?;
+    let row =
+        sqlx::query(include_str!("sql/job_counts.sql")).bind(now).fetch_one(&mut *conn).await.map_err(db_err(OP))?;
     Ok(JobCounts {
         executable: rows::count(&row, "EXECUTABLE_")?,
         waiting: rows::count(&row, "WAITING_")?,

@@ -88,11 +88,7 @@ pub(crate) async fn insert_log_rows(conn: &mut SqliteConnection, rows: &[LogRow]
         return Ok(());
     }
     let json = Value::Array(rows.iter().map(LogRow::to_json).collect::<Result<_>>()?).to_string();
-    sqlx::query(include_str!("sql/job_log_insert.sql"))
-        .bind(json)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_err(op))?;
+    sqlx::query(include_str!("sql/job_log_insert.sql")).bind(json).execute(&mut *conn).await.map_err(db_err(op))?;
     Ok(())
 }
 

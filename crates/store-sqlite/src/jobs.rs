@@ -17,7 +17,12 @@ use sqlx::SqliteConnection;
 const INSERT_CHUNK: usize = 500;
 
 /// Picks the statement for one of the three job tables (table names cannot be bound).
-pub(crate) fn per_table(table: JobTable, runtime: &'static str, dead_letter: &'static str, suspended: &'static str) -> &'static str {
+pub(crate) fn per_table(
+    table: JobTable,
+    runtime: &'static str,
+    dead_letter: &'static str,
+    suspended: &'static str,
+) -> &'static str {
     match table {
         JobTable::Runtime => runtime,
         JobTable::DeadLetter => dead_letter,

@@ -82,13 +82,13 @@ impl SqliteStore {
 }
 
 /// The instant a transaction works at: `pinned` (tests) or the database clock, read on `conn`.
-pub(crate) async fn now_on(conn: &mut SqliteConnection, pinned: Option<Timestamp>, op: &'static str) -> Result<Timestamp> {
+pub(crate) async fn now_on(
+    conn: &mut SqliteConnection,
+    pinned: Option<Timestamp>,
+    op: &'static str,
+) -> Result<Timestamp> {
     let pinned = time::opt_to_text(pinned)?;
-    let row = sqlx::query(include_str!("sql/now.sql"))
-        .bind(pinned)
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(db_err(op))?;
+    let row = sqlx::query(include_str!("sql/now.sql")).bind(pinned).fetch_one(&mut *conn).await.map_err(db_err(op))?;
     rows::instant(&row, "NOW_")
 }
 

@@ -128,8 +128,9 @@ pub(crate) fn jobs_from_json(text: &str) -> Result<Vec<Job>> {
         serde_json::from_str(text).map_err(|e| corrupt(format!("job rows as JSON cannot be read: {e}")))?;
     rows.into_iter()
         .map(|j| {
-            let job_type = JobType::parse(&j.job_type)
-                .ok_or_else(|| corrupt(format!("job {} has TYPE_ {:?}, which kairos does not know", j.id, j.job_type)))?;
+            let job_type = JobType::parse(&j.job_type).ok_or_else(|| {
+                corrupt(format!("job {} has TYPE_ {:?}, which kairos does not know", j.id, j.job_type))
+            })?;
             Ok(Job {
                 rev: j.rev,
                 job_type,

@@ -14,8 +14,7 @@ use std::fmt::Write as _;
 
 /// Rounds to the millisecond, the precision of every stored instant.
 pub(crate) fn round_ms(t: Timestamp) -> Result<Timestamp> {
-    t.round(Unit::Millisecond)
-        .map_err(|e| Error::new(ErrorKind::Invalid, format!("instant {t} cannot be stored: {e}")))
+    t.round(Unit::Millisecond).map_err(|e| Error::new(ErrorKind::Invalid, format!("instant {t} cannot be stored: {e}")))
 }
 
 /// The stored text of an instant, rounded to the millisecond.
@@ -65,7 +64,8 @@ pub(crate) fn from_text(s: &str) -> Result<Timestamp> {
 }
 
 fn parse_canonical(b: &[u8]) -> Option<Timestamp> {
-    if b.len() != 23 || b[4] != b'-' || b[7] != b'-' || b[10] != b' ' || b[13] != b':' || b[16] != b':' || b[19] != b'.' {
+    if b.len() != 23 || b[4] != b'-' || b[7] != b'-' || b[10] != b' ' || b[13] != b':' || b[16] != b':' || b[19] != b'.'
+    {
         return None;
     }
     let num = |r: std::ops::Range<usize>| -> Option<i32> {

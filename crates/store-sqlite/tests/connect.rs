@@ -40,12 +40,23 @@ async fn operator_queries_decode_each_value_by_its_stored_type() {
     let store = SqliteStore::connect(&format!("sqlite://{}", dir.path().join("k.db").display())).await.unwrap();
     use kairos_store::SqlValue::*;
     let rows = store
-        .sql_query("SELECT 1.5, 2, 'x', NULL, x'00ff', ?, ?", &[Bool(true), Timestamp("2026-01-02T03:04:05.678Z".parse().unwrap())])
+        .sql_query(
+            "SELECT 1.5, 2, 'x', NULL, x'00ff', ?, ?",
+            &[Bool(true), Timestamp("2026-01-02T03:04:05.678Z".parse().unwrap())],
+        )
         .await
         .unwrap();
     assert_eq!(
         rows,
-        vec![vec![Float(1.5), Int(2), Text("x".into()), Null, Bytes(vec![0, 255]), Int(1), Text("2026-01-02 03:04:05.678".into())]]
+        vec![vec![
+            Float(1.5),
+            Int(2),
+            Text("x".into()),
+            Null,
+            Bytes(vec![0, 255]),
+            Int(1),
+            Text("2026-01-02 03:04:05.678".into())
+        ]]
     );
     let e = store.sql_query("SELEC 1", &[]).await.expect_err("a syntax error");
     assert_eq!(e.kind, ErrorKind::Invalid, "the operator's SQL is the operator's input: {e}");

@@ -9,9 +9,9 @@
 mod common;
 
 use common::TempStore;
+use jiff::SignedDuration;
 use kairos_core::{Completion, EnqueueRequest, NewJob};
 use kairos_store::{JobAcquireParams, JobCompletion, Store};
-use jiff::SignedDuration;
 use std::time::Instant;
 
 const JOBS: usize = 20_000;
@@ -38,7 +38,8 @@ async fn drain_sequential(store: &dyn Store, batch: u32) -> f64 {
     let (mut ta, mut tc) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
     loop {
         let t = Instant::now();
-        let params = JobAcquireParams { node: "bench".into(), limit: batch, lock_time: SignedDuration::from_mins(5), now: None };
+        let params =
+            JobAcquireParams { node: "bench".into(), limit: batch, lock_time: SignedDuration::from_mins(5), now: None };
         let acquired = store.job_acquire(&params).await.expect("acquire");
         ta += t.elapsed();
         if acquired.jobs.is_empty() {
@@ -82,7 +83,8 @@ async fn drain_pipelined(store: std::sync::Arc<TempStore>, batch: u32) -> f64 {
     };
     let start = Instant::now();
     loop {
-        let params = JobAcquireParams { node: "bench".into(), limit: batch, lock_time: SignedDuration::from_mins(5), now: None };
+        let params =
+            JobAcquireParams { node: "bench".into(), limit: batch, lock_time: SignedDuration::from_mins(5), now: None };
         let acquired = store.job_acquire(&params).await.expect("acquire");
         if acquired.jobs.is_empty() {
             break;

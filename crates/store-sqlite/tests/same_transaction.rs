@@ -11,9 +11,13 @@ use kairos_store_sqlite::{SqliteStore, job_insert_in};
 use std::time::Duration;
 
 fn ship(order: &str) -> NewJob {
-    EnqueueRequest { handler: "ship-order".into(), payload: Some(serde_json::json!({ "order": order })), ..Default::default() }
-        .validate(|_| true)
-        .expect("a valid request")
+    EnqueueRequest {
+        handler: "ship-order".into(),
+        payload: Some(serde_json::json!({ "order": order })),
+        ..Default::default()
+    }
+    .validate(|_| true)
+    .expect("a valid request")
 }
 
 async fn orders(store: &SqliteStore, id: &str) -> i64 {

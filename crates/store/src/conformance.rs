@@ -200,7 +200,13 @@ pub(crate) async fn must_get(store: &dyn Store, id: &str) -> Job {
 }
 
 /// Acquisition for `node` at the pinned instant `at` (or the database clock when `None`).
-pub(crate) async fn acquire(store: &dyn Store, node: &str, at: Option<Timestamp>, limit: u32, lock: SignedDuration) -> Acquired {
+pub(crate) async fn acquire(
+    store: &dyn Store,
+    node: &str,
+    at: Option<Timestamp>,
+    limit: u32,
+    lock: SignedDuration,
+) -> Acquired {
     store
         .job_acquire(&JobAcquireParams { node: node.to_string(), limit, lock_time: lock, now: at })
         .await
@@ -319,8 +325,5 @@ pub(crate) fn ts_of(v: &SqlValue) -> Option<Timestamp> {
 
 /// Asserts `t` is within a millisecond of `[lo, hi]` (stored instants are rounded to it).
 pub(crate) fn assert_between(what: &str, t: Timestamp, lo: Timestamp, hi: Timestamp) {
-    assert!(
-        t >= lo - millis(1) && t <= hi + millis(1),
-        "{what} = {t} should lie between {lo} and {hi}"
-    );
+    assert!(t >= lo - millis(1) && t <= hi + millis(1), "{what} = {t} should lie between {lo} and {hi}");
 }

@@ -94,10 +94,7 @@ impl RepeatCycle {
         let Some(due) = self.bounded(due)? else {
             return Ok(None);
         };
-        let rest = RepeatCycle {
-            repetitions,
-            ..self.clone()
-        };
+        let rest = RepeatCycle { repetitions, ..self.clone() };
         Ok(Some((rest, due)))
     }
 
@@ -170,10 +167,7 @@ fn step_fixed(base: Timestamp, len: i128, k: i128) -> Timestamp {
 
 fn parse_piece(s: &str) -> Result<RepeatCycle, Fail> {
     if s.is_empty() {
-        return Err(Fail::new(
-            0,
-            "empty repeating interval (expected e.g. R3/PT5M)",
-        ));
+        return Err(Fail::new(0, "empty repeating interval (expected e.g. R3/PT5M)"));
     }
     // Checked before splitting: `[Europe/Paris]` would otherwise be cut at its '/'.
     if let Some(at) = s.find('[') {
@@ -183,10 +177,7 @@ fn parse_piece(s: &str) -> Result<RepeatCycle, Fail> {
     let parts: Vec<(usize, &str)> = split_with_offsets(s, '/').collect();
     let repetitions = parse_repetitions(parts[0].1)?;
     if parts.len() == 1 {
-        return Err(Fail::new(
-            s.len(),
-            "missing period after the repetitions (e.g. R3/PT5M)",
-        ));
+        return Err(Fail::new(s.len(), "missing period after the repetitions (e.g. R3/PT5M)"));
     }
     if let Some(&(at, _)) = parts.get(4) {
         let msg = "too many '/'-separated parts (at most R/start/period/end)";
@@ -204,14 +195,12 @@ fn parse_piece(s: &str) -> Result<RepeatCycle, Fail> {
         rest.push((at + lead, piece, is_duration));
     }
     let duration = |(at, piece, _): (usize, &str, bool)| {
-        duration::parse_piece(piece).map_err(|f| {
-            Fail::new(f.at, format!("period {:?}: {}", clip(piece), f.reason)).shift(at)
-        })
+        duration::parse_piece(piece)
+            .map_err(|f| Fail::new(f.at, format!("period {:?}: {}", clip(piece), f.reason)).shift(at))
     };
     let instant = |(at, piece, _): (usize, &str, bool), role: &str| {
-        instant::parse_piece(piece).map_err(|f| {
-            Fail::new(f.at, format!("{role} {:?}: {}", clip(piece), f.reason)).shift(at)
-        })
+        instant::parse_piece(piece)
+            .map_err(|f| Fail::new(f.at, format!("{role} {:?}: {}", clip(piece), f.reason)).shift(at))
     };
     let kinds: Vec<bool> = rest.iter().map(|r| r.2).collect();
     let (start, period, end) = match kinds.as_slice() {
@@ -222,24 +211,14 @@ fn parse_piece(s: &str) -> Result<RepeatCycle, Fail> {
             let msg = "expected an end instant after the period, found another duration";
             return Err(Fail::new(rest[1].0, msg));
         }
-        [false, true, false] => (
-            Some(instant(rest[0], "start")?),
-            duration(rest[1])?,
-            Some(instant(rest[2], "end")?),
-        ),
+        [false, true, false] => (Some(instant(rest[0], "start")?), duration(rest[1])?, Some(instant(rest[2], "end")?)),
         _ => {
             // Point at the first part that is not what the full form expects.
             let expect = [false, true, false];
-            let i = kinds
-                .iter()
-                .zip(expect)
-                .position(|(k, e)| *k != e)
-                .unwrap_or(0);
+            let i = kinds.iter().zip(expect).position(|(k, e)| *k != e).unwrap_or(0);
             let msg = match (i, kinds.len()) {
                 (0, 1) => "missing period: expected a duration such as PT1H",
-                (_, 2) => {
-                    "missing period: start/end intervals are not supported; write R/start/period or R/period/end"
-                }
+                (_, 2) => "missing period: start/end intervals are not supported; write R/start/period or R/period/end",
                 (0, _) => "expected a start instant (or use R/period/end)",
                 (1, _) => "expected the period duration after the start instant",
                 _ => "expected an end instant after the period",
@@ -253,12 +232,7 @@ fn parse_piece(s: &str) -> Result<RepeatCycle, Fail> {
         let at = rest.last().map_or(0, |r| r.0);
         return Err(Fail::new(at, format!("end {end} is before start {start}")));
     }
-    Ok(RepeatCycle {
-        repetitions,
-        start,
-        period,
-        end,
-    })
+    Ok(RepeatCycle { repetitions, start, period, end })
 }
 
 /// Parses `R`, `R<n>` (n >= 1). `None` means unbounded.
@@ -276,17 +250,8 @@ fn parse_repetitions(head: &str) -> Result<Option<u32>, Fail> {
         return Ok(None);
     }
     match parse_u64(digits).and_then(|n| u32::try_from(n).ok()) {
-        None => Err(Fail::new(
-            1,
-            format!(
-                "repetition count {digits} is too large (at most {})",
-                u32::MAX
-            ),
-        )),
-        Some(0) => Err(Fail::new(
-            1,
-            "R0 would never fire: use R1 or more, or R for unbounded",
-        )),
+        None => Err(Fail::new(1, format!("repetition count {digits} is too large (at most {})", u32::MAX))),
+        Some(0) => Err(Fail::new(1, "R0 would never fire: use R1 or more, or R for unbounded")),
         Some(n) => Ok(Some(n)),
     }
 }

@@ -51,9 +51,8 @@ impl IsoDuration {
     /// `t` plus this duration, computed in UTC. Errors when the result leaves
     /// the range jiff can represent.
     pub fn add_to(&self, t: Timestamp) -> Result<Timestamp, Error> {
-        self.add_times(t, 1).ok_or_else(|| Error::Overflow {
-            what: format!("{t} + {self} is outside the supported range"),
-        })
+        self.add_times(t, 1)
+            .ok_or_else(|| Error::Overflow { what: format!("{t} + {self} is outside the supported range") })
     }
 
     /// The exact length for durations without calendar units (Y/M/W/D). With
@@ -66,9 +65,8 @@ impl IsoDuration {
             let secs = self.time_nanos / NANOS_PER_SEC;
             let nanos = self.time_nanos % NANOS_PER_SEC;
             // Field limits bound the total far below i64::MAX seconds.
-            let secs = i64::try_from(secs).map_err(|_| Error::Overflow {
-                what: format!("{self} does not fit a signed duration"),
-            })?;
+            let secs = i64::try_from(secs)
+                .map_err(|_| Error::Overflow { what: format!("{self} does not fit a signed duration") })?;
             Ok(SignedDuration::new(secs, nanos as i32))
         }
     }
@@ -100,20 +98,8 @@ impl IsoDuration {
         let mut t = t;
         if self.has_calendar_units() {
             let [y, mo, w, d] = self.calendar.map(|v| v.checked_mul(k));
-            let span = Span::new()
-                .try_years(y?)
-                .ok()?
-                .try_months(mo?)
-                .ok()?
-                .try_weeks(w?)
-                .ok()?
-                .try_days(d?)
-                .ok()?;
-            t = t
-                .to_zoned(TimeZone::UTC)
-                .checked_add(span)
-                .ok()?
-                .timestamp();
+            let span = Span::new().try_years(y?).ok()?.try_months(mo?).ok()?.try_weeks(w?).ok()?.try_days(d?).ok()?;
+            t = t.to_zoned(TimeZone::UTC).checked_add(span).ok()?.timestamp();
         }
         let offset = self.time_nanos.checked_mul(i128::from(k))?;
         Timestamp::from_nanosecond(t.as_nanosecond().checked_add(offset)?).ok()
@@ -151,18 +137,11 @@ pub(crate) fn parse_piece(s: &str) -> Result<IsoDuration, Fail> {
         }
         let start = c.pos();
         if fraction_seen {
-            return Err(Fail::new(
-                start,
-                "only the last component may have a fraction",
-            ));
+            return Err(Fail::new(start, "only the last component may have a fraction"));
         }
         let digits = c.digits();
         if digits.is_empty() {
-            let want = if in_time {
-                "a number"
-            } else {
-                "a number or 'T'"
-            };
+            let want = if in_time { "a number" } else { "a number or 'T'" };
             return Err(c.unexpected(want));
         }
         let mut frac_nanos: Option<i128> = None;
@@ -173,10 +152,7 @@ pub(crate) fn parse_piece(s: &str) -> Result<IsoDuration, Fail> {
                 return Err(c.unexpected("digits after the decimal separator"));
             }
             if frac.len() > 9 {
-                return Err(Fail::new(
-                    sep + 10,
-                    "at most 9 fractional digits are supported",
-                ));
+                return Err(Fail::new(sep + 10, "at most 9 fractional digits are supported"));
             }
             let padded = format!("{frac:0<9}");
             frac_nanos = parse_u64(&padded).map(i128::from);
@@ -185,15 +161,9 @@ pub(crate) fn parse_piece(s: &str) -> Result<IsoDuration, Fail> {
         let unit_at = c.pos();
         let Some(unit) = c.eat_any(b"YMWDHS") else {
             if c.at_end() {
-                return Err(Fail::new(
-                    unit_at,
-                    format!("missing unit after number {digits}"),
-                ));
+                return Err(Fail::new(unit_at, format!("missing unit after number {digits}")));
             }
-            return Err(Fail::new(
-                unit_at,
-                format!("unknown unit {}", describe_at(s, unit_at)),
-            ));
+            return Err(Fail::new(unit_at, format!("unknown unit {}", describe_at(s, unit_at))));
         };
         let unit_char = unit as char;
         let index = match (in_time, unit) {
@@ -214,22 +184,16 @@ pub(crate) fn parse_piece(s: &str) -> Result<IsoDuration, Fail> {
             }
         };
         if index < next_unit {
-            let msg = format!(
-                "unit '{unit_char}' is repeated or out of order (expected Y, M, W, D, then T and H, M, S)"
-            );
+            let msg =
+                format!("unit '{unit_char}' is repeated or out of order (expected Y, M, W, D, then T and H, M, S)");
             return Err(Fail::new(unit_at, msg));
         }
         next_unit = index + 1;
         if frac_nanos.is_some() && index < 4 {
-            return Err(Fail::new(
-                sep,
-                "fractions are only allowed on hours, minutes or seconds",
-            ));
+            return Err(Fail::new(sep, "fractions are only allowed on hours, minutes or seconds"));
         }
         let too_big = || Fail::new(start, format!("{digits}{unit_char} is out of range"));
-        let value = parse_u64(digits)
-            .and_then(|v| i64::try_from(v).ok())
-            .ok_or_else(too_big)?;
+        let value = parse_u64(digits).and_then(|v| i64::try_from(v).ok()).ok_or_else(too_big)?;
         let unit_secs: i128 = match index {
             4 => 3600,
             5 => 60,
@@ -258,11 +222,7 @@ pub(crate) fn parse_piece(s: &str) -> Result<IsoDuration, Fail> {
         components += 1;
     }
     if components == 0 {
-        let want = if in_time {
-            "a number after 'T'"
-        } else {
-            "at least one component (e.g. PT5M or P1D)"
-        };
+        let want = if in_time { "a number after 'T'" } else { "at least one component (e.g. PT5M or P1D)" };
         return Err(c.unexpected(want));
     }
     if in_time && next_unit == 4 {
@@ -272,12 +232,7 @@ pub(crate) fn parse_piece(s: &str) -> Result<IsoDuration, Fail> {
         return Err(Fail::new(0, "zero-length durations are not allowed"));
     }
     let text = s.to_ascii_uppercase().replace(',', ".");
-    Ok(IsoDuration {
-        span,
-        text,
-        calendar,
-        time_nanos,
-    })
+    Ok(IsoDuration { span, text, calendar, time_nanos })
 }
 
 impl PartialEq for IsoDuration {

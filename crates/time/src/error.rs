@@ -20,32 +20,16 @@ const MAX_INPUT_IN_ERROR: usize = 120;
 pub enum Error {
     /// An ISO 8601 duration such as `PT5M` was malformed or out of range.
     #[error("invalid ISO 8601 duration {input:?} at position {position}: {reason}")]
-    InvalidDuration {
-        input: String,
-        position: usize,
-        reason: String,
-    },
+    InvalidDuration { input: String, position: usize, reason: String },
     /// A repeating interval (`R3/PT5M`, `R/<start>/P1D/<end>`) was malformed.
     #[error("invalid ISO 8601 repeating interval {input:?} at position {position}: {reason}")]
-    InvalidCycle {
-        input: String,
-        position: usize,
-        reason: String,
-    },
+    InvalidCycle { input: String, position: usize, reason: String },
     /// A failedJobRetryTimeCycle (`R5/PT10M` or `PT1M,PT5M`) was malformed.
     #[error("invalid retry cycle {input:?} at position {position}: {reason}")]
-    InvalidRetryCycle {
-        input: String,
-        position: usize,
-        reason: String,
-    },
+    InvalidRetryCycle { input: String, position: usize, reason: String },
     /// An RFC 3339 instant was malformed, lacked an offset, or was out of range.
     #[error("invalid instant {input:?} at position {position}: {reason}")]
-    InvalidInstant {
-        input: String,
-        position: usize,
-        reason: String,
-    },
+    InvalidInstant { input: String, position: usize, reason: String },
     /// Date arithmetic left the range jiff can represent (years -9999..=9999).
     /// This is an error rather than a silent clamp because a clamped due date
     /// would fire at a wrong, arbitrary instant.
@@ -72,10 +56,7 @@ pub(crate) struct Fail {
 
 impl Fail {
     pub(crate) fn new(at: usize, reason: impl Into<String>) -> Self {
-        Fail {
-            at,
-            reason: reason.into(),
-        }
+        Fail { at, reason: reason.into() }
     }
 
     /// Moves the offset by `by` bytes: used when a sub-parser ran on a slice
@@ -91,26 +72,10 @@ impl Fail {
         let input = clip(input);
         let reason = self.reason;
         match kind {
-            Kind::Duration => Error::InvalidDuration {
-                input,
-                position,
-                reason,
-            },
-            Kind::Cycle => Error::InvalidCycle {
-                input,
-                position,
-                reason,
-            },
-            Kind::Retry => Error::InvalidRetryCycle {
-                input,
-                position,
-                reason,
-            },
-            Kind::Instant => Error::InvalidInstant {
-                input,
-                position,
-                reason,
-            },
+            Kind::Duration => Error::InvalidDuration { input, position, reason },
+            Kind::Cycle => Error::InvalidCycle { input, position, reason },
+            Kind::Retry => Error::InvalidRetryCycle { input, position, reason },
+            Kind::Instant => Error::InvalidInstant { input, position, reason },
         }
     }
 }

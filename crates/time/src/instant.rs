@@ -27,10 +27,7 @@ pub fn parse_instant(s: &str) -> Result<Timestamp, Error> {
 /// Parses an already-trimmed instant; offsets in the error are relative to `s`.
 pub(crate) fn parse_piece(s: &str) -> Result<Timestamp, Fail> {
     if s.is_empty() {
-        return Err(Fail::new(
-            0,
-            "empty instant (expected e.g. 2026-01-01T08:00:00Z)",
-        ));
+        return Err(Fail::new(0, "empty instant (expected e.g. 2026-01-01T08:00:00Z)"));
     }
     let mut c = Cursor::new(s);
     let year_at = c.pos();
@@ -60,11 +57,7 @@ pub(crate) fn parse_piece(s: &str) -> Result<Timestamp, Fail> {
     let minute_at = c.pos();
     let minute = c.fixed(2, "minute")?;
     let second_at = c.pos() + 1;
-    let second = if c.eat(b':') {
-        c.fixed(2, "second")?
-    } else {
-        0
-    };
+    let second = if c.eat(b':') { c.fixed(2, "second")? } else { 0 };
     let mut nanos = 0;
     if c.eat_any(b".,").is_some() {
         let frac_at = c.pos();
@@ -73,10 +66,7 @@ pub(crate) fn parse_piece(s: &str) -> Result<Timestamp, Fail> {
             return Err(c.unexpected("digits after the decimal separator"));
         }
         if frac.len() > 9 {
-            return Err(Fail::new(
-                frac_at + 9,
-                "at most 9 fractional digits are supported",
-            ));
+            return Err(Fail::new(frac_at + 9, "at most 9 fractional digits are supported"));
         }
         nanos = parse_u64(&format!("{frac:0<9}")).unwrap_or(0) as i32;
     }
@@ -93,16 +83,10 @@ pub(crate) fn parse_piece(s: &str) -> Result<Timestamp, Fail> {
         let mm_at = c.pos();
         let mm = c.fixed(2, "offset minutes")?;
         if hh > 23 {
-            return Err(Fail::new(
-                hh_at,
-                format!("offset hours {hh:02} out of range 00..=23"),
-            ));
+            return Err(Fail::new(hh_at, format!("offset hours {hh:02} out of range 00..=23")));
         }
         if mm > 59 {
-            return Err(Fail::new(
-                mm_at,
-                format!("offset minutes {mm:02} out of range 00..=59"),
-            ));
+            return Err(Fail::new(mm_at, format!("offset minutes {mm:02} out of range 00..=59")));
         }
         let secs = (hh * 3600 + mm * 60) as i32;
         if sign == b'-' { -secs } else { secs }
@@ -111,67 +95,34 @@ pub(crate) fn parse_piece(s: &str) -> Result<Timestamp, Fail> {
     };
     if !c.at_end() {
         if c.peek() == Some(b'[') {
-            let msg = "time zone annotations like [Europe/Paris] are not supported; the offset already fixes the instant";
+            let msg =
+                "time zone annotations like [Europe/Paris] are not supported; the offset already fixes the instant";
             return Err(Fail::new(c.pos(), msg));
         }
         return Err(c.unexpected("end of instant"));
     }
 
     if !(-9999..=9999).contains(&year) {
-        return Err(Fail::new(
-            year_at,
-            format!("year {year} out of range -9999..=9999"),
-        ));
+        return Err(Fail::new(year_at, format!("year {year} out of range -9999..=9999")));
     }
     if !(1..=12).contains(&month) {
-        return Err(Fail::new(
-            month_at,
-            format!("month {month:02} out of range 01..=12"),
-        ));
+        return Err(Fail::new(month_at, format!("month {month:02} out of range 01..=12")));
     }
     if hour > 23 {
-        return Err(Fail::new(
-            hour_at,
-            format!("hour {hour:02} out of range 00..=23"),
-        ));
+        return Err(Fail::new(hour_at, format!("hour {hour:02} out of range 00..=23")));
     }
     if minute > 59 {
-        return Err(Fail::new(
-            minute_at,
-            format!("minute {minute:02} out of range 00..=59"),
-        ));
+        return Err(Fail::new(minute_at, format!("minute {minute:02} out of range 00..=59")));
     }
     if second > 60 {
-        return Err(Fail::new(
-            second_at,
-            format!("second {second:02} out of range 00..=60"),
-        ));
+        return Err(Fail::new(second_at, format!("second {second:02} out of range 00..=60")));
     }
     let second = second.min(59);
     // All casts below are in range: checked just above.
-    let dt = DateTime::new(
-        year as i16,
-        month as i8,
-        day as i8,
-        hour as i8,
-        minute as i8,
-        second as i8,
-        nanos,
-    )
-    .map_err(|_| {
-        Fail::new(
-            day_at,
-            format!("day {day:02} does not exist in {year:04}-{month:02}"),
-        )
-    })?;
-    let offset = Offset::from_seconds(offset_secs)
-        .map_err(|_| Fail::new(offset_at, "UTC offset out of range"))?;
-    offset.to_timestamp(dt).map_err(|_| {
-        Fail::new(
-            0,
-            "instant is outside the supported range (years -9999..=9999)",
-        )
-    })
+    let dt = DateTime::new(year as i16, month as i8, day as i8, hour as i8, minute as i8, second as i8, nanos)
+        .map_err(|_| Fail::new(day_at, format!("day {day:02} does not exist in {year:04}-{month:02}")))?;
+    let offset = Offset::from_seconds(offset_secs).map_err(|_| Fail::new(offset_at, "UTC offset out of range"))?;
+    offset.to_timestamp(dt).map_err(|_| Fail::new(0, "instant is outside the supported range (years -9999..=9999)"))
 }
 
 #[cfg(test)]

@@ -65,24 +65,17 @@ impl RetryCycle {
 
 fn parse_piece(s: &str) -> Result<RetryCycle, Fail> {
     if s.is_empty() {
-        return Err(Fail::new(
-            0,
-            "empty retry cycle (expected e.g. R5/PT10M or PT1M,PT5M)",
-        ));
+        return Err(Fail::new(0, "empty retry cycle (expected e.g. R5/PT10M or PT1M,PT5M)"));
     }
     let wait = |at: usize, piece: &str, what: &str| {
-        duration::parse_piece(piece).map_err(|f| {
-            Fail::new(f.at, format!("{what} {:?}: {}", clip(piece), f.reason)).shift(at)
-        })
+        duration::parse_piece(piece)
+            .map_err(|f| Fail::new(f.at, format!("{what} {:?}: {}", clip(piece), f.reason)).shift(at))
     };
     if s.as_bytes()[0].eq_ignore_ascii_case(&b'R') {
         let parts: Vec<(usize, &str)> = split_with_offsets(s, '/').collect();
         let retries = parse_count(parts[0].1)?;
         let Some(&(at, raw)) = parts.get(1) else {
-            return Err(Fail::new(
-                s.len(),
-                "missing wait after the retry count (e.g. R5/PT10M)",
-            ));
+            return Err(Fail::new(s.len(), "missing wait after the retry count (e.g. R5/PT10M)"));
         };
         if let Some(&(extra, _)) = parts.get(2) {
             let msg = "expected R<count>/<duration>: start and end instants are not supported for retries";
@@ -90,33 +83,23 @@ fn parse_piece(s: &str) -> Result<RetryCycle, Fail> {
         }
         let (lead, piece) = trim_with_offset(raw);
         if piece.is_empty() {
-            return Err(Fail::new(
-                at,
-                "missing wait after the retry count (e.g. R5/PT10M)",
-            ));
+            return Err(Fail::new(at, "missing wait after the retry count (e.g. R5/PT10M)"));
         }
         let wait = wait(at + lead, piece, "wait")?;
-        return Ok(RetryCycle {
-            form: Form::Repeat { retries, wait },
-        });
+        return Ok(RetryCycle { form: Form::Repeat { retries, wait } });
     }
     let mut waits = Vec::new();
     for (i, (at, raw)) in split_with_offsets(s, ',').enumerate() {
         let (lead, piece) = trim_with_offset(raw);
         if piece.is_empty() {
-            return Err(Fail::new(
-                at,
-                format!("entry {} of the list is empty", i + 1),
-            ));
+            return Err(Fail::new(at, format!("entry {} of the list is empty", i + 1)));
         }
         waits.push(wait(at + lead, piece, &format!("entry {}", i + 1))?);
     }
     if u32::try_from(waits.len()).is_err() {
         return Err(Fail::new(0, "too many entries in the list"));
     }
-    Ok(RetryCycle {
-        form: Form::List(waits),
-    })
+    Ok(RetryCycle { form: Form::List(waits) })
 }
 
 /// Parses `R<n>`; unbounded `R` is rejected, `R0` is fine.
@@ -134,12 +117,7 @@ fn parse_count(head: &str) -> Result<u32, Fail> {
     }
     parse_u64(digits)
         .and_then(|n| u32::try_from(n).ok())
-        .ok_or_else(|| {
-            Fail::new(
-                1,
-                format!("retry count {digits} is too large (at most {})", u32::MAX),
-            )
-        })
+        .ok_or_else(|| Fail::new(1, format!("retry count {digits} is too large (at most {})", u32::MAX)))
 }
 
 impl FromStr for RetryCycle {

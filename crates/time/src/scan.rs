@@ -28,11 +28,7 @@ impl<'a> Cursor<'a> {
     /// The next byte if it is ASCII; non-ASCII is reported as `None` so callers
     /// treat it like any other unexpected character.
     pub(crate) fn peek(&self) -> Option<u8> {
-        self.s
-            .as_bytes()
-            .get(self.pos)
-            .copied()
-            .filter(u8::is_ascii)
+        self.s.as_bytes().get(self.pos).copied().filter(u8::is_ascii)
     }
 
     /// Consumes `c` (ASCII, case-insensitive) if it is next.
@@ -70,15 +66,8 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         let run = self.digits();
         if run.len() != n {
-            let found = if run.is_empty() {
-                crate::error::describe_at(self.s, start)
-            } else {
-                format!("{run:?}")
-            };
-            return Err(Fail::new(
-                start,
-                format!("expected {n}-digit {what}, found {found}"),
-            ));
+            let found = if run.is_empty() { crate::error::describe_at(self.s, start) } else { format!("{run:?}") };
+            return Err(Fail::new(start, format!("expected {n}-digit {what}, found {found}")));
         }
         Ok(run.bytes().fold(0, |acc, b| acc * 10 + u32::from(b - b'0')))
     }
@@ -98,11 +87,7 @@ impl<'a> Cursor<'a> {
 
     /// Fails unless the next byte is `c`, naming `what` was expected.
     pub(crate) fn expect(&mut self, c: u8, what: &str) -> Result<(), Fail> {
-        if self.eat(c) {
-            Ok(())
-        } else {
-            Err(self.unexpected(what))
-        }
+        if self.eat(c) { Ok(()) } else { Err(self.unexpected(what)) }
     }
 
     /// A failure at the cursor: "expected X, found 'Y'".
@@ -115,9 +100,7 @@ impl<'a> Cursor<'a> {
 /// Parses an all-digit string into `u64`, or `None` when it does not fit.
 /// Callers turn `None` into a positioned "too large" error.
 pub(crate) fn parse_u64(digits: &str) -> Option<u64> {
-    digits.bytes().try_fold(0u64, |acc, b| {
-        acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))
-    })
+    digits.bytes().try_fold(0u64, |acc, b| acc.checked_mul(10)?.checked_add(u64::from(b - b'0')))
 }
 
 /// Splits `s` on `sep`, yielding each piece with its byte offset in `s`.

@@ -100,21 +100,9 @@ fn generate(rng: &mut Rng) -> String {
         3 => {
             // A valid seed with random case and padding: exercises acceptance.
             let seed = rng.pick(SEEDS);
-            let body: String = seed
-                .chars()
-                .map(|c| {
-                    if rng.below(2) == 0 {
-                        c.to_ascii_lowercase()
-                    } else {
-                        c
-                    }
-                })
-                .collect();
-            format!(
-                "{}{body}{}",
-                rng.pick(&["", " ", "\t"]),
-                rng.pick(&["", " ", "\n"])
-            )
+            let body: String =
+                seed.chars().map(|c| if rng.below(2) == 0 { c.to_ascii_lowercase() } else { c }).collect();
+            format!("{}{body}{}", rng.pick(&["", " ", "\t"]), rng.pick(&["", " ", "\n"]))
         }
         0 => (0..rng.below(12)).map(|_| rng.pick(TOKENS)).collect(),
         1 => {
@@ -122,21 +110,15 @@ fn generate(rng: &mut Rng) -> String {
             for _ in 0..=rng.below(3) {
                 let at = rng.below(chars.len() + 1);
                 match rng.below(3) {
-                    0 => chars
-                        .splice(at..at, rng.pick(TOKENS).chars())
-                        .for_each(drop),
+                    0 => chars.splice(at..at, rng.pick(TOKENS).chars()).for_each(drop),
                     1 if at < chars.len() => drop(chars.remove(at)),
-                    _ if at < chars.len() => {
-                        chars[at] = rng.pick(TOKENS).chars().next().unwrap_or('?')
-                    }
+                    _ if at < chars.len() => chars[at] = rng.pick(TOKENS).chars().next().unwrap_or('?'),
                     _ => chars.push('/'),
                 }
             }
             chars.into_iter().collect()
         }
-        _ => (0..rng.below(16))
-            .map(|_| char::from_u32(rng.next() as u32 % 0x3_0000).unwrap_or('\u{FFFD}'))
-            .collect(),
+        _ => (0..rng.below(16)).map(|_| char::from_u32(rng.next() as u32 % 0x3_0000).unwrap_or('\u{FFFD}')).collect(),
     }
 }
 
@@ -150,10 +132,7 @@ fn check_error(input: &str, e: &Error) {
         | Error::InvalidInstant { position, .. } => *position,
         Error::Overflow { .. } => return,
     };
-    assert!(
-        position >= 1 && position <= input.chars().count() + 1,
-        "{input:?}: {shown}"
-    );
+    assert!(position >= 1 && position <= input.chars().count() + 1, "{input:?}: {shown}");
 }
 
 fn instants() -> [Timestamp; 5] {
@@ -251,8 +230,6 @@ fn extreme_inputs_are_rejected_not_panicking() {
         assert_eq!(exercise(input), 0, "{input:?}");
     }
     // Errors copy at most a short prefix of huge inputs.
-    let e = IsoDuration::parse(&"P".repeat(10_000))
-        .unwrap_err()
-        .to_string();
+    let e = IsoDuration::parse(&"P".repeat(10_000)).unwrap_err().to_string();
     assert!(e.len() < 400, "{e}");
 }

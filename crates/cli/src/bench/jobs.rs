@@ -10,12 +10,12 @@
 //! case), then T timers due evenly over the spread, starting 2 s later, and measures how late
 //! each fires.
 
-use super::{count, percentile_ms, prepare, recorder::micros_to_ms, Recorder, BENCH_TENANT};
+use super::{BENCH_TENANT, Recorder, count, percentile_ms, prepare, recorder::micros_to_ms};
 use crate::cli::{BenchJobsArgs, GlobalArgs};
 use crate::exit::{CliError, SUCCESS};
 use crate::output;
 use indicatif::{ProgressBar, ProgressStyle};
-use kairos::{handler_fn, Engine, EnqueueRequest, JobContext};
+use kairos::{Engine, EnqueueRequest, JobContext, handler_fn};
 use kairos_store::{SqlValue, Store};
 use serde::Serialize;
 use std::sync::Arc;
@@ -119,7 +119,8 @@ async fn measure(engine: &Engine, a: &BenchJobsArgs, recorder: &Recorder) -> Res
         enqueue(engine, a.timers, a.chunk, "timers", |i| request(Some(due_in(i)))).await?;
         wait_calls(recorder, a.timers, TIMER_LEAD + spread + TIMER_SLACK, "timers").await?;
         let timers = recorder.sorted_samples();
-        (p50, p99, max) = (percentile_ms(&timers, 50.0), percentile_ms(&timers, 99.0), timers.last().copied().map(micros_to_ms));
+        (p50, p99, max) =
+            (percentile_ms(&timers, 50.0), percentile_ms(&timers, 99.0), timers.last().copied().map(micros_to_ms));
     }
     Ok(Report {
         store: store.backend().as_str(),
@@ -143,7 +144,13 @@ fn request(due_in: Option<String>) -> EnqueueRequest {
 }
 
 /// Enqueues `n` jobs in transactions of `chunk`, with a progress bar.
-async fn enqueue(engine: &Engine, n: u64, chunk: u32, what: &str, make: impl Fn(u64) -> EnqueueRequest) -> Result<(), CliError> {
+async fn enqueue(
+    engine: &Engine,
+    n: u64,
+    chunk: u32,
+    what: &str,
+    make: impl Fn(u64) -> EnqueueRequest,
+) -> Result<(), CliError> {
     let bar = progress(n, what);
     let mut i = 0;
     while i < n {
@@ -183,7 +190,9 @@ async fn wait_committed(store: &dyn Store, timeout: Duration) -> Result<(), CliE
             return Ok(());
         }
         if Instant::now() >= deadline {
-            return Err(CliError::failure(format!("drain: every handler ran, but {left} jobs are still in ACT_RU_JOB")));
+            return Err(CliError::failure(format!(
+                "drain: every handler ran, but {left} jobs are still in ACT_RU_JOB"
+            )));
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

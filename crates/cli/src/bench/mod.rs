@@ -4,7 +4,7 @@
 pub mod jobs;
 mod recorder;
 
-pub use recorder::{percentile_ms, Recorder};
+pub use recorder::{Recorder, percentile_ms};
 
 use crate::exit::CliError;
 use kairos_store::{SqlValue, Store};

@@ -2,8 +2,8 @@
 //! on the database clock), and a wake-up when the expected number of calls is reached.
 
 use jiff::Timestamp;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::Notify;
 

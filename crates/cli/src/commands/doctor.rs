@@ -8,7 +8,7 @@ use super::open_engine;
 use crate::cli::{DoctorArgs, GlobalArgs};
 use crate::exit::{CliError, FINDINGS, SUCCESS};
 use crate::output;
-use kairos::doctor::{diagnose, DoctorQuery, Severity};
+use kairos::doctor::{DoctorQuery, Severity, diagnose};
 
 pub async fn run(global: &GlobalArgs, args: DoctorArgs) -> Result<u8, CliError> {
     let engine = open_engine(&global.db).await?;

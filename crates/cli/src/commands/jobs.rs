@@ -1,9 +1,11 @@
 //! `kairos jobs`: list, enqueue, retry, stacktrace, delete, log (SPEC J4, J12, J13).
 
 use super::open_engine;
-use crate::cli::{DeleteArgs, EnqueueArgs, GlobalArgs, IdArg, JobTypeArg, JobsArgs, JobsCommand, ListArgs, LogArgs, RetryArgs};
+use crate::cli::{
+    DeleteArgs, EnqueueArgs, GlobalArgs, IdArg, JobTypeArg, JobsArgs, JobsCommand, ListArgs, LogArgs, RetryArgs,
+};
 use crate::exit::{CliError, SUCCESS};
-use crate::output::{self, cell, instant, JobJson, JobLogJson, Table};
+use crate::output::{self, JobJson, JobLogJson, Table, cell, instant};
 use kairos::{EnqueueRequest, JobTable, JobType};
 use kairos_store::{ErrorKind, JobFilter, JobLogFilter, Page};
 
@@ -90,7 +92,9 @@ async fn retry(global: &GlobalArgs, a: RetryArgs) -> Result<u8, CliError> {
     }
     let engine = open_engine(&global.db).await?;
     let job = engine.store().deadletter_move(&a.id, a.retries).await.map_err(|e| match e.kind {
-        ErrorKind::NotFound => CliError::bad_input(format!("dead letter {} does not exist (kairos jobs --dead lists them)", a.id)),
+        ErrorKind::NotFound => {
+            CliError::bad_input(format!("dead letter {} does not exist (kairos jobs --dead lists them)", a.id))
+        }
         _ => e.into(),
     })?;
     if global.json {
@@ -108,7 +112,9 @@ async fn stacktrace(global: &GlobalArgs, a: IdArg) -> Result<u8, CliError> {
         match engine.store().job_stacktrace(table, &a.id).await {
             Ok(Some(trace)) => {
                 if global.json {
-                    output::json(&serde_json::json!({ "jobId": a.id, "table": table.table_name(), "stacktrace": trace }))?;
+                    output::json(
+                        &serde_json::json!({ "jobId": a.id, "table": table.table_name(), "stacktrace": trace }),
+                    )?;
                 } else {
                     output::emit(&format!("{}\n", trace.trim_end()))?;
                 }
@@ -116,7 +122,9 @@ async fn stacktrace(global: &GlobalArgs, a: IdArg) -> Result<u8, CliError> {
             }
             Ok(None) => {
                 if global.json {
-                    output::json(&serde_json::json!({ "jobId": a.id, "table": table.table_name(), "stacktrace": null }))?;
+                    output::json(
+                        &serde_json::json!({ "jobId": a.id, "table": table.table_name(), "stacktrace": null }),
+                    )?;
                 } else {
                     eprintln!("job {} ({}) has no stored exception", a.id, table.table_name());
                 }
@@ -150,7 +158,8 @@ async fn delete(global: &GlobalArgs, a: DeleteArgs) -> Result<u8, CliError> {
 
 async fn log(global: &GlobalArgs, a: LogArgs) -> Result<u8, CliError> {
     let engine = open_engine(&global.db).await?;
-    let filter = JobLogFilter { job_id: a.job, process_instance_id: a.instance, start: a.page.start, size: a.page.size };
+    let filter =
+        JobLogFilter { job_id: a.job, process_instance_id: a.instance, start: a.page.start, size: a.page.size };
     let page = engine.store().job_log_list(&filter).await?;
     if global.json {
         return output::json(&output::page_json(&page, JobLogJson::from)).map(|_| SUCCESS);

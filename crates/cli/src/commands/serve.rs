@@ -19,7 +19,8 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .map_err(|e| CliError::failure(format!("cannot listen on {}: {e}", args.listen)))?;
-    let addr = listener.local_addr().map_err(|e| CliError::failure(format!("cannot read the listening address: {e}")))?;
+    let addr =
+        listener.local_addr().map_err(|e| CliError::failure(format!("cannot read the listening address: {e}")))?;
     engine.start().await?;
     print_ready(global, &engine, &args, addr)?;
 
@@ -50,7 +51,8 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
         std::process::exit(i32::from(FAILURE));
     });
     // Open HTTP connections get the same grace as jobs, plus a moment; then they are dropped.
-    let (_, served) = tokio::join!(engine.shutdown(grace), tokio::time::timeout(grace + Duration::from_secs(2), server));
+    let (_, served) =
+        tokio::join!(engine.shutdown(grace), tokio::time::timeout(grace + Duration::from_secs(2), server));
     match served {
         Ok(Ok(Err(e))) => tracing::warn!(error = %e, "the HTTP server ended with an error"),
         Err(_) => tracing::warn!("HTTP connections still open after the grace period were dropped"),
@@ -74,7 +76,8 @@ async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, C
     if let Some(d) = args.lock_time {
         builder = builder.lock_time(d);
     }
-    let (poll, batch, heartbeat, dead_after) = (args.poll_interval, args.acquire_batch, args.heartbeat_interval, args.dead_after);
+    let (poll, batch, heartbeat, dead_after) =
+        (args.poll_interval, args.acquire_batch, args.heartbeat_interval, args.dead_after);
     builder = builder.configure(|c| {
         if let Some(d) = poll {
             c.poll_interval = d.unsigned_abs();
@@ -92,7 +95,12 @@ async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, C
     Ok(builder.build().await?)
 }
 
-fn print_ready(global: &GlobalArgs, engine: &Engine, args: &ServeArgs, addr: std::net::SocketAddr) -> Result<(), CliError> {
+fn print_ready(
+    global: &GlobalArgs,
+    engine: &Engine,
+    args: &ServeArgs,
+    addr: std::net::SocketAddr,
+) -> Result<(), CliError> {
     let store = engine.store().backend().as_str();
     let workers = engine.settings().executor.workers;
     if global.json {
@@ -104,8 +112,12 @@ fn print_ready(global: &GlobalArgs, engine: &Engine, args: &ServeArgs, addr: std
             "workers": workers,
         }))
     } else {
-        let executor = if args.no_executor { "executor off".to_string() } else { format!("executor on, {workers} workers") };
-        output::line(&format!("kairos listening on http://{addr} (node {}, store {store}, {executor})", engine.node_id()))
+        let executor =
+            if args.no_executor { "executor off".to_string() } else { format!("executor on, {workers} workers") };
+        output::line(&format!(
+            "kairos listening on http://{addr} (node {}, store {store}, {executor})",
+            engine.node_id()
+        ))
     }
 }
 
@@ -120,9 +132,12 @@ struct Signals {
 impl Signals {
     #[cfg(unix)]
     fn install() -> Result<Self, CliError> {
-        use tokio::signal::unix::{signal, SignalKind};
+        use tokio::signal::unix::{SignalKind, signal};
         let err = |e: std::io::Error| CliError::failure(format!("cannot install signal handlers: {e}"));
-        Ok(Signals { term: signal(SignalKind::terminate()).map_err(err)?, int: signal(SignalKind::interrupt()).map_err(err)? })
+        Ok(Signals {
+            term: signal(SignalKind::terminate()).map_err(err)?,
+            int: signal(SignalKind::interrupt()).map_err(err)?,
+        })
     }
 
     #[cfg(not(unix))]

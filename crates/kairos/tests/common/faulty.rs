@@ -17,8 +17,9 @@
 
 use async_trait::async_trait;
 use kairos::store::{
-    Acquired, Backend, Error, ErrorKind, JobAcquireParams, JobCompletion, JobCounts, JobDiagnostics, JobFilter, JobLogFilter,
-    JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistered, NodeRegistration, Page, Result, SqlValue,
+    Acquired, Backend, Error, ErrorKind, JobAcquireParams, JobCompletion, JobCounts, JobDiagnostics, JobFilter,
+    JobLogFilter, JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistered, NodeRegistration, Page, Result,
+    SqlValue,
 };
 use kairos::{Completion, Job, JobLogEntry, JobTable, NewJob, NodeInfo, SignedDuration, Store, Timestamp};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -1,11 +1,11 @@
 //! `/management/deadletter-jobs` (SPEC J4): jobs whose retries ran out, waiting for an
 //! operator to read their stack trace and move them back or delete them.
 
-use super::jobs::{delete_in, get_in, list_table, not_found, stacktrace_in, JobsQuery};
+use super::jobs::{JobsQuery, delete_in, get_in, list_table, not_found, stacktrace_in};
+use crate::AppState;
 use crate::dto::{JobDto, List};
 use crate::error::ApiError;
 use crate::extract::{Id, Json, Query};
-use crate::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -17,7 +17,10 @@ use serde::Deserialize;
 const DEFAULT_RETRIES: i32 = 3;
 
 /// `GET /management/deadletter-jobs`.
-pub async fn list(State(app): State<AppState>, Query(q): Query<JobsQuery>) -> Result<axum::Json<List<JobDto>>, ApiError> {
+pub async fn list(
+    State(app): State<AppState>,
+    Query(q): Query<JobsQuery>,
+) -> Result<axum::Json<List<JobDto>>, ApiError> {
     list_table(&app, q.filter(JobTable::DeadLetter)?).await
 }
 
@@ -45,7 +48,11 @@ pub struct DeadLetterAction {
 
 /// `POST /management/deadletter-jobs/{id}` `{"action": "move", "retries"?: 3}`: back to
 /// ACT_RU_JOB, due now, lock and exception cleared, old stack bytes deleted (seed 000 §4.2).
-pub async fn act(State(app): State<AppState>, Id(id): Id, Json(body): Json<DeadLetterAction>) -> Result<axum::Json<JobDto>, ApiError> {
+pub async fn act(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Json(body): Json<DeadLetterAction>,
+) -> Result<axum::Json<JobDto>, ApiError> {
     if body.action != "move" {
         return Err(ApiError::invalid(
             "action",
@@ -54,12 +61,17 @@ pub async fn act(State(app): State<AppState>, Id(id): Id, Json(body): Json<DeadL
     }
     let retries = body.retries.unwrap_or(DEFAULT_RETRIES);
     if retries < 1 {
-        return Err(ApiError::invalid("retries", format!("retries must be at least 1 (the attempts the moved job gets), not {retries}")));
+        return Err(ApiError::invalid(
+            "retries",
+            format!("retries must be at least 1 (the attempts the moved job gets), not {retries}"),
+        ));
     }
     let store = app.engine.store();
     let job = match store.deadletter_move(&id, retries).await {
         Ok(job) => job,
-        Err(e) if e.kind == ErrorKind::NotFound => return Err(not_found(store.as_ref(), JobTable::DeadLetter, &id).await),
+        Err(e) if e.kind == ErrorKind::NotFound => {
+            return Err(not_found(store.as_ref(), JobTable::DeadLetter, &id).await);
+        }
         Err(e) => return Err(e.into()),
     };
     app.engine.wake();

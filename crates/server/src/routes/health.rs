@@ -2,10 +2,10 @@
 //! orchestrators, so it answers fast and says nothing more than needed.
 
 use crate::AppState;
+use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use serde_json::json;
 
 /// 200 `{"status": "ok", "node", "store"}`, or 503 `{"status": "unavailable", …}` when the

@@ -1,10 +1,10 @@
 //! `/history/job-log` (SPEC J12): every attempt of every job, kept after the job row is gone,
 //! so "what happened to job X" has an answer.
 
+use crate::AppState;
 use crate::dto::{JobLogDto, List};
 use crate::error::ApiError;
-use crate::extract::{page, Query};
-use crate::AppState;
+use crate::extract::{Query, page};
 use axum::extract::State;
 use kairos_store::JobLogFilter;
 use serde::Deserialize;
@@ -19,7 +19,10 @@ pub struct JobLogQuery {
 }
 
 /// `GET /history/job-log?jobId=&processInstanceId=&start=&size=`, oldest attempt first.
-pub async fn job_log(State(app): State<AppState>, Query(q): Query<JobLogQuery>) -> Result<axum::Json<List<JobLogDto>>, ApiError> {
+pub async fn job_log(
+    State(app): State<AppState>,
+    Query(q): Query<JobLogQuery>,
+) -> Result<axum::Json<List<JobLogDto>>, ApiError> {
     let (start, size) = page(q.start.as_deref(), q.size.as_deref())?;
     let filter = JobLogFilter {
         job_id: q.job_id.filter(|s| !s.is_empty()),

@@ -1,12 +1,12 @@
 //! `/management/jobs` and `/management/timer-jobs` (API.md "Jobs", SPEC J4, J13): enqueue,
 //! list, inspect, run now, delete, read the stack trace of live jobs (ACT_RU_JOB).
 
+use crate::AppState;
 use crate::dto::{JobDto, List};
 use crate::error::ApiError;
-use crate::extract::{flag, page, Id, Json, Query};
-use crate::AppState;
+use crate::extract::{Id, Json, Query, flag, page};
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use kairos::{EnqueueRequest, JobTable, JobType};
 use kairos_store::{ErrorKind, JobFilter, Store};
@@ -61,14 +61,23 @@ pub async fn create(State(app): State<AppState>, Json(req): Json<EnqueueRequest>
 }
 
 /// `GET /management/jobs`.
-pub async fn list(State(app): State<AppState>, Query(q): Query<JobsQuery>) -> Result<axum::Json<List<JobDto>>, ApiError> {
+pub async fn list(
+    State(app): State<AppState>,
+    Query(q): Query<JobsQuery>,
+) -> Result<axum::Json<List<JobDto>>, ApiError> {
     list_table(&app, q.filter(JobTable::Runtime)?).await
 }
 
 /// `GET /management/timer-jobs`: the waiting timers (seed 003's ACT_RU_TIMER_JOB).
-pub async fn list_timers(State(app): State<AppState>, Query(q): Query<JobsQuery>) -> Result<axum::Json<List<JobDto>>, ApiError> {
+pub async fn list_timers(
+    State(app): State<AppState>,
+    Query(q): Query<JobsQuery>,
+) -> Result<axum::Json<List<JobDto>>, ApiError> {
     if q.job_type.is_some() {
-        return Err(ApiError::invalid("type", "type is always timer here; use GET /management/jobs?type=... for others"));
+        return Err(ApiError::invalid(
+            "type",
+            "type is always timer here; use GET /management/jobs?type=... for others",
+        ));
     }
     let mut filter = q.filter(JobTable::Runtime)?;
     filter.job_type = Some(JobType::Timer);
@@ -125,9 +134,16 @@ pub struct JobAction {
 
 /// `POST /management/jobs/{id}` `{"action": "execute"}`: makes it due now and wakes the
 /// executor; the job runs on whichever node acquires it first.
-pub async fn act(State(app): State<AppState>, Id(id): Id, Json(body): Json<JobAction>) -> Result<axum::Json<JobDto>, ApiError> {
+pub async fn act(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Json(body): Json<JobAction>,
+) -> Result<axum::Json<JobDto>, ApiError> {
     if body.action != "execute" {
-        return Err(ApiError::invalid("action", format!("action \"{}\" is not known here; the only one is \"execute\"", body.action)));
+        return Err(ApiError::invalid(
+            "action",
+            format!("action \"{}\" is not known here; the only one is \"execute\"", body.action),
+        ));
     }
     let store = app.engine.store();
     let job = match store.job_execute_now(&id).await {
@@ -147,7 +163,11 @@ pub struct DeleteQuery {
 
 /// `DELETE /management/jobs/{id}[?force=true]`: 409 while a node holds an unexpired lease on
 /// it, unless forced (a forced delete under a live node lets the running attempt finish).
-pub async fn delete(State(app): State<AppState>, Id(id): Id, Query(q): Query<DeleteQuery>) -> Result<StatusCode, ApiError> {
+pub async fn delete(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Query(q): Query<DeleteQuery>,
+) -> Result<StatusCode, ApiError> {
     let force = flag("force", q.force.as_deref())?.unwrap_or(false);
     delete_in(&app, JobTable::Runtime, &id, force).await
 }

@@ -1,15 +1,15 @@
 //! `GET /management/engine` (this node, its settings, its handlers, the cluster's nodes) and
 //! `GET /management/doctor` (SPEC J11: seed 000 §4.1's five-step walk and the cluster checks).
 
+use crate::AppState;
 use crate::dto::NodeDto;
 use crate::error::ApiError;
 use crate::extract::Query;
-use crate::AppState;
 use axum::extract::State;
 use jiff::SignedDuration;
-use kairos::doctor::{diagnose, DoctorQuery};
+use kairos::doctor::{DoctorQuery, diagnose};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// ISO 8601 for a std duration (`PT0.5S`).
 fn iso(d: std::time::Duration) -> String {

@@ -2,9 +2,9 @@
 //! with `oneshot`, and fixtures made through the store's own operations.
 #![allow(dead_code)]
 
-use axum::body::Body;
-use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use kairos::store::{JobAcquireParams, JobCompletion};
 use kairos::{Completion, Engine, EnqueueRequest, Job, JobTable, SignedDuration};
@@ -65,11 +65,8 @@ impl App {
     pub async fn call(&self, req: Request<Body>) -> Reply {
         let res = self.router.clone().oneshot(req).await.unwrap();
         let status = res.status();
-        let content_type = res
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .map(|v| v.to_str().unwrap().to_string())
-            .unwrap_or_default();
+        let content_type =
+            res.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
         let bytes = res.into_body().collect().await.unwrap().to_bytes();
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
@@ -130,7 +127,8 @@ impl App {
     /// A dead letter made the way the executor makes one: acquire, then fail the last retry.
     /// Make it before other due jobs: the acquisition locks every due job.
     pub async fn dead_letter(&self, handler: &str) -> Job {
-        let job = self.enqueue(EnqueueRequest { handler: handler.into(), retries: Some(1), ..Default::default() }).await;
+        let job =
+            self.enqueue(EnqueueRequest { handler: handler.into(), retries: Some(1), ..Default::default() }).await;
         let locked = self.acquire("other-node", SignedDuration::from_mins(5)).await;
         let locked = locked.into_iter().find(|j| j.id == job.id).expect("the new job is acquired");
         let completion = Completion::DeadLetter {

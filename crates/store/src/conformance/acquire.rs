@@ -39,7 +39,10 @@ pub async fn acquire_leaves_future_jobs_alone(store: &dyn Store) {
     let t0 = ms(now(store).await);
     let timer = insert(store, due_at("timer", t0 + secs(10))).await;
     assert!(acquire(store, "n1", Some(t0), 10, LOCK).await.jobs.is_empty(), "due in ten seconds");
-    assert!(acquire(store, "n1", Some(t0 + secs(10) - millis(1)), 10, LOCK).await.jobs.is_empty(), "a millisecond early");
+    assert!(
+        acquire(store, "n1", Some(t0 + secs(10) - millis(1)), 10, LOCK).await.jobs.is_empty(),
+        "a millisecond early"
+    );
     let at_due = acquire(store, "n1", Some(t0 + secs(10)), 10, LOCK).await;
     assert_eq!(ids(&at_due), vec![timer.id], "DUEDATE_ <= now: due exactly at now is taken");
 }
@@ -117,7 +120,8 @@ pub async fn acquire_dead_letters_an_expired_lease_on_its_last_retry(store: &dyn
     // A job that failed once (its stack is stored) and then lost its node on its last retry.
     let job = insert(store, NewJob { retries: 2, ..due_at("poison", t0 - secs(1)) }).await;
     let first = acquire(store, "n1", Some(t0), 10, lock).await.jobs[0].job.clone();
-    let retry = Completion::Retry { retries: 1, due: t0 + secs(1), message: "first".into(), stack: "first\nstack".into() };
+    let retry =
+        Completion::Retry { retries: 1, due: t0 + secs(1), message: "first".into(), stack: "first\nstack".into() };
     assert_eq!(complete(store, &[completion(&first, retry)]).await, vec![true]);
     let last = acquire(store, "n1", Some(t0 + secs(1)), 10, lock).await;
     assert_eq!((last.jobs[0].job.retries, last.jobs[0].job.attempts), (1, 2));
@@ -125,7 +129,11 @@ pub async fn acquire_dead_letters_an_expired_lease_on_its_last_retry(store: &dyn
 
     let at = t0 + secs(1) + lock;
     let taken = acquire(store, "n2", Some(at), 10, LOCK).await;
-    assert_eq!(ids(&taken), vec![spare.id.clone()], "the abandoned attempt spent the last retry: it does not run again");
+    assert_eq!(
+        ids(&taken),
+        vec![spare.id.clone()],
+        "the abandoned attempt spent the last retry: it does not run again"
+    );
     assert_eq!(get(store, &job.id).await, None);
     let dead = store.job_get(JobTable::DeadLetter, &job.id).await.expect("job_get").expect("moved to the dead letters");
     assert_eq!((dead.retries, dead.attempts), (0, 2));
@@ -180,7 +188,12 @@ pub async fn acquire_waits_for_a_live_exclusive_lease(store: &dyn Store) {
     let lock = SignedDuration::from_mins(1);
     assert_eq!(ids(&acquire(store, "n1", Some(t0), 10, lock).await), vec![e1.id.clone()]);
     let e2 = insert(store, exclusive_at("K", t0 - secs(1))).await;
-    assert!(acquire(store, "n2", Some(t0 + secs(30)), 10, LOCK).await.jobs.is_empty(), "{} must wait for {}", e2.id, e1.id);
+    assert!(
+        acquire(store, "n2", Some(t0 + secs(30)), 10, LOCK).await.jobs.is_empty(),
+        "{} must wait for {}",
+        e2.id,
+        e1.id
+    );
     let after = acquire(store, "n2", Some(t0 + lock), 10, LOCK).await;
     assert_eq!(ids(&after), vec![e1.id], "once the lease expires, the earliest job of the key (taken over), alone");
     assert_eq!(after.jobs[0].abandoned_by.as_deref(), Some("n1"));
@@ -192,7 +205,11 @@ pub async fn lease_extension_is_fenced_by_owner_and_attempt(store: &dyn Store) {
     let j2 = insert(store, due_at("long", t0 - secs(1))).await;
     let lock = SignedDuration::from_mins(1);
     acquire(store, "n1", Some(t0), 10, lock).await;
-    let extend = |node: &str, jobs: Vec<(String, i32)>| LeaseExtendParams { node: node.into(), jobs, lock_time: SignedDuration::from_mins(10) };
+    let extend = |node: &str, jobs: Vec<(String, i32)>| LeaseExtendParams {
+        node: node.into(),
+        jobs,
+        lock_time: SignedDuration::from_mins(10),
+    };
 
     let before = now(store).await;
     let got = store
@@ -202,7 +219,12 @@ pub async fn lease_extension_is_fenced_by_owner_and_attempt(store: &dyn Store) {
     let after = now(store).await;
     assert_eq!(got, vec![j1.id.clone()], "only the lease whose attempt matches");
     let exp = must_get(store, &j1.id).await.lock_exp_time.expect("still locked");
-    assert_between("extended LOCK_EXP_TIME_", exp, before + SignedDuration::from_mins(10), after + SignedDuration::from_mins(10));
+    assert_between(
+        "extended LOCK_EXP_TIME_",
+        exp,
+        before + SignedDuration::from_mins(10),
+        after + SignedDuration::from_mins(10),
+    );
     assert_eq!(must_get(store, &j2.id).await.lock_exp_time, Some(t0 + lock), "j2 untouched");
 
     let other = store.job_lease_extend(&extend("n2", vec![(j1.id.clone(), 1)])).await.expect("job_lease_extend");
@@ -224,7 +246,11 @@ pub async fn lease_extension_does_not_revive_an_expired_lease(store: &dyn Store)
     let j = insert(store, due_at("late", t0 - SignedDuration::from_mins(11))).await;
     acquire(store, "n1", Some(t0 - SignedDuration::from_mins(10)), 10, SignedDuration::from_mins(1)).await;
     let got = store
-        .job_lease_extend(&LeaseExtendParams { node: "n1".into(), jobs: vec![(j.id.clone(), 1)], lock_time: SignedDuration::from_mins(10) })
+        .job_lease_extend(&LeaseExtendParams {
+            node: "n1".into(),
+            jobs: vec![(j.id.clone(), 1)],
+            lock_time: SignedDuration::from_mins(10),
+        })
         .await
         .expect("job_lease_extend");
     assert!(got.is_empty(), "an expired lease was extended: {got:?}");

@@ -9,7 +9,13 @@ use kairos_core::JobLogOutcome;
 async fn dead_letter(store: &dyn Store, handler: &str) -> Job {
     let t0 = ms(now(store).await);
     let job = insert(store, due_at(handler, t0 - secs(1))).await;
-    let locked = acquire(store, "n1", Some(t0), 100, LOCK).await.jobs.into_iter().find(|a| a.job.id == job.id).expect("acquired").job;
+    let locked = acquire(store, "n1", Some(t0), 100, LOCK)
+        .await
+        .jobs
+        .into_iter()
+        .find(|a| a.job.id == job.id)
+        .expect("acquired")
+        .job;
     let dl = Completion::DeadLetter { message: "fatal".into(), stack: "fatal\nbacktrace".into() };
     assert_eq!(complete(store, &[completion(&locked, dl)]).await, vec![true]);
     store.job_get(JobTable::DeadLetter, &job.id).await.expect("job_get").expect("dead letter")
@@ -42,7 +48,10 @@ pub async fn release_hands_jobs_back_without_spending_a_retry(store: &dyn Store)
     assert_eq!(store.job_release(&other).await.expect("job_release"), 0, "a node releases only its own leases");
     let again = acquire(store, "n2", Some(t0 + secs(1)), 10, LOCK).await;
     assert_eq!(ids(&again), vec![a.id.clone()], "a handed-back job is executable at once");
-    assert_eq!((again.jobs[0].abandoned_by.as_deref(), again.jobs[0].job.retries, again.jobs[0].job.attempts), (None, 3, 2));
+    assert_eq!(
+        (again.jobs[0].abandoned_by.as_deref(), again.jobs[0].job.retries, again.jobs[0].job.attempts),
+        (None, 3, 2)
+    );
 }
 
 pub async fn execute_now_makes_a_waiting_job_due(store: &dyn Store) {

@@ -68,7 +68,11 @@ pub async fn complete_reschedule_keeps_one_row_with_the_next_due_date(store: &dy
     );
     let log = log_of(store, &job.id).await;
     assert_eq!(log.iter().map(|l| l.outcome).collect::<Vec<_>>(), vec![JobLogOutcome::Rescheduled]);
-    assert_eq!(ids(&acquire(store, "n1", Some(next), 10, LOCK).await), vec![job.id], "it fires again at its next due date");
+    assert_eq!(
+        ids(&acquire(store, "n1", Some(next), 10, LOCK).await),
+        vec![job.id],
+        "it fires again at its next due date"
+    );
 }
 
 pub async fn complete_retry_stores_the_failure_and_replaces_its_stack(store: &dyn Store) {
@@ -95,7 +99,11 @@ pub async fn complete_retry_stores_the_failure_and_replaces_its_stack(store: &dy
 
     let again = acquire(store, "n1", Some(t0 + secs(10)), 10, LOCK).await;
     let job2 = again.jobs[0].job.clone();
-    assert_eq!((job2.attempts, job2.retries), (2, 2), "a failed attempt's retry is spent by the completion, not by acquisition");
+    assert_eq!(
+        (job2.attempts, job2.retries),
+        (2, 2),
+        "a failed attempt's retry is spent by the completion, not by acquisition"
+    );
     assert_eq!(complete(store, &[completion(&job2, retry(1, t0 + secs(20), "bang"))]).await, vec![true]);
     let row = must_get(store, &job.id).await;
     let second_stack = row.exception_stack_id.clone().expect("EXCEPTION_STACK_ID_ set");
@@ -103,12 +111,15 @@ pub async fn complete_retry_stores_the_failure_and_replaces_its_stack(store: &dy
     assert_eq!(row.exception_msg.as_deref(), Some("bang"));
     assert_eq!(bytearray_rows(store).await, 1, "the previous stack row is replaced, not orphaned");
     assert_eq!(scalar(store, "SELECT COUNT(*) FROM ACT_GE_BYTEARRAY WHERE ID_ = ?", &[text(&first_stack)]).await, 0);
-    assert!(store.job_stacktrace(JobTable::Runtime, &job.id).await.expect("job_stacktrace").unwrap().starts_with("bang"));
+    assert!(
+        store.job_stacktrace(JobTable::Runtime, &job.id).await.expect("job_stacktrace").unwrap().starts_with("bang")
+    );
 
     let third = acquire(store, "n1", Some(t0 + secs(20)), 10, LOCK).await.jobs[0].job.clone();
     assert_eq!(complete(store, &[completion(&third, success())]).await, vec![true]);
     assert_eq!(bytearray_rows(store).await, 0, "deleting the job deletes its stack row");
-    let outcomes: Vec<_> = log_of(store, &job.id).await.iter().map(|l| (l.attempt, l.outcome, l.message.clone())).collect();
+    let outcomes: Vec<_> =
+        log_of(store, &job.id).await.iter().map(|l| (l.attempt, l.outcome, l.message.clone())).collect();
     assert_eq!(
         outcomes,
         vec![
@@ -180,7 +191,8 @@ pub async fn complete_after_losing_the_lease_writes_nothing(store: &dyn Store) {
     assert_eq!(store.job_get(JobTable::DeadLetter, &job.id).await.expect("job_get"), None);
     assert_eq!(must_get(store, &job.id).await, taken);
     assert_eq!(complete(store, &[completion(&taken, success())]).await, vec![true]);
-    let outcomes: Vec<_> = log_of(store, &job.id).await.iter().map(|l| (l.attempt, l.node.clone(), l.outcome)).collect();
+    let outcomes: Vec<_> =
+        log_of(store, &job.id).await.iter().map(|l| (l.attempt, l.node.clone(), l.outcome)).collect();
     assert_eq!(
         outcomes,
         vec![(1, Some("n1".into()), JobLogOutcome::Abandoned), (2, Some("n2".into()), JobLogOutcome::Succeeded)]
@@ -206,8 +218,14 @@ pub async fn complete_many_applies_a_mixed_batch_in_input_order(store: &dyn Stor
     let batch = vec![
         completion(&locked[0], success()),
         lost,
-        completion(&locked[2], Completion::Reschedule { repeat: "R1/PT1M".into(), due: t0 + secs(60), log_message: None }),
-        completion(&locked[3], Completion::Retry { retries: 2, due: t0 + secs(10), message: "m".into(), stack: "s".into() }),
+        completion(
+            &locked[2],
+            Completion::Reschedule { repeat: "R1/PT1M".into(), due: t0 + secs(60), log_message: None },
+        ),
+        completion(
+            &locked[3],
+            Completion::Retry { retries: 2, due: t0 + secs(10), message: "m".into(), stack: "s".into() },
+        ),
         completion(&locked[4], success()),
         completion(&locked[5], Completion::DeadLetter { message: "d".into(), stack: "s".into() }),
         completion(&locked[6], success()),
@@ -221,7 +239,11 @@ pub async fn complete_many_applies_a_mixed_batch_in_input_order(store: &dyn Stor
     for i in [0, 4, 6] {
         assert_eq!(get(store, &jobs[i]).await, None);
     }
-    assert_eq!(must_get(store, &jobs[1]).await.lock_owner.as_deref(), Some("n1"), "the lost completion left its job alone");
+    assert_eq!(
+        must_get(store, &jobs[1]).await.lock_owner.as_deref(),
+        Some("n1"),
+        "the lost completion left its job alone"
+    );
     assert_eq!(must_get(store, &jobs[2]).await.duedate, Some(t0 + secs(60)));
     assert_eq!(must_get(store, &jobs[3]).await.retries, 2);
     assert!(store.job_get(JobTable::DeadLetter, &jobs[5]).await.expect("job_get").is_some());

@@ -17,7 +17,8 @@ pub async fn next_due_reports_the_earliest_job_acquisition_could_take(store: &dy
     // Earlier jobs that acquisition would not take do not count:
     insert(store, due_at("locked", t0 - SignedDuration::from_mins(1))).await;
     acquire(store, "n1", Some(t0), 10, LOCK).await;
-    insert(store, NewJob { job_type: JobType::ExternalWorker, ..due_at("topic", t0 - SignedDuration::from_mins(2)) }).await;
+    insert(store, NewJob { job_type: JobType::ExternalWorker, ..due_at("topic", t0 - SignedDuration::from_mins(2)) })
+        .await;
     let spent = insert(store, due_at("spent", t0 - SignedDuration::from_mins(3))).await;
     fixture(store, "UPDATE ACT_RU_JOB SET RETRIES_ = 0 WHERE ID_ = ?", &[text(&spent.id)]).await;
     let next = store.job_next_due().await.expect("job_next_due");
@@ -40,7 +41,12 @@ pub async fn counts_classify_jobs_by_the_database_clock(store: &dyn Store) {
     let expired = insert(store, due_at("expired", t0 - hour * 3)).await;
     lock_by_hand(store, &expired.id, "gone", t0 - hour * 2, t0 - hour).await;
     let failing = insert(store, due_at("failing", t0 + SignedDuration::from_mins(10))).await;
-    fixture(store, "UPDATE ACT_RU_JOB SET EXCEPTION_MSG_ = ?, RETRIES_ = 2 WHERE ID_ = ?", &[text("boom"), text(&failing.id)]).await;
+    fixture(
+        store,
+        "UPDATE ACT_RU_JOB SET EXCEPTION_MSG_ = ?, RETRIES_ = 2 WHERE ID_ = ?",
+        &[text("boom"), text(&failing.id)],
+    )
+    .await;
     insert(store, NewJob { job_type: JobType::ExternalWorker, ..due_at("topic", t0 - min) }).await;
     suspended_row(store, "suspended-1", t0).await;
     fixture(
@@ -74,9 +80,20 @@ pub async fn diagnostics_find_orphans_ended_instances_expired_locks_and_dead_let
     let started = "INSERT INTO ACT_HI_PROCINST (ID_, PROC_INST_ID_, START_TIME_) VALUES (?, ?, ?)";
     fixture(store, started, &[text("pi-live"), text("pi-live"), SqlValue::Timestamp(t0 - secs(60))]).await;
     let finished = "INSERT INTO ACT_HI_PROCINST (ID_, PROC_INST_ID_, START_TIME_, END_TIME_) VALUES (?, ?, ?, ?)";
-    fixture(store, finished, &[text("pi-ended"), text("pi-ended"), SqlValue::Timestamp(t0 - secs(60)), SqlValue::Timestamp(t0 - secs(1))]).await;
+    fixture(
+        store,
+        finished,
+        &[text("pi-ended"), text("pi-ended"), SqlValue::Timestamp(t0 - secs(60)), SqlValue::Timestamp(t0 - secs(1))],
+    )
+    .await;
     let dead = insert(store, due_at("dead", t0 - secs(1))).await;
-    let locked = acquire(store, "n1", Some(t0), 10, LOCK).await.jobs.into_iter().find(|a| a.job.id == dead.id).expect("acquired").job;
+    let locked = acquire(store, "n1", Some(t0), 10, LOCK)
+        .await
+        .jobs
+        .into_iter()
+        .find(|a| a.job.id == dead.id)
+        .expect("acquired")
+        .job;
     let dl = Completion::DeadLetter { message: "fatal".into(), stack: "fatal".into() };
     assert_eq!(complete(store, &[completion(&locked, dl)]).await, vec![true]);
     let stale = insert(store, due_at("stale", t0 - secs(600))).await;
@@ -86,8 +103,17 @@ pub async fn diagnostics_find_orphans_ended_instances_expired_locks_and_dead_let
 
     let d = store.job_diagnostics(10).await.expect("job_diagnostics");
     let idset = |v: &[Job]| sorted(v.iter().map(|j| j.id.clone()).collect());
-    assert_eq!(idset(&d.orphan_jobs), sorted(vec![orphan1.id.clone(), orphan2.id.clone()]), "EXECUTION_ID_ naming no execution");
-    assert_eq!(idset(&d.jobs_of_ended_instances), vec![ended.id.clone()], "ACT_HI_PROCINST.END_TIME_ set; not {}", live.id);
+    assert_eq!(
+        idset(&d.orphan_jobs),
+        sorted(vec![orphan1.id.clone(), orphan2.id.clone()]),
+        "EXECUTION_ID_ naming no execution"
+    );
+    assert_eq!(
+        idset(&d.jobs_of_ended_instances),
+        vec![ended.id.clone()],
+        "ACT_HI_PROCINST.END_TIME_ set; not {}",
+        live.id
+    );
     assert_eq!(idset(&d.expired_locks), vec![stale.id.clone()], "only the expired lease, not {}", fresh.id);
     assert_eq!(idset(&d.dead_letters), vec![dead.id.clone()]);
     assert_eq!((d.counts.dead_letters, d.counts.expired_locks), (1, 1), "{:?}", d.counts);
@@ -122,7 +148,11 @@ pub async fn job_log_lists_attempts_by_job_and_instance_with_paging(store: &dyn 
     let l = &of_a.data[1];
     assert_eq!((l.job_id.as_str(), l.handler_type.as_str(), l.job_type), (a.id.as_str(), "a", JobType::Message));
     assert_eq!((l.start, l.end), (Some(t0 + secs(10)), Some(t0 + secs(10) + millis(25))));
-    assert_eq!((l.tenant_id.as_deref(), l.duedate), (Some("acme"), Some(t0 + secs(10))), "the due date of that attempt");
+    assert_eq!(
+        (l.tenant_id.as_deref(), l.duedate),
+        (Some("acme"), Some(t0 + secs(10))),
+        "the due date of that attempt"
+    );
     assert_ne!(of_a.data[0].id, of_a.data[1].id);
 
     let of_p9 = store
@@ -131,7 +161,8 @@ pub async fn job_log_lists_attempts_by_job_and_instance_with_paging(store: &dyn 
         .expect("job_log_list");
     assert_eq!((of_p9.total, of_p9.data.len(), of_p9.data[0].job_id.as_str()), (1, 1, b.id.as_str()));
 
-    let page = store.job_log_list(&JobLogFilter { start: 1, size: 1, ..Default::default() }).await.expect("job_log_list");
+    let page =
+        store.job_log_list(&JobLogFilter { start: 1, size: 1, ..Default::default() }).await.expect("job_log_list");
     assert_eq!((page.total, page.start, page.size, page.data.len()), (3, 1, 1, 1));
     let none = store
         .job_log_list(&JobLogFilter { job_id: Some("no-such-job".into()), ..Default::default() })

@@ -80,13 +80,19 @@ pub async fn job_insert_resolves_due_by_the_database_clock(store: &dyn Store) {
     let at_now = insert(store, message("now")).await;
     let in_5m = insert(store, NewJob { due: Due::In(IsoDuration::parse("PT5M").unwrap()), ..message("later") }).await;
     let cycle = RepeatCycle::parse("R3/PT10S").unwrap();
-    let first_fire = insert(store, NewJob { job_type: JobType::Timer, due: Due::Cycle(cycle), ..message("tick") }).await;
+    let first_fire =
+        insert(store, NewJob { job_type: JobType::Timer, due: Due::Cycle(cycle), ..message("tick") }).await;
     let after = now(store).await;
 
     let due = |j: &Job| j.duedate.unwrap_or_else(|| panic!("job {} has no DUEDATE_", j.id));
     assert_between("DUEDATE_ of Due::Now", due(&at_now), before, after);
     assert_eq!(due(&at_now), at_now.create_time, "Due::Now is the insert's own database instant");
-    assert_between("DUEDATE_ of Due::In(PT5M)", due(&in_5m), before + SignedDuration::from_mins(5), after + SignedDuration::from_mins(5));
+    assert_between(
+        "DUEDATE_ of Due::In(PT5M)",
+        due(&in_5m),
+        before + SignedDuration::from_mins(5),
+        after + SignedDuration::from_mins(5),
+    );
     assert_between("DUEDATE_ of R3/PT10S", due(&first_fire), before + secs(10), after + secs(10));
 
     // Instants are stored at millisecond precision.
@@ -187,7 +193,12 @@ pub async fn job_list_filters_pages_and_counts(store: &dyn Store) {
     assert_eq!((names(&failed), failed.total), (vec![id(&d)], 1));
     let clean = list(JobFilter { with_exception: Some(false), ..Default::default() }).await;
     assert_eq!(names(&clean), vec![id(&a), id(&b), id(&c), id(&e)]);
-    let both = list(JobFilter { process_instance_id: Some("p1".into()), job_type: Some(JobType::Message), ..Default::default() }).await;
+    let both = list(JobFilter {
+        process_instance_id: Some("p1".into()),
+        job_type: Some(JobType::Message),
+        ..Default::default()
+    })
+    .await;
     assert_eq!(names(&both), vec![id(&a)]);
 
     let page = list(JobFilter { start: 1, size: 2, ..Default::default() }).await;
@@ -204,5 +215,8 @@ pub async fn job_list_filters_pages_and_counts(store: &dyn Store) {
     let suspended = list(JobFilter { table: JobTable::Suspended, ..Default::default() }).await;
     assert_eq!((names(&suspended), suspended.total), (vec!["suspended-1".to_string()], 1));
     let row = store.job_get(JobTable::Suspended, "suspended-1").await.expect("job_get").expect("the suspended row");
-    assert_eq!((row.job_type, row.handler_type.as_str(), row.duedate, row.tenant_id), (JobType::Timer, "remind", Some(t0), None));
+    assert_eq!(
+        (row.job_type, row.handler_type.as_str(), row.duedate, row.tenant_id),
+        (JobType::Timer, "remind", Some(t0), None)
+    );
 }

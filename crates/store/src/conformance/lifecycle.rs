@@ -81,7 +81,8 @@ pub async fn lifecycle_transitions_follow_the_table(store: &dyn Store) {
     edge(Some(before), FailWithRetriesLeft, state(store, &b.id).await);
 
     // Reschedule: running → waiting.
-    let (c, _) = enqueued(store, NewJob { job_type: JobType::Timer, repeat: Some("R2/PT1H".into()), ..message("c") }).await;
+    let (c, _) =
+        enqueued(store, NewJob { job_type: JobType::Timer, repeat: Some("R2/PT1H".into()), ..message("c") }).await;
     let lc = take(store, "n1", &[&c.id]).await.remove(0);
     let before = state(store, &c.id).await;
     let next = now(store).await + hour;
@@ -109,14 +110,19 @@ pub async fn lifecycle_transitions_follow_the_table(store: &dyn Store) {
     take(store, "n9", &[&d.id]).await;
     let before = state(store, &d.id).await;
     let old = now(store).await - SignedDuration::from_mins(10);
-    fixture(store, "UPDATE KAIROS_NODE SET HEARTBEAT_ = ? WHERE ID_ = ?", &[SqlValue::Timestamp(old), text("n9")]).await;
-    assert_eq!(store.node_reap_dead(SignedDuration::from_mins(1)).await.expect("node_reap_dead"), vec!["n9".to_string()]);
+    fixture(store, "UPDATE KAIROS_NODE SET HEARTBEAT_ = ? WHERE ID_ = ?", &[SqlValue::Timestamp(old), text("n9")])
+        .await;
+    assert_eq!(
+        store.node_reap_dead(SignedDuration::from_mins(1)).await.expect("node_reap_dead"),
+        vec!["n9".to_string()]
+    );
     edge(Some(before), LeaseExpire, state(store, &d.id).await);
 
     // Hand back: running → executable.
     let ld = take(store, "n1", &[&d.id]).await.remove(0);
     let before = state(store, &d.id).await;
-    let release = JobReleaseParams { node: "n1".into(), jobs: vec![(d.id.clone(), ld.attempts)], reason: "stop".into() };
+    let release =
+        JobReleaseParams { node: "n1".into(), jobs: vec![(d.id.clone(), ld.attempts)], reason: "stop".into() };
     assert_eq!(store.job_release(&release).await.expect("job_release"), 1);
     edge(Some(before), HandBack, state(store, &d.id).await);
 

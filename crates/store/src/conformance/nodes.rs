@@ -11,7 +11,8 @@ fn node(id: &str, workers: i32) -> NodeRegistration {
 
 async fn age_heartbeat(store: &dyn Store, id: &str, by: SignedDuration) {
     let at = now(store).await - by;
-    let n = fixture(store, "UPDATE KAIROS_NODE SET HEARTBEAT_ = ? WHERE ID_ = ?", &[SqlValue::Timestamp(at), text(id)]).await;
+    let n = fixture(store, "UPDATE KAIROS_NODE SET HEARTBEAT_ = ? WHERE ID_ = ?", &[SqlValue::Timestamp(at), text(id)])
+        .await;
     assert_eq!(n, 1, "node {id} should be registered");
 }
 
@@ -28,7 +29,10 @@ pub async fn node_heartbeat_registers_and_refreshes(store: &dyn Store) {
     let list = nodes(store).await;
     assert_eq!(list.len(), 1);
     let n = &list[0];
-    assert_eq!((n.id.as_str(), n.host.as_str(), n.pid, n.workers, n.state.as_str()), ("n1", "host-a", 4242, 4, "running"));
+    assert_eq!(
+        (n.id.as_str(), n.host.as_str(), n.pid, n.workers, n.state.as_str()),
+        ("n1", "host-a", 4242, 4, "running")
+    );
     assert_between("STARTED_", n.started, first, first);
     assert_between("HEARTBEAT_", n.heartbeat, first, first);
 
@@ -65,7 +69,10 @@ pub async fn node_reap_dead_expires_the_leases_of_silent_nodes(store: &dyn Store
     let held = acquire(store, "n1", None, 10, SignedDuration::from_mins(10)).await;
     assert_eq!(ids(&held), vec![job.id.clone()]);
     assert!(acquire(store, "n2", None, 10, LOCK).await.jobs.is_empty(), "n1's lease is live");
-    assert!(store.node_reap_dead(SignedDuration::from_mins(1)).await.expect("node_reap_dead").is_empty(), "nobody is silent yet");
+    assert!(
+        store.node_reap_dead(SignedDuration::from_mins(1)).await.expect("node_reap_dead").is_empty(),
+        "nobody is silent yet"
+    );
 
     age_heartbeat(store, "n1", SignedDuration::from_mins(5)).await;
     let dead = store.node_reap_dead(SignedDuration::from_mins(1)).await.expect("node_reap_dead");
@@ -128,7 +135,12 @@ pub async fn node_register_expires_the_live_leases_of_its_own_id_only(store: &dy
         assert_between("LOCK_EXP_TIME_ of a released lease", j.lock_exp_time.expect("locked"), reg.db_now, reg.db_now);
         assert_eq!((j.retries, j.attempts), (3, 1), "releasing spends nothing; the takeover does");
     }
-    assert_between("LOCK_EXP_TIME_ of a lease that had already run out", lock_exp(store, &jobs[2]).await, earlier, earlier);
+    assert_between(
+        "LOCK_EXP_TIME_ of a lease that had already run out",
+        lock_exp(store, &jobs[2]).await,
+        earlier,
+        earlier,
+    );
     assert_between("LOCK_EXP_TIME_ of another node's lease", lock_exp(store, &jobs[3]).await, later, later);
     assert_eq!(must_get(store, &jobs[3]).await.lock_owner.as_deref(), Some("n2"));
 
@@ -145,7 +157,10 @@ pub async fn node_register_again_starts_a_new_incarnation(store: &dyn Store) {
     assert_between("the registration's database now", first.db_now, before, after);
     assert_eq!(first.released, 0, "a new node has no leases");
     let n = nodes(store).await.remove(0);
-    assert_eq!((n.id.as_str(), n.host.as_str(), n.pid, n.workers, n.state.as_str()), ("n1", "host-a", 4242, 4, "running"));
+    assert_eq!(
+        (n.id.as_str(), n.host.as_str(), n.pid, n.workers, n.state.as_str()),
+        ("n1", "host-a", 4242, 4, "running")
+    );
     assert_between("STARTED_", n.started, first.db_now, first.db_now);
     assert_between("HEARTBEAT_", n.heartbeat, first.db_now, first.db_now);
 
@@ -189,7 +204,10 @@ pub async fn node_register_lets_another_node_take_over_the_previous_incarnations
     // registration can free the job before LOCK_EXP_TIME_.
     let reg = register(store, &incarnation("n1", "host-a", 5151)).await;
     assert_eq!(reg.released, 1);
-    assert!(store.node_reap_dead(SignedDuration::from_mins(1)).await.expect("node_reap_dead").is_empty(), "nobody is dead");
+    assert!(
+        store.node_reap_dead(SignedDuration::from_mins(1)).await.expect("node_reap_dead").is_empty(),
+        "nobody is dead"
+    );
 
     let taken = acquire(store, "n2", None, 10, LOCK).await;
     assert_eq!(ids(&taken), vec![job.id.clone()], "taken over at once, not in ten minutes");

@@ -9,11 +9,13 @@ pub const SEED_000_JOBS_OF_INSTANCE: &str = "SELECT ID_, TYPE_, DUEDATE_, RETRIE
 /// Seed 000 §4.3: orphan jobs.
 pub const SEED_000_ORPHANS: &str = "SELECT j.ID_, j.PROCESS_INSTANCE_ID_, j.EXECUTION_ID_ FROM ACT_RU_JOB j LEFT JOIN ACT_RU_EXECUTION e ON j.EXECUTION_ID_ = e.ID_ WHERE j.EXECUTION_ID_ IS NOT NULL AND e.ID_ IS NULL;";
 /// Seed 000 §4.5: counts and due-date range by TYPE_.
-pub const SEED_000_BY_TYPE: &str = "SELECT TYPE_, COUNT(*), MAX(DUEDATE_), MIN(DUEDATE_) FROM ACT_RU_JOB GROUP BY TYPE_;";
+pub const SEED_000_BY_TYPE: &str =
+    "SELECT TYPE_, COUNT(*), MAX(DUEDATE_), MIN(DUEDATE_) FROM ACT_RU_JOB GROUP BY TYPE_;";
 /// Seed 000 §5.2: failed jobs.
 pub const SEED_000_FAILED: &str = "SELECT COUNT(*) FROM ACT_RU_JOB WHERE RETRIES_ = 0 OR EXCEPTION_MSG_ IS NOT NULL";
 /// Seed 000 §5.2: expired locks.
-pub const SEED_000_EXPIRED_LOCKS: &str = "SELECT COUNT(*) FROM ACT_RU_JOB WHERE LOCK_OWNER_ IS NOT NULL AND LOCK_EXP_TIME_ < ?";
+pub const SEED_000_EXPIRED_LOCKS: &str =
+    "SELECT COUNT(*) FROM ACT_RU_JOB WHERE LOCK_OWNER_ IS NOT NULL AND LOCK_EXP_TIME_ < ?";
 /// Seed 001: the job executor's acquisition query, as printed.
 pub const SEED_001_ACQUISITION: &str = "SELECT RES.* FROM
 ACT_RU_JOB RES
@@ -63,10 +65,8 @@ pub async fn seed_000_diagnostic_sql_runs_verbatim(store: &dyn Store) {
 
     // §4.5 Counts and due-date range by type.
     let rows = query(store, SEED_000_BY_TYPE, &[]).await;
-    let mut by_type: Vec<(String, i64, Option<Timestamp>, Option<Timestamp>)> = rows
-        .iter()
-        .map(|r| (str_of(&r[0]), r[1].as_i64().expect("COUNT(*)"), ts_of(&r[2]), ts_of(&r[3])))
-        .collect();
+    let mut by_type: Vec<(String, i64, Option<Timestamp>, Option<Timestamp>)> =
+        rows.iter().map(|r| (str_of(&r[0]), r[1].as_i64().expect("COUNT(*)"), ts_of(&r[2]), ts_of(&r[3]))).collect();
     by_type.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(
         by_type,
@@ -80,7 +80,11 @@ pub async fn seed_000_diagnostic_sql_runs_verbatim(store: &dyn Store) {
     assert_eq!(scalar(store, SEED_000_FAILED, &[]).await, 2, "RETRIES_ = 0 or an exception message");
     let db = now(store).await;
     assert_eq!(scalar(store, SEED_000_EXPIRED_LOCKS, &[SqlValue::Timestamp(db)]).await, 1);
-    assert_eq!(scalar(store, SEED_000_EXPIRED_LOCKS, &[SqlValue::Timestamp(t0 - hour * 2)]).await, 0, "not expired yet then");
+    assert_eq!(
+        scalar(store, SEED_000_EXPIRED_LOCKS, &[SqlValue::Timestamp(t0 - hour * 2)]).await,
+        0,
+        "not expired yet then"
+    );
 }
 
 pub async fn seed_001_acquisition_query_selects_what_job_acquire_takes(store: &dyn Store) {
@@ -123,7 +127,10 @@ pub async fn timer_view_lists_the_timers(store: &dyn Store) {
     insert(store, message("m")).await;
     let rows = query(store, "SELECT ID_, TYPE_, DUEDATE_ FROM ACT_RU_TIMER_JOB", &[]).await;
     assert_eq!(rows.len(), 1, "{rows:?}");
-    assert_eq!((str_of(&rows[0][0]), str_of(&rows[0][1]), ts_of(&rows[0][2])), (timer.id, "timer".to_string(), Some(t0 + secs(60))));
+    assert_eq!(
+        (str_of(&rows[0][0]), str_of(&rows[0][1]), ts_of(&rows[0][2])),
+        (timer.id, "timer".to_string(), Some(t0 + secs(60)))
+    );
 }
 
 pub async fn operator_sql_binds_and_decodes_values(store: &dyn Store) {
@@ -134,7 +141,12 @@ pub async fn operator_sql_binds_and_decodes_values(store: &dyn Store) {
     )
     .await;
     assert_eq!(n, 1, "rows affected");
-    let rows = query(store, "SELECT ID_, NAME_, BYTES_, REV_, DEPLOYMENT_ID_ FROM ACT_GE_BYTEARRAY WHERE ID_ = ?", &[text("ba-1")]).await;
+    let rows = query(
+        store,
+        "SELECT ID_, NAME_, BYTES_, REV_, DEPLOYMENT_ID_ FROM ACT_GE_BYTEARRAY WHERE ID_ = ?",
+        &[text("ba-1")],
+    )
+    .await;
     assert_eq!(
         rows,
         vec![vec![text("ba-1"), text("blob"), SqlValue::Bytes(vec![0, 1, 2, 255]), SqlValue::Int(1), SqlValue::Null]]
@@ -142,16 +154,27 @@ pub async fn operator_sql_binds_and_decodes_values(store: &dyn Store) {
 
     let a = insert(store, message("op")).await;
     let b = insert(store, message("op")).await;
-    assert_eq!(fixture(store, "UPDATE ACT_RU_JOB SET EXCLUSIVE_ = ? WHERE ID_ = ?", &[SqlValue::Bool(true), text(&a.id)]).await, 1);
+    assert_eq!(
+        fixture(store, "UPDATE ACT_RU_JOB SET EXCLUSIVE_ = ? WHERE ID_ = ?", &[SqlValue::Bool(true), text(&a.id)])
+            .await,
+        1
+    );
     assert!(must_get(store, &a.id).await.exclusive, "a bound bool sets a boolean column");
     let flag = query(store, "SELECT EXCLUSIVE_ FROM ACT_RU_JOB WHERE ID_ = ?", &[text(&a.id)]).await;
     assert_eq!(flag[0][0].as_i64(), Some(1));
-    assert_eq!(fixture(store, "UPDATE ACT_RU_JOB SET RETRIES_ = RETRIES_ + 1 WHERE HANDLER_TYPE_ = ?", &[text("op")]).await, 2);
-    assert_eq!(fixture(store, "UPDATE ACT_RU_JOB SET EXCEPTION_MSG_ = ? WHERE ID_ = ?", &[SqlValue::Null, text(&b.id)]).await, 1);
+    assert_eq!(
+        fixture(store, "UPDATE ACT_RU_JOB SET RETRIES_ = RETRIES_ + 1 WHERE HANDLER_TYPE_ = ?", &[text("op")]).await,
+        2
+    );
+    assert_eq!(
+        fixture(store, "UPDATE ACT_RU_JOB SET EXCEPTION_MSG_ = ? WHERE ID_ = ?", &[SqlValue::Null, text(&b.id)]).await,
+        1
+    );
     assert_eq!(fixture(store, "DELETE FROM ACT_RU_JOB WHERE ID_ = ?", &[text("nothing")]).await, 0);
     let due = must_get(store, &a.id).await.duedate.unwrap();
     let at_or_before = 1 + i64::from(b.duedate.unwrap() <= due);
-    let counted = scalar(store, "SELECT COUNT(*) FROM ACT_RU_JOB WHERE DUEDATE_ <= ?", &[SqlValue::Timestamp(due)]).await;
+    let counted =
+        scalar(store, "SELECT COUNT(*) FROM ACT_RU_JOB WHERE DUEDATE_ <= ?", &[SqlValue::Timestamp(due)]).await;
     assert_eq!(counted, at_or_before, "a bound instant compares as time");
     assert!(store.sql_query("SELECT NO_SUCH_COLUMN_ FROM ACT_RU_JOB", &[]).await.is_err());
     assert!(store.sql_execute("UPDATE NO_SUCH_TABLE SET X = 1", &[]).await.is_err());
