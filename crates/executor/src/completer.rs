@@ -121,6 +121,7 @@ async fn write_as_dead_letter(shared: &Shared, c: &JobCompletion, e: &kairos_sto
             stack: format!("{message}\n\noriginal outcome: {:?}", c.completion),
             message,
         },
+        effects: Vec::new(),
         ..c.clone()
     };
     match write_retrying(shared, std::slice::from_ref(&replaced), give_up).await {

@@ -34,9 +34,19 @@ pub struct JobContext {
     pub started: jiff::Timestamp,
     /// This node's own clock at the start (may differ from the database's; informational).
     pub node_now: jiff::Timestamp,
+    /// Writes staged with [`JobContext::write_on_success`].
+    pub(crate) staged: std::sync::Arc<std::sync::Mutex<Vec<kairos_store::JobEffect>>>,
 }
 
 impl JobContext {
+    /// Stages a write (one SQL statement with `?` placeholders) to run in the same transaction
+    /// that records this attempt's success, and only if this node still holds the job's lease
+    /// then. Effects written this way happen exactly once, although the handler itself runs at
+    /// least once. Staged writes of an attempt that fails are dropped.
+    pub fn write_on_success(&self, sql: impl Into<String>, binds: Vec<kairos_store::SqlValue>) {
+        self.staged.lock().unwrap_or_else(|e| e.into_inner()).push(kairos_store::JobEffect { sql: sql.into(), binds });
+    }
+
     /// A key that is the same for every attempt of this job: pass it to external systems as an
     /// idempotency key, since a job whose lease expired may run again (at-least-once).
     pub fn idempotency_key(&self) -> &str {

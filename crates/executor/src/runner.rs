@@ -91,6 +91,7 @@ async fn attempt(
     at: Instant,
 ) -> JobCompletion {
     let started = db_time(db_now, at);
+    let staged = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let result = if job.retries <= 0 {
         // Taken over from a dead node with its last retry spent by that abandoned attempt.
         let message = format!(
@@ -104,7 +105,12 @@ async fn attempt(
             let late = started.duration_since(due).as_secs_f64().max(0.0);
             shared.metrics.lateness_seconds.observe(late);
         }
-        run_handler(shared, job, started).await
+        run_handler(shared, job, started, &staged).await
+    };
+    // Staged writes go with a success only; a failed attempt's are dropped.
+    let effects = match &result {
+        AttemptResult::Succeeded { .. } => std::mem::take(&mut *staged.lock().unwrap_or_else(|e| e.into_inner())),
+        AttemptResult::Failed { .. } => Vec::new(),
     };
     let finished = db_time(db_now, at);
     let completion = match (&result, job.retries <= 0) {
@@ -120,10 +126,16 @@ async fn attempt(
         started,
         finished,
         completion,
+        effects,
     }
 }
 
-async fn run_handler(shared: &Shared, job: &Job, started: Timestamp) -> AttemptResult {
+async fn run_handler(
+    shared: &Shared,
+    job: &Job,
+    started: Timestamp,
+    staged: &std::sync::Arc<std::sync::Mutex<Vec<kairos_store::JobEffect>>>,
+) -> AttemptResult {
     let Some(handler) = shared.handlers.get(&job.handler_type) else {
         let message = format!("no handler \"{}\" is registered on node {}", job.handler_type, shared.config.node_id);
         return AttemptResult::Failed { chain: message.clone(), message };
@@ -149,6 +161,7 @@ async fn run_handler(shared: &Shared, job: &Job, started: Timestamp) -> AttemptR
         due_date: job.duedate,
         started,
         node_now: shared.config.clock.now(),
+        staged: staged.clone(),
     };
     let t = Instant::now();
     // The handler runs in a task of its own so that a panic is caught as a JoinError.

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{Backend, Fixture, count_rows, log_of, runtime_jobs, wait_until};
-use kairos::store::JobFilter;
+use kairos::store::{JobFilter, SqlValue};
 use kairos::{EnqueueRequest, JobLogOutcome, JobTable, SignedDuration, SkewedClock, SystemClock, handler_fn};
 use serde_json::json;
 use std::sync::Arc;
@@ -415,6 +415,42 @@ async fn enqueue_inside_the_callers_transaction_commits_or_rolls_back_with_it(ba
     assert_eq!(list.total, 1);
 }
 
+async fn a_handlers_staged_writes_commit_with_its_success_only(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = fx
+        .engine("n1")
+        .handler(
+            "effect",
+            handler_fn(|ctx| async move {
+                ctx.write_on_success(
+                    "INSERT INTO biz_effect (job_id, attempt) VALUES (?, ?)",
+                    vec![SqlValue::Text(ctx.job_id.clone()), SqlValue::Int(i64::from(ctx.attempt))],
+                );
+                if ctx.payload.get("fail_first").is_some() && ctx.attempt == 1 {
+                    return Err("first attempt fails after staging its write".into());
+                }
+                Ok(None)
+            }),
+        )
+        .build()
+        .await
+        .unwrap();
+    let store = engine.store().clone();
+    store.sql_execute("CREATE TABLE biz_effect (job_id VARCHAR(64), attempt INTEGER)", &[]).await.unwrap();
+    let reqs: Vec<_> = (0..20).map(|i| req("effect", json!({ "i": i }))).collect();
+    engine.enqueue_many(&reqs).await.unwrap();
+    let flaky = engine.enqueue(&req("effect", json!({ "fail_first": true }))).await.unwrap();
+    engine.start().await.unwrap();
+    wait_until(LIMIT, "all jobs to finish", || async { runtime_jobs(&store).await == 0 }).await;
+    assert_eq!(count_rows(&store, "biz_effect").await, 21, "one effect row per job");
+    let rows = store
+        .sql_query("SELECT attempt FROM biz_effect WHERE job_id = ?", &[SqlValue::Text(flaky.id.clone())])
+        .await
+        .unwrap();
+    assert_eq!(rows, vec![vec![SqlValue::Int(2)]], "the failed attempt's staged write was dropped");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
     exhausted_retries_dead_letter_with_message_and_stack,
     a_dead_letter_moved_back_runs_again_and_leaves_no_orphan_bytes,
@@ -428,4 +464,5 @@ on_both_backends!(
     shutdown_hands_unfinished_jobs_back_without_spending_a_retry,
     exclusive_jobs_of_one_key_never_overlap,
     enqueue_inside_the_callers_transaction_commits_or_rolls_back_with_it,
+    a_handlers_staged_writes_commit_with_its_success_only,
 );

@@ -144,7 +144,8 @@ pub(crate) async fn complete_many(pool: &PgPool, completions: &[JobCompletion]) 
         Kind::ALL.into_iter().zip(columns).filter(|(_, cols)| !cols.ids.is_empty()).collect();
     let mut conn = pool.acquire().await.db()?;
     let mut applied = HashSet::new();
-    if present.len() == 1 {
+    let has_effects = completions.iter().any(|c| !c.effects.is_empty());
+    if present.len() == 1 && !has_effects {
         // One statement is atomic on its own: no BEGIN/COMMIT round trips.
         for (kind, cols) in present {
             applied.extend(run(&mut conn, kind, cols).await?);
@@ -153,6 +154,15 @@ pub(crate) async fn complete_many(pool: &PgPool, completions: &[JobCompletion]) 
         let mut tx = conn.begin().await.db()?;
         for (kind, cols) in present {
             applied.extend(run(&mut tx, kind, cols).await?);
+        }
+        // The handlers' staged writes, in this transaction and only for completions whose
+        // lease held: a job's own effects happen exactly once.
+        for (c, log_id) in completions.iter().zip(&log_ids) {
+            if log_id.as_ref().is_some_and(|id| applied.contains(id)) {
+                for e in &c.effects {
+                    crate::operator_sql::execute_effect(&mut tx, &e.sql, &e.binds).await?;
+                }
+            }
         }
         tx.commit().await.db()?;
     }

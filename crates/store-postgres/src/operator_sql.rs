@@ -239,6 +239,13 @@ fn decode(row: &PgRow, i: usize, read: Read) -> Result<SqlValue, sqlx::Error> {
     })
 }
 
+/// Runs a handler's staged write inside the completion's transaction (see `JobEffect`).
+pub(crate) async fn execute_effect(conn: &mut sqlx::PgConnection, sql: &str, binds: &[SqlValue]) -> Result<u64> {
+    let sql = prepare(sql, binds)?;
+    let q = bind_all(sqlx::query(AssertSqlSafe(sql)).persistent(false), binds);
+    Ok(q.execute(&mut *conn).await.db()?.rows_affected())
+}
+
 pub(crate) async fn execute(pool: &PgPool, sql: &str, binds: &[SqlValue]) -> Result<u64> {
     if binds.is_empty() && !sql.contains('?') {
         // No parameters: the simple protocol, so a fixture may hold several statements.

@@ -87,6 +87,7 @@ async fn drain_100k_jobs_with_four_consumers() {
                         started: got.db_now,
                         finished: got.db_now,
                         completion: Completion::Delete { log_message: None },
+                        effects: Vec::new(),
                     })
                     .collect();
                 let t = Instant::now();

@@ -92,6 +92,7 @@ async fn two_nodes_never_hold_leases_on_one_exclusive_key_at_once() {
                         started: got.db_now,
                         finished,
                         completion: Completion::Delete { log_message: None },
+                        effects: Vec::new(),
                     });
                 }
                 let applied = store.job_complete_many(&batch).await.unwrap();

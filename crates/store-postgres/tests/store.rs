@@ -20,7 +20,15 @@ fn acquire(node: &str, limit: u32, now: Option<Timestamp>) -> JobAcquireParams {
 }
 
 fn done(job_id: &str, node: &str, attempt: i32, at: Timestamp, completion: Completion) -> JobCompletion {
-    JobCompletion { job_id: job_id.into(), node: node.into(), attempt, started: at, finished: at, completion }
+    JobCompletion {
+        job_id: job_id.into(),
+        node: node.into(),
+        attempt,
+        started: at,
+        finished: at,
+        completion,
+        effects: Vec::new(),
+    }
 }
 
 #[tokio::test]

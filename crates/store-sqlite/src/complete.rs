@@ -48,6 +48,15 @@ impl SqliteStore {
             log.push(log_row(c, JobFacts::of_job(&job)?));
         }
 
+        // The handlers' staged writes, in this transaction and only for completions whose
+        // lease held: a job's own effects happen exactly once.
+        for (i, c) in cs.iter().enumerate() {
+            if applied[i] {
+                for e in &c.effects {
+                    crate::operator::execute_effect(&mut w.tx, &e.sql, &e.binds).await?;
+                }
+            }
+        }
         insert_log_rows(&mut w.tx, &log, OP).await?;
         delete_bytearrays(&mut w.tx, stale_bytes, OP).await?;
         w.commit(OP).await?;

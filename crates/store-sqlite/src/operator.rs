@@ -49,6 +49,12 @@ fn decode_row(row: &SqliteRow) -> Result<Vec<SqlValue>> {
         .collect()
 }
 
+/// Runs a handler's staged write inside the completion's transaction (see `JobEffect`).
+pub(crate) async fn execute_effect(conn: &mut sqlx::SqliteConnection, sql: &str, binds: &[SqlValue]) -> Result<u64> {
+    let done = bind_all(sql, binds)?.execute(&mut *conn).await.map_err(operator_err("job effect"))?;
+    Ok(done.rows_affected())
+}
+
 impl SqliteStore {
     pub(crate) async fn operator_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
         let rows = bind_all(sql, binds)?.fetch_all(&self.pool).await.map_err(operator_err("sql_query"))?;

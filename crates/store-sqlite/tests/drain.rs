@@ -56,6 +56,7 @@ async fn drain_sequential(store: &dyn Store, batch: u32) -> f64 {
                 started: acquired.db_now,
                 finished: acquired.db_now,
                 completion: Completion::Delete { log_message: None },
+                effects: Vec::new(),
             })
             .collect();
         let applied = store.job_complete_many(&cs).await.expect("complete");
@@ -99,6 +100,7 @@ async fn drain_pipelined(store: std::sync::Arc<TempStore>, batch: u32) -> f64 {
                 started: acquired.db_now,
                 finished: acquired.db_now,
                 completion: Completion::Delete { log_message: None },
+                effects: Vec::new(),
             })
             .collect();
         tx.send(cs).await.expect("completer alive");

@@ -35,7 +35,7 @@ pub use lifecycle::*;
 pub use nodes::*;
 pub use seeds::*;
 
-use crate::{Acquired, JobAcquireParams, JobCompletion, JobLogFilter, SqlValue, Store};
+use crate::{Acquired, JobAcquireParams, JobCompletion, JobEffect, JobLogFilter, SqlValue, Store};
 use jiff::{SignedDuration, Timestamp, Unit};
 use kairos_core::enqueue::Due;
 use kairos_core::{Completion, Job, JobLogEntry, JobTable, JobType, NewJob, new_id};
@@ -67,6 +67,7 @@ macro_rules! conformance_suite {
             lease_extension_is_fenced_by_owner_and_attempt,
             lease_extension_does_not_revive_an_expired_lease,
             complete_delete_removes_the_row_and_logs_success,
+            complete_applies_staged_effects_only_under_the_lease,
             complete_reschedule_keeps_one_row_with_the_next_due_date,
             complete_retry_stores_the_failure_and_replaces_its_stack,
             complete_dead_letter_moves_the_row_with_its_stack,
@@ -232,6 +233,7 @@ pub(crate) fn completion(job: &Job, completion: Completion) -> JobCompletion {
         started,
         finished: started + millis(25),
         completion,
+        effects: Vec::new(),
     }
 }
 

@@ -89,7 +89,7 @@ pub struct LeaseExtendParams {
 }
 
 /// The end of one attempt, fenced by its lease.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct JobCompletion {
     pub job_id: String,
     pub node: String,
@@ -99,6 +99,21 @@ pub struct JobCompletion {
     pub started: Timestamp,
     pub finished: Timestamp,
     pub completion: Completion,
+    /// Writes the handler staged to commit with this completion (see [`JobEffect`]).
+    pub effects: Vec<JobEffect>,
+}
+
+/// A write a handler stages to run in the transaction that completes its attempt, after the
+/// lease check and only if it holds. This is what makes a job's own database effects happen
+/// exactly once although the job itself may run more than once (a node paused past its lease
+/// runs the handler again elsewhere, but only one completion passes the fence). A write that
+/// fails makes the completion fail as a whole; the executor then records the attempt as a dead
+/// letter that says why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobEffect {
+    /// One statement with `?` placeholders.
+    pub sql: String,
+    pub binds: Vec<SqlValue>,
 }
 
 /// Jobs handed back by a node that is shutting down.

@@ -119,6 +119,7 @@ impl App {
             started: now,
             finished: now,
             completion,
+            effects: Vec::new(),
         };
         let applied = self.engine.store().job_complete_many(&[c]).await.unwrap();
         assert_eq!(applied, vec![true], "completion of {} was not applied", job.id);

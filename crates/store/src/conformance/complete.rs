@@ -263,3 +263,34 @@ pub async fn exception_messages_are_cut_at_4000_characters(store: &dyn Store) {
     let stack = store.job_stacktrace(JobTable::Runtime, &job.id).await.expect("job_stacktrace").expect("stack");
     assert_eq!(stack, long, "the full chain is kept in ACT_GE_BYTEARRAY");
 }
+
+/// A handler's staged writes (`JobEffect`) commit with its completion and only when the lease
+/// holds; a write the database refuses fails the completion as a whole and writes nothing.
+pub async fn complete_applies_staged_effects_only_under_the_lease(store: &dyn Store) {
+    fixture(store, "CREATE TABLE effect_row (k VARCHAR(64) PRIMARY KEY, v INTEGER)", &[]).await;
+    let effect = |k: &str| JobEffect {
+        sql: "INSERT INTO effect_row (k, v) VALUES (?, ?)".into(),
+        binds: vec![text(k), SqlValue::Int(1)],
+    };
+    let t0 = ms(now(store).await);
+    let a = running(store, due_at("fx", t0 - secs(2)), "n1", t0).await;
+    let b = running(store, due_at("fx", t0 - secs(1)), "n1", t0).await;
+    let mut ca = completion(&a, success());
+    ca.effects = vec![effect("a")];
+    let mut cb = completion(&b, success());
+    cb.attempt += 1; // a lease this node no longer holds
+    cb.effects = vec![effect("b")];
+    assert_eq!(complete(store, &[ca, cb]).await, vec![true, false]);
+    let keys = store.sql_query("SELECT k FROM effect_row ORDER BY k", &[]).await.expect("read effects");
+    assert_eq!(keys, vec![vec![text("a")]], "only the completion whose lease held wrote its effect");
+
+    // A refused write (duplicate key) fails the whole completion: the job stays locked, no log row.
+    let c = running(store, due_at("fx", t0 - secs(1)), "n1", t0 + secs(1)).await;
+    let mut cc = completion(&c, success());
+    cc.effects = vec![effect("c"), effect("a")];
+    assert!(store.job_complete_many(&[cc]).await.is_err(), "a refused effect must fail the completion");
+    let row = must_get(store, &c.id).await;
+    assert_eq!(row.lock_owner.as_deref(), Some("n1"), "the job is untouched");
+    assert!(log_of(store, &c.id).await.is_empty(), "no log row for a completion that failed");
+    assert_eq!(scalar(store, "SELECT COUNT(*) FROM effect_row", &[]).await, 1, "the first effect rolled back too");
+}
