@@ -1,0 +1,336 @@
+//! The five-step walk of seed 000 §4.1 for one process instance and its jobs.
+
+use super::*;
+
+pub(super) async fn instances_of_business_key(
+    store: &dyn Store,
+    key: &str,
+    out: &mut Vec<Finding>,
+) -> Result<Vec<String>, Error> {
+    let running = store
+        .sql_query(
+            "SELECT ID_, PROC_INST_ID_ FROM ACT_RU_EXECUTION WHERE BUSINESS_KEY_ = ? AND PARENT_ID_ IS NULL ORDER BY ID_",
+            &[SqlValue::Text(key.into())],
+        )
+        .await?;
+    let ids: Vec<String> = running.iter().filter_map(|r| text(r.get(1)).or_else(|| text(r.first()))).collect();
+    let ended = store
+        .sql_query(
+            "SELECT PROC_INST_ID_, END_TIME_, DELETE_REASON_ FROM ACT_HI_PROCINST WHERE BUSINESS_KEY_ = ? AND END_TIME_ IS NOT NULL ORDER BY END_TIME_",
+            &[SqlValue::Text(key.into())],
+        )
+        .await?;
+    for row in &ended {
+        let id = text(row.first()).unwrap_or_default();
+        out.push(ended_finding(&id, text(row.get(1)), text(row.get(2)), Severity::Info));
+    }
+    if ids.is_empty() {
+        let mut f = finding(
+            if ended.is_empty() { Severity::Error } else { Severity::Warning },
+            "no-instance",
+            format!("No running process instance has business key \"{key}\""),
+            format!(
+                "ACT_RU_EXECUTION has no root execution (PARENT_ID_ null) with BUSINESS_KEY_ = \"{key}\"{}, so no timer of it can be waiting.",
+                if ended.is_empty() { " and ACT_HI_PROCINST has no finished one" } else { "; the finished ones are listed above" }
+            ),
+            "Check the key (business keys are case-sensitive): GET /runtime/process-instances?businessKey=KEY lists running instances, GET /history/historic-process-instances?businessKey=KEY finished ones. If the instance was never started, the caller's start request failed or was not sent.".into(),
+        );
+        if ended.is_empty() {
+            f.detail.push_str(" Standalone jobs (POST /management/jobs) have no business key; look them up by id.");
+        }
+        out.push(f);
+    }
+    Ok(ids)
+}
+
+/// Reports whether the instance runs, ended, or never existed.
+pub(super) async fn instance_state(store: &dyn Store, id: &str, out: &mut Vec<Finding>) -> Result<(), Error> {
+    let running = store
+        .sql_query(
+            "SELECT ID_, SUSPENSION_STATE_ FROM ACT_RU_EXECUTION WHERE ID_ = ? AND PARENT_ID_ IS NULL",
+            &[SqlValue::Text(id.into())],
+        )
+        .await?;
+    if let Some(row) = running.first() {
+        if row.get(1).and_then(SqlValue::as_i64) == Some(2) {
+            let mut f = finding(
+                Severity::Warning,
+                "instance-suspended",
+                format!("Process instance {id} is suspended"),
+                "A suspended instance's jobs wait in ACT_RU_SUSPENDED_JOB and are never acquired.".into(),
+                format!(
+                    "Activate it if it should go on: PUT /runtime/process-instances/{id} {{\"action\": \"activate\"}}."
+                ),
+            );
+            f.process_instance_id = Some(id.into());
+            out.push(f);
+        }
+        return Ok(());
+    }
+    let ended = store
+        .sql_query(
+            "SELECT END_TIME_, DELETE_REASON_ FROM ACT_HI_PROCINST WHERE PROC_INST_ID_ = ?",
+            &[SqlValue::Text(id.into())],
+        )
+        .await?;
+    match ended.first() {
+        Some(row) if text(row.first()).is_some() => {
+            out.push(ended_finding(id, text(row.first()), text(row.get(1)), Severity::Warning));
+        }
+        _ => {
+            let mut f = finding(
+                Severity::Error,
+                "no-instance",
+                format!("No process instance {id}"),
+                format!("Neither ACT_RU_EXECUTION (running) nor ACT_HI_PROCINST (finished) knows the id {id}. Any job still naming it is an orphan (listed below)."),
+                "Check the id: GET /runtime/process-instances lists running instances. If you meant a business key, ask with ?businessKey=.".into(),
+            );
+            f.process_instance_id = Some(id.into());
+            out.push(f);
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn ended_finding(id: &str, end: Option<String>, reason: Option<String>, severity: Severity) -> Finding {
+    let mut f = finding(
+        severity,
+        "instance-ended",
+        format!("Process instance {id} has ended"),
+        format!(
+            "It ended at {}{}; an ended instance fires no more timers.",
+            end.as_deref().unwrap_or("an unknown time"),
+            reason.map(|r| format!(" (reason: {r})")).unwrap_or_default()
+        ),
+        format!(
+            "Nothing to wait for. GET /history/historic-activity-instances?processInstanceId={id} shows the path it took."
+        ),
+    );
+    f.process_instance_id = Some(id.into());
+    f
+}
+
+// ----- steps 1–4: the jobs of one instance -------------------------------------------------
+
+pub(super) async fn walk_instance(store: &dyn Store, ctx: &Ctx, id: &str, out: &mut Vec<Finding>) -> Result<(), Error> {
+    let mut seen = 0usize;
+    for table in [JobTable::Runtime, JobTable::Suspended, JobTable::DeadLetter] {
+        let filter =
+            JobFilter { table, process_instance_id: Some(id.into()), size: JOBS_PER_INSTANCE, ..Default::default() };
+        let page = store.job_list(&filter).await?;
+        if page.total > page.data.len() as u64 {
+            let mut f = finding(
+                Severity::Info,
+                "truncated",
+                format!(
+                    "Only {} of the {} jobs of instance {id} in {} were examined",
+                    page.data.len(),
+                    page.total,
+                    table.table_name()
+                ),
+                String::new(),
+                format!("List them all: GET /management/jobs?processInstanceId={id}."),
+            );
+            f.process_instance_id = Some(id.into());
+            out.push(f);
+        }
+        seen += page.data.len();
+        for job in &page.data {
+            let mut f = walk_job(ctx, job, table);
+            f.job_id = Some(job.id.clone());
+            f.process_instance_id = Some(id.into());
+            out.push(f);
+        }
+    }
+    if seen == 0 {
+        let at = store
+            .sql_query(
+                "SELECT ACT_ID_ FROM ACT_RU_EXECUTION WHERE PROC_INST_ID_ = ? AND ACT_ID_ IS NOT NULL ORDER BY ID_",
+                &[SqlValue::Text(id.into())],
+            )
+            .await?;
+        let acts: Vec<String> = at.iter().filter_map(|r| text(r.first())).collect();
+        let mut f = finding(
+            Severity::Warning,
+            "no-jobs",
+            format!("Instance {id} has no job"),
+            format!(
+                "ACT_RU_JOB, ACT_RU_SUSPENDED_JOB and ACT_RU_DEADLETTER_JOB hold no row for it, so no timer or asynchronous step of it is waiting (step 1). {}",
+                if acts.is_empty() { "No execution of it stands at an activity.".to_string() } else { format!("It stands at: {}.", acts.join(", ")) }
+            ),
+            "If it should be waiting at a timer, the job was never created: check the timer definition in the deployed BPMN (timeDate/timeDuration/timeCycle) and whether the instance failed before reaching it (GET /history/historic-activity-instances?processInstanceId=ID). If it stands at a user or receive task, it waits for a person or a message, not for a job.".into(),
+        );
+        f.process_instance_id = Some(id.into());
+        out.push(f);
+    }
+    Ok(())
+}
+
+/// Steps 2–4 for one job (the caller sets its ids).
+pub(super) fn walk_job(ctx: &Ctx, job: &Job, table: JobTable) -> Finding {
+    let id = &job.id;
+    let what = describe(job);
+    match table {
+        JobTable::DeadLetter => return dead_letter(job),
+        JobTable::Suspended => {
+            return finding(
+                Severity::Warning,
+                "suspended",
+                format!("{what} is suspended"),
+                "Its process instance is suspended; the job waits in ACT_RU_SUSPENDED_JOB and is never acquired.".into(),
+                "Activate the process instance (PUT /runtime/process-instances/ID {\"action\": \"activate\"}); the job then becomes due again.".into(),
+            )
+        }
+        JobTable::Runtime => {}
+    }
+    if let (Some(owner), Some(exp)) = (&job.lock_owner, job.lock_exp_time) {
+        return locked(ctx, job, owner, exp);
+    }
+    if job.retries <= 0 {
+        return finding(
+            Severity::Error,
+            "no-retries",
+            format!("{what} has no retries left but is still in ACT_RU_JOB"),
+            format!(
+                "RETRIES_ is {}; acquisition only takes jobs with RETRIES_ > 0, so it will never run (step 4).",
+                job.retries
+            ),
+            format!(
+                "Delete it (DELETE /management/jobs/{id}) and enqueue it again; kairos itself moves exhausted jobs to the dead-letter table, so report how this row came about."
+            ),
+        );
+    }
+    if let Some(msg) = &job.exception_msg {
+        let next = match job.duedate {
+            Some(d) if d > ctx.now => format!("the next attempt is due at {d} (in {})", ctx.until(d)),
+            _ => "the next attempt is due now".into(),
+        };
+        return finding(
+            Severity::Warning,
+            "failing",
+            format!("{what} is failing"),
+            format!(
+                "{} attempt(s) so far, {} retries left; {next} (step 4). Last error: {msg}",
+                job.attempts, job.retries
+            ),
+            format!(
+                "Read the stack trace (GET /management/jobs/{id}/exception-stacktrace, or `kairos jobs stacktrace {id}`) and fix the cause; it retries by itself. POST /management/jobs/{id} {{\"action\": \"execute\"}} retries it now."
+            ),
+        );
+    }
+    unlocked(ctx, job)
+}
+
+/// Steps 2 and 5 for a healthy, unlocked job: not due yet, or due and waiting for a worker.
+pub(super) fn unlocked(ctx: &Ctx, job: &Job) -> Finding {
+    let (id, what) = (&job.id, describe(job));
+    match job.duedate {
+        Some(due) if due > ctx.now => finding(
+            Severity::Info,
+            "not-due",
+            format!("{what} is not due yet"),
+            format!("DUEDATE_ is {due}, in {} by the database clock (now {}) (step 2).", ctx.until(due), ctx.now),
+            format!(
+                "Nothing to do if that time is right. If it should have fired already, the due date was computed wrongly: kairos compares due dates with the database clock only, so check the timer expression and the clock of whoever computed an absolute dueDate. POST /management/jobs/{id} {{\"action\": \"execute\"}} runs it now."
+            ),
+        ),
+        _ if job.job_type == JobType::ExternalWorker => finding(
+            Severity::Info,
+            "external-worker",
+            format!("{what} waits for an external worker"),
+            format!(
+                "External-worker jobs are not run by the executor; a worker fetches them by topic \"{}\".",
+                job.handler_type
+            ),
+            format!(
+                "Check that a worker polls POST /external-job-api/acquire/jobs with topic \"{}\".",
+                job.handler_type
+            ),
+        ),
+        due => {
+            let since = due.unwrap_or(job.create_time);
+            let late = ctx.now.duration_since(since);
+            let (severity, code) =
+                if late > OVERDUE_AFTER { (Severity::Warning, "overdue") } else { (Severity::Info, "due") };
+            finding(
+                severity,
+                code,
+                format!("{what} is due and waits for a worker"),
+                format!("Due since {since} ({} ago), unlocked, {} retries left: any node with its executor on may take it (step 5).", ctx.since(since), job.retries),
+                "If it stays here, look at the cluster findings below: is an executor switched on and alive, and is the backlog larger than the workers? More workers (--workers) or nodes drain it faster.".into(),
+            )
+        }
+    }
+}
+
+pub(super) fn locked(ctx: &Ctx, job: &Job, owner: &str, exp: Timestamp) -> Finding {
+    let what = describe(job);
+    let node = ctx.node(owner);
+    let alive = node.is_some_and(|n| ctx.alive(n));
+    if exp <= ctx.now {
+        return finding(
+            Severity::Warning,
+            "lock-expired",
+            format!("{what}: the lease of node {owner} expired"),
+            format!("LOCK_EXP_TIME_ was {exp} ({} ago) and no node has taken the job over yet (step 3).", ctx.since(exp)),
+            "A live node with its executor on takes it over at its next acquisition (the abandoned attempt counts as one retry). If it stays, see the executor-off and no-live-node findings.".into(),
+        );
+    }
+    if alive {
+        return finding(
+            Severity::Info,
+            "locked",
+            format!("{what} is running on node {owner}"),
+            format!(
+                "Locked until {exp} (in {}); the lease is extended while the handler runs (step 3).",
+                ctx.until(exp)
+            ),
+            format!(
+                "Wait for it to finish; GET /history/job-log?jobId={} shows each attempt. Do not clear the lock: the job would run twice.",
+                job.id
+            ),
+        );
+    }
+    let state = match node {
+        None => "is not a known node".to_string(),
+        Some(n) => format!("is {} and last heartbeat {} ago", n.state, ctx.since(n.heartbeat)),
+    };
+    finding(
+        Severity::Warning,
+        "locked",
+        format!("{what} is locked by node {owner}, which is not alive"),
+        format!("Node {owner} {state}; the lease runs until {exp} (in {}) (step 3).", ctx.until(exp)),
+        format!(
+            "Wait: a live node declares {owner} dead after {} without heartbeats and expires its leases, then runs the job again. Never clear the lock by hand unless {owner} is certainly dead (seed 000 §4.2).",
+            human(ctx.dead_after)
+        ),
+    )
+}
+
+pub(super) fn dead_letter(job: &Job) -> Finding {
+    let id = &job.id;
+    finding(
+        Severity::Error,
+        "dead-letter",
+        format!("{} is a dead letter", describe(job)),
+        format!(
+            "Its retries ran out after {} attempt(s); it waits in ACT_RU_DEADLETTER_JOB for an operator (step 4). Last error: {}",
+            job.attempts,
+            job.exception_msg.as_deref().unwrap_or("(none recorded)")
+        ),
+        format!(
+            "Read the stack trace (GET /management/deadletter-jobs/{id}/exception-stacktrace), fix the cause, then move it back: POST /management/deadletter-jobs/{id} {{\"action\": \"move\", \"retries\": 3}} (or `kairos jobs retry {id}`). Delete it only if the work is no longer wanted."
+        ),
+    )
+}
+
+pub(super) fn describe(job: &Job) -> String {
+    let kind = if job.job_type == JobType::Timer { "Timer" } else { "Job" };
+    match (&job.element_id, &job.element_name) {
+        (Some(e), Some(n)) => format!("{kind} {} ({}) at {e} \"{n}\"", job.id, job.handler_type),
+        (Some(e), None) => format!("{kind} {} ({}) at {e}", job.id, job.handler_type),
+        _ => format!("{kind} {} ({})", job.id, job.handler_type),
+    }
+}
+
+// ----- step 5 and the cluster ---------------------------------------------------------------
