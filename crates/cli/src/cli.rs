@@ -119,6 +119,15 @@ pub struct ServeArgs {
     /// On SIGTERM, how long running jobs may take to finish before they are handed back
     #[arg(long, default_value = "PT30S", value_parser = parse::duration, value_name = "DUR")]
     pub shutdown_grace: SignedDuration,
+    // Test-only flags of the chaos suite (crates/cli/tests/chaos.rs, docs/chaos.md), hidden from
+    // --help: `--chaos` registers the `chaos` handler (an autocommit side-effect row, a sleep,
+    // and a transactional effect row staged with write_on_success; its tables are created by
+    // the test), and `--clock-skew DUR` sets this node's own clock that far ahead, to show that
+    // no due date or lease is judged by a node's clock.
+    #[arg(long, hide = true)]
+    pub chaos: bool,
+    #[arg(long, hide = true, value_parser = parse::duration, value_name = "DUR")]
+    pub clock_skew: Option<SignedDuration>,
 }
 
 /// `kairos jobs`.

@@ -1,6 +1,7 @@
 //! One module per command; each returns the exit code of a success (0, or 3 for doctor
 //! findings) or a [`CliError`].
 
+mod chaos;
 mod doctor;
 mod jobs;
 mod migrate;

@@ -64,6 +64,11 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
 
 async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, CliError> {
     let mut builder = Engine::builder(&global.db).executor_enabled(!args.no_executor);
+    if args.chaos {
+        // The chaos handler writes its side-effect rows through the engine's own store.
+        let store = kairos::open_store(&global.db).await?;
+        builder = builder.store(store.clone()).handler("chaos", super::chaos::handler(store));
+    }
     if let Some(id) = &args.node_id {
         if id.trim().is_empty() {
             return Err(CliError::bad_input("invalid --node-id: must not be empty"));
@@ -76,9 +81,12 @@ async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, C
     if let Some(d) = args.lock_time {
         builder = builder.lock_time(d);
     }
-    let (poll, batch, heartbeat, dead_after) =
-        (args.poll_interval, args.acquire_batch, args.heartbeat_interval, args.dead_after);
+    let (poll, batch, heartbeat, dead_after, skew) =
+        (args.poll_interval, args.acquire_batch, args.heartbeat_interval, args.dead_after, args.clock_skew);
     builder = builder.configure(|c| {
+        if let Some(skew) = skew {
+            c.clock = Arc::new(kairos::SkewedClock { inner: kairos::SystemClock, skew });
+        }
         if let Some(d) = poll {
             c.poll_interval = d.unsigned_abs();
         }

@@ -1,0 +1,909 @@
+//! The chaos suite (issue 3, docs/chaos.md): three real `kairos serve --chaos` nodes on a
+//! PostgreSQL of its own, and a seeded random timeline of faults while they drain the jobs:
+//! SIGKILL of a node (a replacement starts at once), SIGSTOP/SIGCONT of a node for longer than
+//! its lease, a PostgreSQL restart mid-load, every database connection dropped at once
+//! (`pg_terminate_backend`), and one node whose own clock runs three minutes ahead
+//! (`--clock-skew PT3M`). At the end it checks, and explains every failure of:
+//!
+//! 1. no job lost: each job has exactly one `CHAOS_EFFECT` row and is gone from `ACT_RU_JOB` and
+//!    the dead letters;
+//! 2. transactional effects exactly once, and written by the attempt the job log says succeeded;
+//! 3. side-effect duplicates (`CHAOS_SIDE_EFFECT`, autocommit) only for attempts whose lease was
+//!    lost by a killed or paused node, or by a node cut off by a database fault — each one
+//!    explained by an `abandoned`/`failed` `ACT_HI_JOB_LOG` row and a fault at that time;
+//! 4. exclusive jobs (two keys) never overlap;
+//! 5. no attempt of a timer started before its `DUEDATE_` (database clock), on any node;
+//! 6. nothing stuck: no lease, no advisory lock left after recovery.
+//!
+//! Short form (the default, in CI; under ~90 s): 600 jobs, 3 kills, 1 pause, 1 PostgreSQL
+//! restart, 1 dropped-connection fault, 1 skewed node.
+//!
+//! ```text
+//! cargo test -p kairos-cli --test chaos -- --nocapture                               # short form
+//! KAIROS_CHAOS_LONG=1 cargo test -p kairos-cli --test chaos -- --nocapture           # long form
+//! KAIROS_CHAOS_SEED=12345 cargo test -p kairos-cli --test chaos -- --nocapture       # replay a seed
+//! ```
+//!
+//! Long form (`KAIROS_CHAOS_LONG=1`, several minutes): 10,000 jobs, 20 kills, one PostgreSQL
+//! restart, one paused node, one dropped-connection fault, one skewed node.
+//!
+//! Node logs are kept (and their directory printed) when the run fails, or always with
+//! `KAIROS_CHAOS_KEEP_LOGS=1`.
+//!
+//! The suite starts its own PostgreSQL cluster (`KAIROS_PG_DIR=/tmp/kairos-chaos-pg
+//! scripts/pg.sh start`, or `KAIROS_CHAOS_PG_DIR`), because it restarts it; it never touches the
+//! server of `KAIROS_TEST_PG_URL`, and stops its own at the end. If that cluster cannot start
+//! the test is skipped with a message, unless `KAIROS_REQUIRE_PG=1`.
+
+use kairos::store::{JobLogFilter, SqlValue};
+use kairos::{Engine, EnqueueRequest, JobLogEntry, JobLogOutcome, Store, Timestamp};
+use serde_json::json;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const KAIROS: &str = env!("CARGO_BIN_EXE_kairos");
+const PG_SH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/pg.sh");
+
+/// Node settings: short leases so faults are noticed within seconds.
+const LOCK_TIME_S: u64 = 6;
+const DEAD_AFTER_S: u64 = 2;
+const SKEW: &str = "PT3M";
+
+/// The size of a run.
+#[derive(Debug, Clone)]
+struct Form {
+    name: &'static str,
+    jobs: usize,
+    kills: usize,
+    pauses: usize,
+    pg_restarts: usize,
+    drops: usize,
+    /// Faults happen between 2 s and this many seconds after the nodes start.
+    span_s: f64,
+    workers: u32,
+    /// Handler sleep of an ordinary job, uniform in this range (ms).
+    ms: (u64, u64),
+    drain_limit: Duration,
+}
+
+impl Form {
+    fn pick() -> Form {
+        if std::env::var("KAIROS_CHAOS_LONG").is_ok_and(|v| v == "1") {
+            Form {
+                name: "long",
+                jobs: 10_000,
+                kills: 20,
+                pauses: 1,
+                pg_restarts: 1,
+                drops: 1,
+                span_s: 170.0,
+                workers: 8,
+                ms: (100, 800),
+                drain_limit: Duration::from_secs(900),
+            }
+        } else {
+            Form {
+                name: "short",
+                jobs: 600,
+                kills: 3,
+                pauses: 1,
+                pg_restarts: 1,
+                drops: 1,
+                span_s: 28.0,
+                workers: 4,
+                ms: (200, 1200),
+                drain_limit: Duration::from_secs(120),
+            }
+        }
+    }
+}
+
+/// splitmix64: enough randomness for a replayable timeline, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo + 1)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+// ----- the suite's own PostgreSQL ------------------------------------------------------------
+
+struct ChaosPg {
+    dir: String,
+    url: String,
+}
+
+impl ChaosPg {
+    fn pg_sh(dir: &str, cmd: &str) -> Result<String, String> {
+        let out = Command::new("bash")
+            .arg(PG_SH)
+            .arg(cmd)
+            .env("KAIROS_PG_DIR", dir)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {PG_SH}: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("pg.sh {cmd} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    fn start() -> Result<ChaosPg, String> {
+        let dir = std::env::var("KAIROS_CHAOS_PG_DIR").unwrap_or_else(|_| "/tmp/kairos-chaos-pg".into());
+        let out = Self::pg_sh(&dir, "start")?;
+        let url = out
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("export KAIROS_TEST_PG_URL="))
+            .ok_or_else(|| format!("pg.sh start printed no URL: {out:?}"))?
+            .to_string();
+        Ok(ChaosPg { dir, url })
+    }
+
+    /// Stops the server (fast shutdown: every session is cut) and starts it again on the same
+    /// port; returns how long it was down.
+    fn restart(&self) -> Duration {
+        let t = Instant::now();
+        Self::pg_sh(&self.dir, "stop").expect("stop the chaos PostgreSQL");
+        let out = Self::pg_sh(&self.dir, "start").expect("start the chaos PostgreSQL again");
+        assert!(
+            out.contains(&self.url),
+            "the chaos PostgreSQL came back on another port ({out}); the nodes cannot follow it"
+        );
+        t.elapsed()
+    }
+}
+
+impl Drop for ChaosPg {
+    fn drop(&mut self) {
+        let _ = Self::pg_sh(&self.dir, "stop");
+    }
+}
+
+// ----- nodes ---------------------------------------------------------------------------------
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// One `kairos serve --chaos` process in one of the three slots.
+struct Node {
+    name: String,
+    child: Child,
+    log: std::path::PathBuf,
+}
+
+impl Node {
+    fn start(url: &str, name: &str, workers: u32, skewed: bool, dir: &std::path::Path) -> Node {
+        let log = dir.join(format!("{name}.log"));
+        let out = std::fs::File::create(&log).unwrap();
+        let mut cmd = Command::new(KAIROS);
+        cmd.args(["serve", "--chaos", "--db", url, "--node-id", name, "--listen"])
+            .arg(format!("127.0.0.1:{}", free_port()))
+            .args(["--workers", &workers.to_string(), "--lock-time", &format!("PT{LOCK_TIME_S}S")])
+            .args(["--heartbeat-interval", "PT0.3S", "--dead-after", &format!("PT{DEAD_AFTER_S}S")])
+            .args(["--poll-interval", "PT0.2S", "--shutdown-grace", "PT5S"]);
+        if skewed {
+            cmd.args(["--clock-skew", SKEW]);
+        }
+        let child = cmd
+            .env("RUST_LOG", "info")
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start kairos serve --chaos");
+        Node { name: name.to_string(), child, log }
+    }
+
+    fn signal(&self, sig: &str) {
+        let _ = Command::new("kill").args([sig, &self.child.id().to_string()]).status();
+    }
+
+    fn kill9(&mut self) {
+        self.signal("-KILL");
+        let _ = self.child.wait();
+    }
+
+    fn terminate(&mut self) {
+        self.signal("-CONT");
+        self.signal("-TERM");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.kill9();
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.signal("-CONT");
+            self.kill9();
+        }
+    }
+}
+
+// ----- the fault timeline --------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fault {
+    Kill,
+    Pause,
+    Resume,
+    PgRestart,
+    DropConnections,
+}
+
+/// What happened, on the machine's clock (the database's clock too: it runs here).
+#[derive(Debug, Clone)]
+struct Happened {
+    fault: Fault,
+    node: Option<String>,
+    from: Timestamp,
+    to: Timestamp,
+}
+
+fn plan(form: &Form, rng: &mut Rng, pause_s: f64) -> Vec<(f64, Fault)> {
+    let span = form.span_s;
+    let mut at = |lo: f64, hi: f64| lo + rng.unit() * (hi - lo);
+    let mut events = Vec::new();
+    for _ in 0..form.kills {
+        events.push((at(2.0, span), Fault::Kill));
+    }
+    for _ in 0..form.pauses {
+        let t = at(2.0, (span - pause_s).max(2.5));
+        events.push((t, Fault::Pause));
+        events.push((t + pause_s, Fault::Resume));
+    }
+    for _ in 0..form.pg_restarts {
+        events.push((at(0.25 * span, 0.75 * span), Fault::PgRestart));
+    }
+    for _ in 0..form.drops {
+        events.push((at(2.0, span), Fault::DropConnections));
+    }
+    events.sort_by(|a, b| a.0.total_cmp(&b.0));
+    events
+}
+
+// ----- database helpers (retrying: the database itself is one of the faults) ----------------
+
+async fn query(store: &Arc<dyn Store>, sql: &str) -> Vec<Vec<SqlValue>> {
+    let start = Instant::now();
+    loop {
+        match store.sql_query(sql, &[]).await {
+            Ok(rows) => return rows,
+            Err(e) if start.elapsed() < Duration::from_secs(60) => {
+                eprintln!("  (test query failed, retrying: {e})");
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+            Err(e) => panic!("{sql}: {e}"),
+        }
+    }
+}
+
+async fn count(store: &Arc<dyn Store>, sql: &str) -> i64 {
+    query(store, sql).await[0][0].as_i64().unwrap_or(-1)
+}
+
+fn ts(v: &SqlValue) -> Option<Timestamp> {
+    match v {
+        SqlValue::Timestamp(t) => Some(*t),
+        SqlValue::Text(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+fn text(v: &SqlValue) -> String {
+    v.as_str().map(str::to_string).unwrap_or_default()
+}
+
+async fn all_log(store: &Arc<dyn Store>) -> Vec<JobLogEntry> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    loop {
+        let page = store.job_log_list(&JobLogFilter { start, size: 1000, ..Default::default() }).await.unwrap();
+        let n = page.data.len() as u64;
+        out.extend(page.data);
+        if n < 1000 {
+            return out;
+        }
+        start += n;
+    }
+}
+
+/// A job as enqueued: its due date (DB clock) and exclusive key.
+#[derive(Debug, Clone)]
+struct Expected {
+    due: Option<Timestamp>,
+    exclusive: Option<String>,
+    timer: bool,
+}
+
+/// One `CHAOS_SIDE_EFFECT` row of a job: attempt, node, `AT_` (database clock), `NODE_NOW`.
+type SideRun = (i64, String, Option<Timestamp>, Option<Timestamp>);
+
+fn secs(d: Duration) -> String {
+    format!("{:.1}s", d.as_secs_f64())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chaos_faults_lose_nothing_and_duplicate_only_what_they_explain() {
+    let form = Form::pick();
+    let seed = match std::env::var("KAIROS_CHAOS_SEED") {
+        Ok(s) => s.trim().parse::<u64>().expect("KAIROS_CHAOS_SEED must be an unsigned integer"),
+        Err(_) => {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+                % 1_000_000_007
+        }
+    };
+    eprintln!("chaos ({} form): seed {seed}  (replay: KAIROS_CHAOS_SEED={seed})", form.name);
+    eprintln!("  {form:?}");
+    let mut rng = Rng(seed);
+    let begun = Instant::now();
+
+    let pg = match ChaosPg::start() {
+        Ok(pg) => pg,
+        Err(e) => {
+            if std::env::var("KAIROS_REQUIRE_PG").is_ok_and(|v| v == "1") {
+                panic!("KAIROS_REQUIRE_PG=1 but the chaos PostgreSQL cannot start: {e}");
+            }
+            eprintln!("skipped: the chaos suite needs its own PostgreSQL and it cannot start: {e}");
+            return;
+        }
+    };
+    eprintln!("  chaos PostgreSQL at {} (data in {})", pg.url, pg.dir);
+
+    // A fresh schema per run; those of earlier runs go.
+    let admin = kairos::open_store(&pg.url).await.expect("connect to the chaos PostgreSQL");
+    for row in query(&admin, "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'chaos\\_%'").await {
+        let name = text(&row[0]);
+        if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            let _ = admin.sql_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"), &[]).await;
+        }
+    }
+    let schema = format!("chaos_{seed}_{}", Timestamp::now().as_millisecond());
+    admin.sql_execute(&format!("CREATE SCHEMA {schema}"), &[]).await.unwrap();
+    let url = kairos_store_postgres::test_support::with_search_path(&pg.url, &schema);
+    eprintln!("  schema {schema}");
+
+    // The test's own engine only enqueues (executor off); it knows the handler's name so that
+    // enqueue validation accepts the jobs, which run on the `kairos serve --chaos` nodes.
+    let engine = Engine::builder(&url)
+        .node_id("chaos-test")
+        .executor_enabled(false)
+        .handler("chaos", kairos::handler_fn(|_| async { Err("the test's engine never runs jobs".into()) }))
+        .build()
+        .await
+        .unwrap();
+    let store = engine.store().clone();
+    store
+        .sql_execute(
+            "CREATE TABLE CHAOS_SIDE_EFFECT (JOB_ID VARCHAR(64) NOT NULL, ATTEMPT INT NOT NULL, \
+             NODE VARCHAR(255) NOT NULL, AT_ TIMESTAMPTZ NOT NULL, NODE_NOW TIMESTAMPTZ)",
+            &[],
+        )
+        .await
+        .unwrap();
+    store
+        .sql_execute(
+            "CREATE TABLE CHAOS_EFFECT (JOB_ID VARCHAR(64) PRIMARY KEY, NODE VARCHAR(255) NOT NULL, \
+             ATTEMPT INT NOT NULL, AT_ TIMESTAMPTZ NOT NULL)",
+            &[],
+        )
+        .await
+        .unwrap();
+
+    // ---- the jobs: ordinary, exclusive (2 keys), timers due while the faults happen ----------
+    let db_now = ts(&query(&store, "SELECT CURRENT_TIMESTAMP").await[0][0]).unwrap();
+    let mut reqs = Vec::with_capacity(form.jobs);
+    let (mut n_excl, mut n_timer) = (0, 0);
+    for i in 0..form.jobs {
+        let roll = rng.below(100);
+        let mut req = EnqueueRequest {
+            handler: "chaos".into(),
+            // 11 attempts, 1 s apart: no fault of the timeline can exhaust them.
+            retry_cycle: Some("R10/PT1S".into()),
+            ..Default::default()
+        };
+        if roll < 8 {
+            req.exclusive_key = Some(format!("chaos-key-{}", i % 2));
+            req.payload = Some(json!({ "ms": rng.range(20, 120), "i": i }));
+            n_excl += 1;
+        } else if roll < 20 {
+            let ahead_ms = 3_000 + (rng.unit() * (form.span_s - 3.0) * 1000.0) as i64;
+            req.due_date = Some(db_now + jiff::SignedDuration::from_millis(ahead_ms));
+            req.payload = Some(json!({ "ms": rng.range(form.ms.0, form.ms.1), "i": i }));
+            n_timer += 1;
+        } else {
+            req.payload = Some(json!({ "ms": rng.range(form.ms.0, form.ms.1), "i": i }));
+        }
+        reqs.push(req);
+    }
+    for chunk in reqs.chunks(2000) {
+        engine.enqueue_many(chunk).await.unwrap();
+    }
+    let mut expected: HashMap<String, Expected> = HashMap::new();
+    for row in query(&store, "SELECT ID_, DUEDATE_, EXCLUSIVE_KEY_, TYPE_ FROM ACT_RU_JOB").await {
+        expected.insert(
+            text(&row[0]),
+            Expected {
+                due: ts(&row[1]),
+                exclusive: row[2].as_str().map(str::to_string),
+                timer: text(&row[3]) == "timer",
+            },
+        );
+    }
+    assert_eq!(expected.len(), form.jobs, "every enqueued job is in ACT_RU_JOB before the nodes start");
+    eprintln!(
+        "  enqueued {} jobs: {n_excl} exclusive (2 keys), {n_timer} timers due within {}s",
+        form.jobs, form.span_s
+    );
+
+    // ---- three nodes; slot 2 runs three minutes ahead -----------------------------------------
+    let dir = tempfile::tempdir().unwrap();
+    let skewed_slot = 2;
+    let mut generation = [0u32; 3];
+    let node_name = |slot: usize, generation: u32| {
+        if slot == skewed_slot { format!("n{slot}-{generation}-skew") } else { format!("n{slot}-{generation}") }
+    };
+    let mut slots: Vec<Node> =
+        (0..3).map(|s| Node::start(&url, &node_name(s, 0), form.workers, s == skewed_slot, dir.path())).collect();
+    let mut retired: Vec<Node> = Vec::new();
+    let pause_s = (LOCK_TIME_S + DEAD_AFTER_S + 1) as f64;
+    let timeline = plan(&form, &mut rng, pause_s);
+    eprintln!("  fault plan (seconds after the nodes start):");
+    for (t, f) in &timeline {
+        eprintln!("    t={t:6.2}s {f:?}");
+    }
+
+    // ---- run the timeline -----------------------------------------------------------------
+    let t0 = Instant::now();
+    let mut happened: Vec<Happened> = Vec::new();
+    let mut paused: Option<(usize, Timestamp)> = None;
+    let mut killed_with_leases = 0;
+    for (at, fault) in &timeline {
+        let due = t0 + Duration::from_secs_f64(*at);
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            tokio::time::sleep(wait).await;
+        }
+        let left = count(&store, "SELECT COUNT(*) FROM ACT_RU_JOB").await;
+        let stamp = format!("[t={:6.2}s, {left} jobs left]", t0.elapsed().as_secs_f64());
+        match fault {
+            Fault::Kill => {
+                let candidates: Vec<usize> = (0..3).filter(|s| paused.is_none_or(|(p, _)| p != *s)).collect();
+                let slot = candidates[rng.below(candidates.len() as u64) as usize];
+                let held = count(
+                    &store,
+                    &format!("SELECT COUNT(*) FROM ACT_RU_JOB WHERE LOCK_OWNER_ = '{}'", slots[slot].name),
+                )
+                .await;
+                slots[slot].kill9();
+                // Taken once the process is gone (reaped): an attempt it acquired in its last
+                // milliseconds, while `kill` was being spawned, still started before this.
+                let now = Timestamp::now();
+                generation[slot] += 1;
+                let next = Node::start(
+                    &url,
+                    &node_name(slot, generation[slot]),
+                    form.workers,
+                    slot == skewed_slot,
+                    dir.path(),
+                );
+                let old = std::mem::replace(&mut slots[slot], next);
+                eprintln!("  {stamp} SIGKILL {} (held {held} leases); replacement {}", old.name, slots[slot].name);
+                if held > 0 {
+                    killed_with_leases += 1;
+                }
+                happened.push(Happened { fault: Fault::Kill, node: Some(old.name.clone()), from: now, to: now });
+                retired.push(old);
+            }
+            Fault::Pause => {
+                let slot = rng.below(3) as usize;
+                let held = count(
+                    &store,
+                    &format!("SELECT COUNT(*) FROM ACT_RU_JOB WHERE LOCK_OWNER_ = '{}'", slots[slot].name),
+                )
+                .await;
+                slots[slot].signal("-STOP");
+                paused = Some((slot, Timestamp::now()));
+                eprintln!("  {stamp} SIGSTOP {} (held {held} leases) for {pause_s}s", slots[slot].name);
+            }
+            Fault::Resume => {
+                let (slot, from) = paused.take().expect("a paused node");
+                slots[slot].signal("-CONT");
+                eprintln!("  {stamp} SIGCONT {}", slots[slot].name);
+                happened.push(Happened {
+                    fault: Fault::Pause,
+                    node: Some(slots[slot].name.clone()),
+                    from,
+                    to: Timestamp::now(),
+                });
+            }
+            Fault::PgRestart => {
+                let from = Timestamp::now();
+                let down = pg.restart();
+                eprintln!("  {stamp} PostgreSQL restarted (pg.sh stop + start: {})", secs(down));
+                happened.push(Happened { fault: Fault::PgRestart, node: None, from, to: Timestamp::now() });
+            }
+            Fault::DropConnections => {
+                let from = Timestamp::now();
+                let rows = query(
+                    &store,
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                     WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                )
+                .await;
+                eprintln!("  {stamp} dropped {} database connections (pg_terminate_backend)", rows.len());
+                happened.push(Happened { fault: Fault::DropConnections, node: None, from, to: Timestamp::now() });
+            }
+        }
+    }
+    let timeline_took = t0.elapsed();
+
+    // ---- drain ---------------------------------------------------------------------------
+    let drain_start = Instant::now();
+    loop {
+        let left = count(&store, "SELECT COUNT(*) FROM ACT_RU_JOB").await;
+        let dead = count(&store, "SELECT COUNT(*) FROM ACT_RU_DEADLETTER_JOB").await;
+        if left == 0 || dead > 0 || drain_start.elapsed() > form.drain_limit {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let drained_at = t0.elapsed();
+    eprintln!("  timeline done at {}, drained (or gave up) at {}", secs(timeline_took), secs(drained_at));
+
+    // Nothing stuck while the nodes still run: no lease, no advisory lock held in the database.
+    let mut failures: Vec<String> = Vec::new();
+    let stuck = count(&store, "SELECT COUNT(*) FROM ACT_RU_JOB WHERE LOCK_OWNER_ IS NOT NULL").await;
+    if stuck != 0 {
+        failures.push(format!("{stuck} rows of ACT_RU_JOB still locked after recovery"));
+    }
+    let advisory_sql = "SELECT COUNT(*) FROM pg_locks l JOIN pg_database d ON l.database = d.oid \
+                        WHERE d.datname = current_database() AND l.locktype = 'advisory' AND l.pid <> pg_backend_pid()";
+    let mut advisory = count(&store, advisory_sql).await;
+    for _ in 0..20 {
+        if advisory == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        advisory = count(&store, advisory_sql).await;
+    }
+    if advisory != 0 {
+        failures.push(format!("{advisory} advisory locks (exclusive keys) still held after the drain"));
+    }
+
+    for n in slots.iter_mut() {
+        n.terminate();
+    }
+    for n in slots.iter().chain(retired.iter()) {
+        let text = n.log_text().to_lowercase();
+        for bad in ["deadlock detected", "panicked"] {
+            if text.contains(bad) {
+                failures.push(format!("node {} logged {bad:?} (see its log below)", n.name));
+            }
+        }
+    }
+
+    // ---- gather --------------------------------------------------------------------------
+    let log = all_log(&store).await;
+    let side = query(&store, "SELECT JOB_ID, ATTEMPT, NODE, AT_, NODE_NOW FROM CHAOS_SIDE_EFFECT").await;
+    let effects = query(&store, "SELECT JOB_ID, NODE, ATTEMPT FROM CHAOS_EFFECT").await;
+    let left: Vec<String> = query(&store, "SELECT ID_ FROM ACT_RU_JOB").await.iter().map(|r| text(&r[0])).collect();
+    let dead: Vec<(String, String)> = query(&store, "SELECT ID_, EXCEPTION_MSG_ FROM ACT_RU_DEADLETTER_JOB")
+        .await
+        .iter()
+        .map(|r| (text(&r[0]), text(&r[1])))
+        .collect();
+
+    let killed: HashMap<String, Timestamp> =
+        happened.iter().filter(|h| h.fault == Fault::Kill).map(|h| (h.node.clone().unwrap(), h.from)).collect();
+    let paused_nodes: Vec<&Happened> = happened.iter().filter(|h| h.fault == Fault::Pause).collect();
+    let db_faults: Vec<&Happened> =
+        happened.iter().filter(|h| matches!(h.fault, Fault::PgRestart | Fault::DropConnections)).collect();
+    // Why an attempt other than the successful one could exist; None = unexplained.
+    let margin = jiff::SignedDuration::from_secs((LOCK_TIME_S + DEAD_AFTER_S + 3) as i64);
+    let explain = |node: &str, start: Option<Timestamp>, end: Option<Timestamp>| -> Option<&'static str> {
+        let start = start?;
+        let end = end.unwrap_or(start);
+        // A killed node's last acquisition statement may still be running in its backend when
+        // the process dies; the server finishes and commits it, so a lease can start (its
+        // LOCK_TIME_ is read with clock_timestamp()) a moment after the death.
+        if killed.get(node).is_some_and(|k| start <= *k + jiff::SignedDuration::from_secs(2)) {
+            return Some("node killed (SIGKILL)");
+        }
+        if paused_nodes.iter().any(|p| p.node.as_deref() == Some(node) && start <= p.to) {
+            return Some("node paused (SIGSTOP) past its lease");
+        }
+        if db_faults.iter().any(|w| start <= w.to + margin && end >= w.from - jiff::SignedDuration::from_secs(1)) {
+            return Some("database fault (restart or dropped connections) cut the node off");
+        }
+        None
+    };
+
+    let mut by_job: BTreeMap<&str, Vec<&JobLogEntry>> = BTreeMap::new();
+    for l in &log {
+        by_job.entry(l.job_id.as_str()).or_default().push(l);
+    }
+    let effect_of: HashMap<String, (String, i64)> =
+        effects.iter().map(|r| (text(&r[0]), (text(&r[1]), r[2].as_i64().unwrap_or(-1)))).collect();
+    let mut side_of: HashMap<String, Vec<SideRun>> = HashMap::new();
+    for r in &side {
+        side_of.entry(text(&r[0])).or_default().push((r[1].as_i64().unwrap_or(-1), text(&r[2]), ts(&r[3]), ts(&r[4])));
+    }
+
+    // 1. No job lost.
+    let mut lost = Vec::new();
+    for id in expected.keys() {
+        if !effect_of.contains_key(id) {
+            lost.push(id.clone());
+        }
+    }
+    if !lost.is_empty() || !left.is_empty() || !dead.is_empty() {
+        failures.push(format!(
+            "JOBS LOST: {} jobs have no CHAOS_EFFECT row (e.g. {:?}), {} still in ACT_RU_JOB after {} (e.g. {:?}), \
+             {} in the dead letters (e.g. {:?}). Each job had 11 attempts, so a fault must have made a job's \
+             success unrecordable or its attempts vanish",
+            lost.len(),
+            lost.iter().take(3).collect::<Vec<_>>(),
+            left.len(),
+            secs(form.drain_limit),
+            left.iter().take(3).collect::<Vec<_>>(),
+            dead.len(),
+            dead.iter().take(3).collect::<Vec<_>>()
+        ));
+    }
+    if effects.len() != expected.len() {
+        failures.push(format!(
+            "CHAOS_EFFECT holds {} rows for {} jobs (the unique key allows at most one per job)",
+            effects.len(),
+            expected.len()
+        ));
+    }
+
+    // 2. Exactly once, by the attempt the log says succeeded; 3. duplicates explained.
+    let mut causes: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut unexplained = Vec::new();
+    let mut wrong = Vec::new();
+    let mut duplicated_jobs = 0;
+    for id in expected.keys() {
+        let tries = by_job.get(id.as_str()).cloned().unwrap_or_default();
+        let wins: Vec<_> = tries.iter().filter(|t| t.outcome == JobLogOutcome::Succeeded).collect();
+        if wins.len() != 1 {
+            wrong.push(format!("job {id}: {} succeeded attempts in ACT_HI_JOB_LOG: {tries:?}", wins.len()));
+            continue;
+        }
+        let win = wins[0];
+        let max_attempt = tries.iter().map(|t| t.attempt).max().unwrap_or(0);
+        if win.attempt != max_attempt {
+            wrong.push(format!(
+                "job {id}: attempt {} succeeded but attempt {max_attempt} exists: a stale attempt completed after a take-over ({tries:?})",
+                win.attempt
+            ));
+        }
+        if let Some((node, attempt)) = effect_of.get(id.as_str())
+            && (Some(node) != win.node.as_ref() || *attempt != i64::from(win.attempt))
+        {
+            wrong.push(format!(
+                "job {id}: CHAOS_EFFECT was written by {node} attempt {attempt}, but the log says {:?} attempt {} succeeded: \
+                 a completion that lost its lease was applied",
+                win.node, win.attempt
+            ));
+        }
+        // Every attempt that did not succeed needs a reason.
+        for t in tries.iter().filter(|t| t.outcome != JobLogOutcome::Succeeded) {
+            let node = t.node.clone().unwrap_or_default();
+            match (t.outcome, explain(&node, t.start, t.end)) {
+                (JobLogOutcome::Abandoned | JobLogOutcome::Failed, Some(cause)) => {
+                    *causes.entry(cause).or_default() += 1
+                }
+                _ => unexplained.push(format!(
+                    "job {id} attempt {} on {node}: {:?} at {:?}..{:?} ({:?}) matches no kill, pause or database fault",
+                    t.attempt, t.outcome, t.start, t.end, t.message
+                )),
+            }
+        }
+        let runs = side_of.get(id.as_str()).cloned().unwrap_or_default();
+        let mut seen = HashSet::new();
+        for (attempt, node, at, _) in &runs {
+            if !seen.insert(*attempt) {
+                wrong.push(format!(
+                    "job {id}: two side effects for attempt {attempt}: two handlers ran under one lease"
+                ));
+            }
+            if *attempt > i64::from(win.attempt) {
+                wrong
+                    .push(format!("job {id}: a handler ran (attempt {attempt} on {node}) after the job had succeeded"));
+            }
+            if *attempt != i64::from(win.attempt) {
+                match tries.iter().find(|t| i64::from(t.attempt) == *attempt) {
+                    Some(t) if t.node.as_deref() == Some(node.as_str()) => {}
+                    Some(t) => wrong.push(format!(
+                        "job {id}: attempt {attempt} ran on {node} but its lease belonged to {:?}",
+                        t.node
+                    )),
+                    None => unexplained.push(format!(
+                        "job {id}: side effect of attempt {attempt} on {node} at {at:?} has no ACT_HI_JOB_LOG row"
+                    )),
+                }
+            }
+        }
+        if runs.len() > 1 {
+            duplicated_jobs += 1;
+        }
+        if !runs.iter().any(|(a, _, _, _)| *a == i64::from(win.attempt)) {
+            wrong.push(format!("job {id}: the successful attempt {} left no side-effect row", win.attempt));
+        }
+    }
+    if !wrong.is_empty() {
+        failures.push(format!(
+            "EXACTLY-ONCE BROKEN ({}):\n    {}",
+            wrong.len(),
+            wrong.iter().take(10).cloned().collect::<Vec<_>>().join("\n    ")
+        ));
+    }
+    if !unexplained.is_empty() {
+        failures.push(format!(
+            "UNEXPLAINED RE-RUNS ({}): attempts lost by a node that was neither killed, paused nor cut off by a \
+             database fault:\n    {}",
+            unexplained.len(),
+            unexplained.iter().take(10).cloned().collect::<Vec<_>>().join("\n    ")
+        ));
+    }
+
+    // 4. Exclusive jobs never overlap: successful attempts of one key, by their log intervals.
+    let mut overlaps = Vec::new();
+    let mut per_key: BTreeMap<&str, Vec<&JobLogEntry>> = BTreeMap::new();
+    for l in log.iter().filter(|l| l.outcome == JobLogOutcome::Succeeded) {
+        if let Some(k) = expected.get(&l.job_id).and_then(|e| e.exclusive.as_deref()) {
+            per_key.entry(k).or_default().push(l);
+        }
+    }
+    for (key, runs) in per_key.iter_mut() {
+        runs.sort_by_key(|l| l.start);
+        for w in runs.windows(2) {
+            if w[1].start.unwrap() < w[0].end.unwrap() {
+                overlaps.push(format!(
+                    "key {key}: {:?} ran {:?}..{:?} while {:?} ran {:?}..{:?}",
+                    w[0].job_id, w[0].start, w[0].end, w[1].job_id, w[1].start, w[1].end
+                ));
+            }
+        }
+    }
+    if !overlaps.is_empty() {
+        failures.push(format!(
+            "EXCLUSIVE JOBS OVERLAPPED ({}):\n    {}",
+            overlaps.len(),
+            overlaps.iter().take(10).cloned().collect::<Vec<_>>().join("\n    ")
+        ));
+    }
+
+    // 5. No timer early, by the database clock: neither the attempt's start in the log nor the
+    //    handler's own side-effect row (written with the database's CURRENT_TIMESTAMP).
+    let mut early = Vec::new();
+    let mut lateness_ms: Vec<i64> = Vec::new();
+    for l in &log {
+        if let (Some(start), Some(due)) = (l.start, expected.get(&l.job_id).and_then(|e| e.due)) {
+            if start < due {
+                early.push(format!(
+                    "job {} attempt {} on {:?} started {start} before its due date {due}",
+                    l.job_id, l.attempt, l.node
+                ));
+            }
+            if expected[&l.job_id].timer && l.outcome == JobLogOutcome::Succeeded {
+                lateness_ms.push(start.duration_since(due).as_millis() as i64);
+            }
+        }
+    }
+    for (id, runs) in &side_of {
+        if let Some(due) = expected.get(id).and_then(|e| e.due) {
+            for (attempt, node, at, _) in runs {
+                if at.is_some_and(|at| at < due) {
+                    early.push(format!(
+                        "job {id} attempt {attempt}: handler on {node} ran at {at:?}, before its due date {due}"
+                    ));
+                }
+            }
+        }
+    }
+    if !early.is_empty() {
+        failures.push(format!(
+            "TIMERS FIRED EARLY ({}):\n    {}",
+            early.len(),
+            early.iter().take(10).cloned().collect::<Vec<_>>().join("\n    ")
+        ));
+    }
+
+    // The faults must have happened for the run to prove anything.
+    let skew_rows = side
+        .iter()
+        .filter(|r| text(&r[2]).ends_with("-skew"))
+        .filter(|r| match (ts(&r[3]), ts(&r[4])) {
+            (Some(at), Some(node_now)) => node_now.duration_since(at).as_secs() >= 170,
+            _ => false,
+        })
+        .count();
+    if skew_rows == 0 {
+        failures
+            .push("the skewed node ran no job with its clock 3 minutes ahead; the skew fault proved nothing".into());
+    }
+    let skew_timers = log
+        .iter()
+        .filter(|l| l.outcome == JobLogOutcome::Succeeded && l.node.as_deref().is_some_and(|n| n.ends_with("-skew")))
+        .filter(|l| expected.get(&l.job_id).is_some_and(|e| e.timer))
+        .count();
+    let lease_lost_lines: usize = paused_nodes
+        .iter()
+        .filter_map(|p| slots.iter().chain(retired.iter()).find(|n| Some(&n.name) == p.node.as_ref()))
+        .map(|n| n.log_text().lines().filter(|l| l.contains("lease") && !l.contains(" INFO ")).count())
+        .sum();
+
+    lateness_ms.sort_unstable();
+    let pct = |p: f64| lateness_ms.get(((lateness_ms.len() as f64 - 1.0) * p) as usize).copied().unwrap_or(0);
+    eprintln!("chaos ({} form) seed {seed}: results", form.name);
+    eprintln!(
+        "  {} jobs, {} attempts logged, {} side-effect rows, {} effect rows",
+        expected.len(),
+        log.len(),
+        side.len(),
+        effects.len()
+    );
+    eprintln!("  jobs whose handler ran more than once: {duplicated_jobs}; re-run causes: {causes:?}");
+    eprintln!("  kills that hit a node holding leases: {killed_with_leases}/{}", form.kills);
+    eprintln!("  paused node's log lines (warnings) about its leases: {lease_lost_lines}");
+    eprintln!("  skewed node: {skew_rows} attempts with its clock >=170 s ahead, {skew_timers} timers run there");
+    eprintln!(
+        "  timers: {} lateness p50 {} ms, p99 {} ms, max {} ms",
+        lateness_ms.len(),
+        pct(0.5),
+        pct(0.99),
+        pct(1.0)
+    );
+    eprintln!("  total {} (timeline {}, drained at {})", secs(begun.elapsed()), secs(timeline_took), secs(drained_at));
+    if failures.is_empty() && std::env::var("KAIROS_CHAOS_KEEP_LOGS").is_ok_and(|v| v == "1") {
+        eprintln!("node logs kept in {}", dir.keep().display());
+        return;
+    }
+    if !failures.is_empty() {
+        for n in slots.iter().chain(retired.iter()) {
+            let text = n.log_text();
+            let tail: Vec<&str> = text.lines().filter(|l| !l.contains(" INFO ")).collect();
+            eprintln!("---- {} (warnings and errors, last 30) ----", n.name);
+            for l in tail.iter().rev().take(30).rev() {
+                eprintln!("{l}");
+            }
+        }
+        let logs = dir.keep();
+        eprintln!("node logs kept in {}", logs.display());
+        panic!(
+            "chaos ({} form) seed {seed} broke {} invariant(s) (replay: KAIROS_CHAOS_SEED={seed}; schema {schema} is kept):\n\n{}",
+            form.name,
+            failures.len(),
+            failures.join("\n\n")
+        );
+    }
+}
