@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The raw SQL floor: the enqueue / claim (FOR UPDATE SKIP LOCKED) / delete statements of a
+# Postgres-backed queue replayed by pgbench on a minimal table, with nothing else around them.
+#
+#   driver.sh --batch 1|100 --workload drain --jobs N --concurrency C --url URL
+#
+# Settings: pgbench -M prepared (server-side prepared statements, as every driver uses),
+# C clients (4 by default: twice the cores, where a 2-core machine peaks), -j 2 threads, -n (no
+# vacuum of pgbench's own tables, which do not exist here). Prints one JSON line.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+batch=100 workload=drain jobs=100000 conc=4 url=""
+while (($#)); do
+    case "$1" in
+        --batch) batch="$2"; shift 2 ;;
+        --workload) workload="$2"; shift 2 ;;
+        --jobs) jobs="$2"; shift 2 ;;
+        --concurrency) conc="$2"; shift 2 ;;
+        --url) url="$2"; shift 2 ;;
+        *) echo "unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+peer="sqlfloor-batch$batch"
+[[ "$batch" == 1 ]] && peer="sqlfloor-1pertx"
+version="$(pgbench --version | awk '{print $3}')"
+
+# Runs one pgbench script for T transactions in total (spread over the clients) and prints the
+# elapsed seconds, measured around pgbench (connections included, as a worker pays them once).
+run_pgbench() {
+    local script="$1" total_tx="$2" per_client t0 t1
+    per_client=$(( (total_tx + conc - 1) / conc ))
+    t0=$(date +%s.%N)
+    pgbench -n -M prepared -c "$conc" -j 2 -t "$per_client" -f "$here/$script" "$url" >/tmp/sqlfloor-pgbench.$$ 2>&1 \
+        || { cat /tmp/sqlfloor-pgbench.$$ >&2; rm -f /tmp/sqlfloor-pgbench.$$; exit 1; }
+    t1=$(date +%s.%N)
+    grep -E "^(tps|latency average|number of failed)" /tmp/sqlfloor-pgbench.$$ >&2 || true
+    rm -f /tmp/sqlfloor-pgbench.$$
+    python3 -c "print($t1 - $t0)"
+}
+
+drain() {
+    psql -X -q -v ON_ERROR_STOP=1 "$url" -f "$here/schema.sql" >&2
+    # Enqueue: the same batching as the claims, so the figure is the full life cycle's first half.
+    local enq_s drain_s left done_jobs
+    enq_s=$(run_pgbench "enqueue_$batch.sql" $(( (jobs + batch - 1) / batch )))
+    psql -X -q "$url" -c "VACUUM ANALYZE jobs" >&2
+    local queued; queued=$(psql -X -tA "$url" -c "SELECT count(*) FROM jobs")
+    # Claims: one transaction per batch; the last ones may find the table already empty.
+    drain_s=$(run_pgbench "claim_delete_$batch.sql" $(( (queued + batch - 1) / batch )))
+    left=$(psql -X -tA "$url" -c "SELECT count(*) FROM jobs")
+    done_jobs=$(( queued - left ))
+    python3 - "$peer" "$version" "$workload" "$done_jobs" "$drain_s" "$queued" "$enq_s" "$batch" "$conc" <<'PY'
+import json, sys
+peer, version, workload, jobs, secs, queued, enq_s, batch, conc = sys.argv[1:]
+jobs, secs, queued, enq_s = int(jobs), float(secs), int(queued), float(enq_s)
+print(json.dumps({
+    "peer": peer, "version": "pgbench " + version, "workload": workload,
+    "jobs": jobs, "seconds": round(secs, 3), "jobs_per_s": round(jobs / secs, 1),
+    "enqueue_per_s": round(queued / enq_s, 1),
+    "settings": {"pgbench": "-M prepared -n -j 2", "clients": int(conc), "jobs_per_transaction": int(batch),
+                 "claim": "SELECT id ... ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED; DELETE ... WHERE id = ANY(ids)" % batch},
+}))
+PY
+}
+
+case "$workload" in
+    drain) drain ;;
+    *) printf '{"peer":"%s","version":"pgbench %s","workload":"%s","error":"not yet implemented"}\n' "$peer" "$version" "$workload" ;;
+esac

@@ -1,0 +1,2 @@
+-- Enqueue one job per transaction.
+INSERT INTO jobs (payload) VALUES ('{}');
