@@ -172,7 +172,9 @@ async fn a_panicking_or_hanging_handler_is_a_failed_attempt(backend: Backend) {
                 Ok(None)
             }),
         )
-        .configure(|c| c.handler_timeout = Duration::from_millis(300))
+        // Long enough that a panic's unwinding (with a backtrace printed, on a loaded 2-core
+        // machine) is never mistaken for a timeout; short enough to keep the test quick.
+        .configure(|c| c.handler_timeout = Duration::from_millis(2500))
         .build()
         .await
         .unwrap();
@@ -180,7 +182,7 @@ async fn a_panicking_or_hanging_handler_is_a_failed_attempt(backend: Backend) {
     engine.start().await.unwrap();
     let a = engine.enqueue(&EnqueueRequest { retries: Some(1), ..req("explode", json!({})) }).await.unwrap();
     let b = engine.enqueue(&EnqueueRequest { retries: Some(1), ..req("hang", json!({})) }).await.unwrap();
-    for (id, needle) in [(&a.id, "panicked: the handler blew up"), (&b.id, "timed out after 300 ms")] {
+    for (id, needle) in [(&a.id, "panicked: the handler blew up"), (&b.id, "timed out after 2500 ms")] {
         wait_until(LIMIT, "dead letter", || async { store.job_get(JobTable::DeadLetter, id).await.unwrap().is_some() })
             .await;
         let dead = store.job_get(JobTable::DeadLetter, id).await.unwrap().unwrap();
