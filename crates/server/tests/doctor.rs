@@ -104,7 +104,7 @@ async fn a_business_key_without_an_instance_is_said_clearly() {
     let r = diagnose(&app.engine, &by_instance("no-such-instance")).await.unwrap();
     assert_eq!(r.findings[0].code, "no-instance");
 
-    let both = DoctorQuery { business_key: Some("a".into()), process_instance_id: Some("b".into()) };
+    let both = DoctorQuery { business_key: Some("a".into()), process_instance_id: Some("b".into()), from_tool: false };
     assert!(matches!(diagnose(&app.engine, &both).await, Err(kairos::Error::Invalid(_))));
 }
 

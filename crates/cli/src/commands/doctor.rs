@@ -12,7 +12,7 @@ use kairos::doctor::{DoctorQuery, Severity, diagnose};
 
 pub async fn run(global: &GlobalArgs, args: DoctorArgs) -> Result<u8, CliError> {
     let engine = open_engine(&global.db).await?;
-    let query = DoctorQuery { business_key: args.business_key, process_instance_id: args.instance };
+    let query = DoctorQuery { business_key: args.business_key, process_instance_id: args.instance, from_tool: true };
     let report = diagnose(&engine, &query).await?;
     if global.json {
         // The same document as `GET /management/doctor`.

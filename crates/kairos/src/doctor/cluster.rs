@@ -108,7 +108,9 @@ pub(super) fn executors(engine: &Engine, ctx: &Ctx, counts: &JobCounts, out: &mu
     let me = engine.node_id();
     let live: Vec<&NodeInfo> = ctx.nodes.iter().filter(|n| ctx.alive(n)).collect();
     let pending = counts.executable + counts.waiting + counts.expired_locks;
-    if !engine.settings().executor_enabled {
+    if ctx.from_tool {
+        // A tool's engine is not a node; only the cluster's nodes matter below.
+    } else if !engine.settings().executor_enabled {
         out.push(finding(
             if live.is_empty() { Severity::Error } else { Severity::Info },
             "executor-off",

@@ -44,6 +44,9 @@ const CLOCK_SKEW_WARN: SignedDuration = SignedDuration::from_secs(2);
 pub struct DoctorQuery {
     pub business_key: Option<String>,
     pub process_instance_id: Option<String>,
+    /// The caller is a tool (the `kairos doctor` CLI), not a node: its own engine never runs
+    /// jobs, so findings about "this node's executor" would only mislead.
+    pub from_tool: bool,
 }
 
 /// How bad a finding is. Ordered: `Ok < Info < Warning < Error`.
@@ -154,7 +157,7 @@ pub async fn diagnose(engine: &Engine, query: &DoctorQuery) -> Result<DoctorRepo
     let store = engine.store().as_ref();
     let now = store.db_now().await?;
     let nodes = store.node_list().await?;
-    let ctx = Ctx { now, nodes, dead_after: engine.settings().executor.dead_after };
+    let ctx = Ctx { now, nodes, dead_after: engine.settings().executor.dead_after, from_tool: query.from_tool };
     let mut findings = Vec::new();
     let instances = match (non_empty(&query.business_key), non_empty(&query.process_instance_id)) {
         (Some(_), Some(_)) => {
@@ -183,6 +186,7 @@ struct Ctx {
     now: Timestamp,
     nodes: Vec<NodeInfo>,
     dead_after: SignedDuration,
+    from_tool: bool,
 }
 
 impl Ctx {

@@ -54,7 +54,8 @@ pub struct DoctorParams {
 
 /// `GET /management/doctor?businessKey=&processInstanceId=`.
 pub async fn doctor(State(app): State<AppState>, Query(q): Query<DoctorParams>) -> Result<axum::Json<Value>, ApiError> {
-    let query = DoctorQuery { business_key: q.business_key, process_instance_id: q.process_instance_id };
+    let query =
+        DoctorQuery { business_key: q.business_key, process_instance_id: q.process_instance_id, from_tool: false };
     let report = diagnose(&app.engine, &query).await?;
     Ok(axum::Json(report.to_json()))
 }
