@@ -35,15 +35,18 @@
 //! server of `KAIROS_TEST_PG_URL`, and stops its own at the end. If that cluster cannot start
 //! the test is skipped with a message, unless `KAIROS_REQUIRE_PG=1`.
 
+mod support;
+
+use support::node::Node;
+
 use kairos::store::{JobLogFilter, SqlValue};
 use kairos::{Engine, EnqueueRequest, JobLogEntry, JobLogOutcome, Store, Timestamp};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const KAIROS: &str = env!("CARGO_BIN_EXE_kairos");
 const PG_SH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/pg.sh");
 
 /// Node settings: short leases so faults are noticed within seconds.
@@ -177,74 +180,27 @@ impl Drop for ChaosPg {
 
 // ----- nodes ---------------------------------------------------------------------------------
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 /// One `kairos serve --chaos` process in one of the three slots.
-struct Node {
-    name: String,
-    child: Child,
-    log: std::path::PathBuf,
-}
-
-impl Node {
-    fn start(url: &str, name: &str, workers: u32, skewed: bool, dir: &std::path::Path) -> Node {
-        let log = dir.join(format!("{name}.log"));
-        let out = std::fs::File::create(&log).unwrap();
-        let mut cmd = Command::new(KAIROS);
-        cmd.args(["serve", "--chaos", "--db", url, "--node-id", name, "--listen"])
-            .arg(format!("127.0.0.1:{}", free_port()))
-            .args(["--workers", &workers.to_string(), "--lock-time", &format!("PT{LOCK_TIME_S}S")])
-            .args(["--heartbeat-interval", "PT0.3S", "--dead-after", &format!("PT{DEAD_AFTER_S}S")])
-            .args(["--poll-interval", "PT0.2S", "--shutdown-grace", "PT5S"]);
-        if skewed {
-            cmd.args(["--clock-skew", SKEW]);
-        }
-        let child = cmd
-            .env("RUST_LOG", "info")
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("start kairos serve --chaos");
-        Node { name: name.to_string(), child, log }
+fn chaos_node(url: &str, name: &str, workers: u32, skewed: bool, dir: &std::path::Path) -> Node {
+    let mut flags: Vec<String> = vec![
+        "--chaos".into(),
+        "--workers".into(),
+        workers.to_string(),
+        "--lock-time".into(),
+        format!("PT{LOCK_TIME_S}S"),
+        "--heartbeat-interval".into(),
+        "PT0.3S".into(),
+        "--dead-after".into(),
+        format!("PT{DEAD_AFTER_S}S"),
+        "--poll-interval".into(),
+        "PT0.2S".into(),
+        "--shutdown-grace".into(),
+        "PT5S".into(),
+    ];
+    if skewed {
+        flags.extend(["--clock-skew".to_string(), SKEW.to_string()]);
     }
-
-    fn signal(&self, sig: &str) {
-        let _ = Command::new("kill").args([sig, &self.child.id().to_string()]).status();
-    }
-
-    fn kill9(&mut self) {
-        self.signal("-KILL");
-        let _ = self.child.wait();
-    }
-
-    fn terminate(&mut self) {
-        self.signal("-CONT");
-        self.signal("-TERM");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        self.kill9();
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            self.signal("-CONT");
-            self.kill9();
-        }
-    }
+    Node::start(url, name, dir, &flags)
 }
 
 // ----- the fault timeline --------------------------------------------------------------------
@@ -471,7 +427,7 @@ async fn chaos_faults_lose_nothing_and_duplicate_only_what_they_explain() {
         if slot == skewed_slot { format!("n{slot}-{generation}-skew") } else { format!("n{slot}-{generation}") }
     };
     let mut slots: Vec<Node> =
-        (0..3).map(|s| Node::start(&url, &node_name(s, 0), form.workers, s == skewed_slot, dir.path())).collect();
+        (0..3).map(|s| chaos_node(&url, &node_name(s, 0), form.workers, s == skewed_slot, dir.path())).collect();
     let mut retired: Vec<Node> = Vec::new();
     let pause_s = (LOCK_TIME_S + DEAD_AFTER_S + 1) as f64;
     let timeline = plan(&form, &mut rng, pause_s);
@@ -506,13 +462,8 @@ async fn chaos_faults_lose_nothing_and_duplicate_only_what_they_explain() {
                 // milliseconds, while `kill` was being spawned, still started before this.
                 let now = Timestamp::now();
                 generation[slot] += 1;
-                let next = Node::start(
-                    &url,
-                    &node_name(slot, generation[slot]),
-                    form.workers,
-                    slot == skewed_slot,
-                    dir.path(),
-                );
+                let next =
+                    chaos_node(&url, &node_name(slot, generation[slot]), form.workers, slot == skewed_slot, dir.path());
                 let old = std::mem::replace(&mut slots[slot], next);
                 eprintln!("  {stamp} SIGKILL {} (held {held} leases); replacement {}", old.name, slots[slot].name);
                 if held > 0 {

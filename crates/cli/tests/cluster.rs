@@ -5,78 +5,30 @@
 //! These tests need `KAIROS_TEST_PG_URL` (scripts/test.sh starts a PostgreSQL); without it they
 //! skip, unless `KAIROS_REQUIRE_PG=1`.
 
+mod support;
+
+use support::node::Node;
+
 use kairos::store::{JobLogFilter, SqlValue};
 use kairos::{Engine, EnqueueRequest, JobLogEntry, JobLogOutcome, Store};
 use serde_json::json;
 use std::collections::{BTreeMap, HashSet};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-const KAIROS: &str = env!("CARGO_BIN_EXE_kairos");
 
 /// A fresh schema on the test PostgreSQL, as a store URL every node can use.
 async fn fresh_pg_url() -> Option<String> {
     kairos_store_postgres::test_support::fresh_schema_url().await
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// One `kairos serve` process.
-struct Node {
-    name: String,
-    child: Child,
-    log: std::path::PathBuf,
-}
-
-impl Node {
-    fn start(url: &str, name: &str, workers: u32, dir: &std::path::Path) -> Node {
-        let log = dir.join(format!("{name}.log"));
-        let out = std::fs::File::create(&log).unwrap();
-        let child = Command::new(KAIROS)
-            .args(["serve", "--db", url, "--node-id", name, "--listen"])
-            .arg(format!("127.0.0.1:{}", free_port()))
-            .args(["--workers", &workers.to_string(), "--lock-time", "PT30S"])
-            .args(["--heartbeat-interval", "PT0.3S", "--dead-after", "PT2S", "--poll-interval", "PT0.2S"])
-            .env("RUST_LOG", "info")
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("start kairos serve");
-        Node { name: name.to_string(), child, log }
-    }
-
-    fn kill9(&mut self) {
-        let _ = Command::new("kill").args(["-KILL", &self.child.id().to_string()]).status();
-        let _ = self.child.wait();
-    }
-
-    fn terminate(&mut self) {
-        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        self.kill9();
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            self.kill9();
-        }
-    }
+/// The flags of a cluster node: short heartbeats so that a dead node is noticed in 2 s.
+fn node(url: &str, name: &str, workers: u32, dir: &std::path::Path) -> Node {
+    let flags: Vec<String> = ["--workers", &workers.to_string(), "--lock-time", "PT30S"]
+        .into_iter()
+        .chain(["--heartbeat-interval", "PT0.3S", "--dead-after", "PT2S", "--poll-interval", "PT0.2S"])
+        .map(String::from)
+        .collect();
+    Node::start(url, name, dir, &flags)
 }
 
 async fn enqueuer(url: &str) -> Engine {
@@ -127,7 +79,7 @@ async fn four_nodes_contending_run_every_job_exactly_once() {
         .map(|i| EnqueueRequest { handler: "log".into(), payload: Some(json!({ "i": i })), ..Default::default() })
         .collect();
     e.enqueue_many(&reqs).await.unwrap();
-    let mut nodes: Vec<Node> = (0..4).map(|i| Node::start(&url, &format!("n{i}"), 8, dir.path())).collect();
+    let mut nodes: Vec<Node> = (0..4).map(|i| node(&url, &format!("n{i}"), 8, dir.path())).collect();
     wait_drained(e.store(), Duration::from_secs(120)).await;
     for n in &mut nodes {
         n.terminate();
@@ -160,7 +112,7 @@ async fn exclusive_jobs_of_one_key_never_overlap_across_four_nodes() {
         })
         .collect();
     e.enqueue_many(&reqs).await.unwrap();
-    let mut nodes: Vec<Node> = (0..4).map(|i| Node::start(&url, &format!("x{i}"), 4, dir.path())).collect();
+    let mut nodes: Vec<Node> = (0..4).map(|i| node(&url, &format!("x{i}"), 4, dir.path())).collect();
     wait_drained(e.store(), Duration::from_secs(180)).await;
     for n in &mut nodes {
         n.terminate();
@@ -192,7 +144,7 @@ async fn nodes_killed_with_sigkill_lose_nothing_and_rerun_only_their_own_jobs() 
     let store = e.store().clone();
     let mut next = 0;
     let mut spawn = |nodes: &mut Vec<Node>| {
-        nodes.push(Node::start(&url, &format!("k{next}"), 8, dir.path()));
+        nodes.push(node(&url, &format!("k{next}"), 8, dir.path()));
         next += 1;
     };
     let mut nodes = Vec::new();
