@@ -37,9 +37,9 @@
 
 mod support;
 
-use support::node::Node;
+use support::node::{Node, all_log};
 
-use kairos::store::{JobLogFilter, SqlValue};
+use kairos::store::SqlValue;
 use kairos::{Engine, EnqueueRequest, JobLogEntry, JobLogOutcome, Store, Timestamp};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -275,20 +275,6 @@ fn ts(v: &SqlValue) -> Option<Timestamp> {
 
 fn text(v: &SqlValue) -> String {
     v.as_str().map(str::to_string).unwrap_or_default()
-}
-
-async fn all_log(store: &Arc<dyn Store>) -> Vec<JobLogEntry> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    loop {
-        let page = store.job_log_list(&JobLogFilter { start, size: 1000, ..Default::default() }).await.unwrap();
-        let n = page.data.len() as u64;
-        out.extend(page.data);
-        if n < 1000 {
-            return out;
-        }
-        start += n;
-    }
 }
 
 /// A job as enqueued: its due date (DB clock) and exclusive key.

@@ -7,9 +7,9 @@
 
 mod support;
 
-use support::node::Node;
+use support::node::{Node, all_log};
 
-use kairos::store::{JobLogFilter, SqlValue};
+use kairos::store::SqlValue;
 use kairos::{Engine, EnqueueRequest, JobLogEntry, JobLogOutcome, Store};
 use serde_json::json;
 use std::collections::{BTreeMap, HashSet};
@@ -44,20 +44,6 @@ async fn wait_drained(store: &Arc<dyn Store>, limit: Duration) {
     while runtime_count(store).await > 0 {
         assert!(start.elapsed() < limit, "jobs not drained after {limit:?}: {} left", runtime_count(store).await);
         tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-async fn all_log(store: &Arc<dyn Store>) -> Vec<JobLogEntry> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    loop {
-        let page = store.job_log_list(&JobLogFilter { start, size: 1000, ..Default::default() }).await.unwrap();
-        let n = page.data.len() as u64;
-        out.extend(page.data);
-        if n < 1000 {
-            return out;
-        }
-        start += n;
     }
 }
 

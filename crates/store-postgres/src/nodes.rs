@@ -18,27 +18,21 @@ const REAP_DEAD: &str = include_str!("sql/node_reap_dead.sql");
 /// Registers a starting node and expires the leases a previous incarnation left under its id,
 /// in one statement.
 pub(crate) async fn register(pool: &PgPool, node: &NodeRegistration) -> Result<NodeRegistered> {
-    let row = sqlx::query(REGISTER)
-        .bind(&node.id)
-        .bind(&node.host)
-        .bind(node.pid)
-        .bind(node.workers)
-        .fetch_one(pool)
-        .await
-        .db()?;
+    let row = bind_node(sqlx::query(REGISTER), node).fetch_one(pool).await.db()?;
     let released: i64 = get(&row, "released_")?;
     Ok(NodeRegistered { db_now: rows::instant(&row, "db_now_")?, released: released.max(0) as u64 })
 }
 
+/// Binds what a node says about itself: $1 id, $2 host, $3 pid, $4 workers.
+fn bind_node<'q>(
+    q: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    node: &'q NodeRegistration,
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    q.bind(&node.id).bind(&node.host).bind(node.pid).bind(node.workers)
+}
+
 pub(crate) async fn heartbeat(pool: &PgPool, node: &NodeRegistration) -> Result<Timestamp> {
-    let row = sqlx::query(HEARTBEAT)
-        .bind(&node.id)
-        .bind(&node.host)
-        .bind(node.pid)
-        .bind(node.workers)
-        .fetch_one(pool)
-        .await
-        .db()?;
+    let row = bind_node(sqlx::query(HEARTBEAT), node).fetch_one(pool).await.db()?;
     rows::instant(&row, "heartbeat_")
 }
 

@@ -1,8 +1,11 @@
 //! One real `kairos serve` process of a test cluster: started with its log in a file, signalled
 //! like an operator (or a crash) would, and never left running when the test ends.
 
+use kairos::store::JobLogFilter;
+use kairos::{JobLogEntry, Store};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub fn free_port() -> u16 {
@@ -68,5 +71,20 @@ impl Drop for Node {
             self.signal("-CONT");
             self.kill9();
         }
+    }
+}
+
+/// Every ACT_HI_JOB_LOG row, page by page.
+pub async fn all_log(store: &Arc<dyn Store>) -> Vec<JobLogEntry> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    loop {
+        let page = store.job_log_list(&JobLogFilter { start, size: 1000, ..Default::default() }).await.unwrap();
+        let n = page.data.len() as u64;
+        out.extend(page.data);
+        if n < 1000 {
+            return out;
+        }
+        start += n;
     }
 }
