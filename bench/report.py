@@ -5,7 +5,9 @@
 
 The results file holds one {"kind": "meta", ...} line, then one line per (peer, workload):
 either a measurement {"peer","version","workload","jobs","seconds","jobs_per_s",
-"lateness_p50_ms"?,"lateness_p99_ms"?,"settings":{...}} or {"peer","workload","error"}.
+"completed"?,"partial"?,"lateness_p50_ms"?,"lateness_p99_ms"?,"lateness_max_ms"?,"lateness_hist"?,
+"settings":{...}} or {"peer","workload","error"}; a last {"kind": "end", "total_s"} line when the
+run finished.
 Charts need matplotlib (in bench/.venv); without it the report says so and has no charts.
 """
 import glob
@@ -53,6 +55,11 @@ def charts(results, workloads):
         if not ok:
             continue
         ok.sort(key=lambda r: r["jobs_per_s"])
+        late = [r for r in ok if r.get("lateness_hist")]
+        if late:
+            # A lateness workload runs at a fixed rate: its jobs/s says nothing, its distribution does.
+            made.append(lateness_chart(plt, w, late))
+            continue
         fig, ax = plt.subplots(figsize=(9, 0.45 * len(ok) + 1.5))
         colors = ["#c0392b" if r["peer"].startswith("kairos") else "#7f8c8d" if r["peer"].startswith("sqlfloor")
                   else "#2980b9" for r in ok]
@@ -69,30 +76,42 @@ def charts(results, workloads):
         fig.savefig(os.path.join(CHARTS, name), dpi=100)
         plt.close(fig)
         made.append((w, "throughput", name))
-        late = [r for r in ok if r.get("lateness_p50_ms") is not None]
-        if late:
-            fig, ax = plt.subplots(figsize=(9, 0.45 * len(late) + 1.5))
-            y = range(len(late))
-            ax.barh([i + 0.2 for i in y], [r["lateness_p50_ms"] for r in late], height=0.4, label="p50")
-            ax.barh([i - 0.2 for i in y], [r.get("lateness_p99_ms") or 0 for r in late], height=0.4, label="p99")
-            ax.set_yticks(list(y), [r["peer"] for r in late])
-            ax.set_xscale("log")
-            ax.set_xlabel("lateness, due → start (ms, log scale)")
-            ax.set_title(f"{w}: lateness")
-            ax.legend()
-            fig.tight_layout()
-            name = f"{w}-lateness.png"
-            fig.savefig(os.path.join(CHARTS, name), dpi=100)
-            plt.close(fig)
-            made.append((w, "lateness", name))
     return made, None
+
+
+def lateness_chart(plt, w, late):
+    """A cumulative distribution of lateness per peer, from the drivers' histograms."""
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for r in sorted(late, key=lambda r: r.get("lateness_p99_ms") or 0):
+        total = sum(c for _, c in r["lateness_hist"]) or 1
+        xs, ys, acc = [], [], 0
+        for upper, count in r["lateness_hist"]:
+            acc += count
+            xs.append(upper if upper is not None else 100_000)
+            ys.append(100.0 * acc / total)
+        style = dict(linewidth=2.5, color="#c0392b" if r["peer"] == KAIROS else "#e67e22") \
+            if r["peer"].startswith("kairos") else dict(linewidth=1.2)
+        ax.plot(xs, ys, marker="o", markersize=3, label=r["peer"], **style)
+    ax.set_xscale("log")
+    ax.set_xlabel("lateness, due → start (ms, log scale; the last step is > 50 s)")
+    ax.set_ylabel("% of jobs started within")
+    ax.set_ylim(0, 101)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.set_title(f"{w}: lateness distribution (cumulative)")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    name = f"{w}-lateness.png"
+    fig.savefig(os.path.join(CHARTS, name), dpi=100)
+    plt.close(fig)
+    return (w, "lateness", name)
 
 
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else newest()
     lines = [json.loads(l) for l in open(path) if l.strip()]
     meta = next((l for l in lines if l.get("kind") == "meta"), {})
-    results = [l for l in lines if l.get("kind") != "meta"]
+    results = [l for l in lines if l.get("kind") not in ("meta", "end")]
+    end = next((l for l in lines if l.get("kind") == "end"), None)
     workloads = meta.get("workloads") or sorted({r["workload"] for r in results})
     m = meta.get("machine", {})
     made, chart_note = charts(results, workloads)
@@ -110,6 +129,9 @@ def main():
     out.append(f"- PostgreSQL {meta.get('postgresql', '?')} (scripts/pg.sh settings: "
                + ", ".join(f"{k}={v}" for k, v in pgs.items()) + "), a fresh database per run")
     out.append(f"- Toolchains: {m.get('node')}, Python {m.get('python')}, {m.get('java')}, {m.get('rustc')}")
+    if end:
+        out.append(f"- The whole run took {end['total_s'] / 60:.1f} min, of which {meta.get('install_s', 0) / 60:.1f} "
+                   "min installing and building")
     out.append("- Single runs, one after the other; expect ±15 % between runs.\n")
 
     for w in workloads:
@@ -121,24 +143,56 @@ def main():
         if ok and all(r.get("jobs_per_s") is None for r in ok):
             pass
         measured = [r for r in ok if r.get("jobs_per_s") is not None]
+        lateness = any(r.get("lateness_p99_ms") is not None for r in measured)
+        k_p99 = next((r.get("lateness_p99_ms") for r in ok if r["peer"] == KAIROS), None)
         if measured:
-            out.append("| peer | version | jobs | jobs/s | lateness p50 / p99 ms | ÷ SQL floor | kairos-pg ÷ peer |")
-            out.append("|---|---|---:|---:|---:|---:|---:|")
-            for r in sorted(measured, key=lambda r: -r["jobs_per_s"]):
-                late = ("—" if r.get("lateness_p50_ms") is None
-                        else f"{fmt(r['lateness_p50_ms'], 1)} / {fmt(r.get('lateness_p99_ms'), 1)}")
+            if lateness:
+                out.append("| peer | version | jobs started | jobs/s | lateness p50 / p99 / max ms "
+                           "| peer p99 ÷ kairos-pg p99 |")
+                out.append("|---|---|---:|---:|---:|---:|")
+            else:
+                out.append("| peer | version | jobs | jobs/s | ÷ SQL floor | kairos-pg ÷ peer |")
+                out.append("|---|---|---:|---:|---:|---:|")
+            order = (lambda r: (r.get("lateness_p99_ms") is None, r.get("lateness_p99_ms") or 0)) if lateness \
+                else (lambda r: -r["jobs_per_s"])
+            for r in sorted(measured, key=order):
                 name = f"**{r['peer']}**" if r["peer"].startswith("kairos") else r["peer"]
-                out.append(f"| {name} | {r.get('version', '?')} | {fmt(r.get('jobs'))} | {fmt(r['jobs_per_s'])} "
-                           f"| {late} | {ratio(r['jobs_per_s'], floor)} | {ratio(kairos, r['jobs_per_s'])} |")
+                jobs = fmt(r.get("completed", r.get("jobs")))
+                if r.get("partial"):
+                    jobs = f"{jobs} of {fmt(r.get('jobs'))} †"
+                if lateness:
+                    late = " / ".join(fmt(r.get(k), 1) for k in ("lateness_p50_ms", "lateness_p99_ms",
+                                                                  "lateness_max_ms"))
+                    if r.get("partial"):
+                        late += " ≥"
+                    out.append(f"| {name} | {r.get('version', '?')} | {jobs} | {fmt(r['jobs_per_s'])} | {late} "
+                               f"| {ratio(r.get('lateness_p99_ms'), k_p99)} |")
+                else:
+                    out.append(f"| {name} | {r.get('version', '?')} | {jobs} | {fmt(r['jobs_per_s'])} "
+                               f"| {ratio(r['jobs_per_s'], floor)} | {ratio(kairos, r['jobs_per_s'])} |")
             out.append("")
-            out.append(f"÷ SQL floor: the peer's jobs/s over `{FLOOR}` (pgbench replaying claim 100 + delete, the "
-                       "physical limit here). kairos-pg ÷ peer > 1 means kairos on PostgreSQL is faster.\n")
+            if any(r.get("partial") for r in measured):
+                out.append("† stopped at the workload's deadline (see bench/README.md): jobs/s is what it completed "
+                           "in that time; lateness counts unstarted jobs at deadline − due, so it is a lower bound "
+                           "(≥).\n")
+            if lateness:
+                out.append("Lateness is handler start − due (one machine, one clock). peer p99 ÷ kairos-pg p99 > 1 "
+                           "means kairos on PostgreSQL started its jobs closer to their due time.\n")
+            else:
+                out.append(f"÷ SQL floor: the peer's jobs/s over `{FLOOR}` (pgbench replaying claim 100 + delete, "
+                           "the physical limit here). kairos-pg ÷ peer > 1 means kairos on PostgreSQL is faster.\n")
         nyi = [r for r in ok if r.get("jobs_per_s") is None] + \
               [r for r in rows if r.get("error") == "not yet implemented"]
         nyi_names = sorted({r["peer"] for r in nyi})
         if nyi_names:
             out.append(f"Not yet implemented for this workload: {', '.join(nyi_names)}.\n")
-        failed = [r for r in rows if r.get("error") and r.get("error") != "not yet implemented"]
+        na = [r for r in rows if (r.get("error") or "").startswith("not applicable")]
+        for r in na:
+            out.append(f"- {r['peer']}: {r['error']}")
+        if na:
+            out.append("")
+        failed = [r for r in rows if r.get("error") and r.get("error") != "not yet implemented"
+                  and not r["error"].startswith("not applicable")]
         if failed:
             out.append("Could not run:\n")
             for r in failed:

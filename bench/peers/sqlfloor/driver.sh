@@ -17,7 +17,8 @@ while (($#)); do
         --jobs) jobs="$2"; shift 2 ;;
         --concurrency) conc="$2"; shift 2 ;;
         --url) url="$2"; shift 2 ;;
-        *) echo "unknown argument $1" >&2; exit 2 ;;
+        --*) shift; [[ $# -gt 0 && "$1" != --* ]] && shift ;;  # another workload's argument: ignored
+        *) echo "unexpected argument $1" >&2; exit 2 ;;
     esac
 done
 peer="sqlfloor-batch$batch"
@@ -65,5 +66,7 @@ PY
 
 case "$workload" in
     drain) drain ;;
+    # The floor is a throughput limit: a lateness workload has no meaning for bare statements.
+    steady|timers) printf '{"peer":"%s","version":"pgbench %s","workload":"%s","error":"not applicable: the SQL floor measures throughput only"}\n' "$peer" "$version" "$workload" ;;
     *) printf '{"peer":"%s","version":"pgbench %s","workload":"%s","error":"not yet implemented"}\n' "$peer" "$version" "$workload" ;;
 esac

@@ -335,15 +335,33 @@ pub struct BenchJobsArgs {
     /// Jobs per enqueue transaction
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000), value_name = "N")]
     pub chunk: u32,
+    /// Phases to run, in this order: `drain` (N jobs enqueued, then drained), `steady` (jobs
+    /// enqueued at --rate while the executor runs), `timers` (T timers due over --spread while
+    /// P pending timers wait)
+    #[arg(long, value_delimiter = ',', default_value = "drain,timers", value_name = "PHASES")]
+    pub phases: Vec<BenchPhase>,
+    /// Steady phase: jobs enqueued per second (job i is due at start + i/R)
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000), value_name = "R")]
+    pub rate: u32,
+    /// Steady phase: jobs enqueued in total
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000), value_name = "N")]
+    pub steady_jobs: u64,
     /// Timers due in a day that wait while the measured timers fire
     #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(0..=100_000_000), value_name = "P")]
     pub timers_pending: u64,
     /// Timers whose lateness is measured (0 skips phase 2)
     #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(0..=10_000_000), value_name = "T")]
     pub timers: u64,
-    /// The measured timers are due evenly over this span, starting 2 s after they are enqueued
+    /// The measured timers are due evenly over this span, starting --lead after they are enqueued
     #[arg(long, default_value = "PT10S", value_parser = parse::duration, value_name = "DUR")]
     pub spread: SignedDuration,
+    /// The first measured timer is due this long after their enqueueing starts
+    #[arg(long, default_value = "PT2S", value_parser = parse::duration, value_name = "DUR")]
+    pub lead: SignedDuration,
+    /// Steady and timers phases: stop waiting this long after the last due date and report the
+    /// jobs that had not started as `partial` (lateness then a lower bound)
+    #[arg(long, default_value = "PT60S", value_parser = parse::duration, value_name = "DUR")]
+    pub slack: SignedDuration,
     /// Give up on a phase after this long
     #[arg(long, default_value = "PT10M", value_parser = parse::duration, value_name = "DUR")]
     pub timeout: SignedDuration,
@@ -353,4 +371,12 @@ pub struct BenchJobsArgs {
     /// Leave the pending timers in the store afterwards (they are deleted by default)
     #[arg(long)]
     pub keep: bool,
+}
+
+/// A phase of `kairos bench jobs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchPhase {
+    Drain,
+    Steady,
+    Timers,
 }

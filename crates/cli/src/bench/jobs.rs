@@ -6,12 +6,20 @@
 //! job's lateness (attempt start minus due date, both on the database clock), and the job log
 //! must end up with exactly one `succeeded` row per job.
 //!
-//! Phase 2 puts P timers due in a day into the table (the "cost flat as pending timers grow"
-//! case), then T timers due evenly over the spread, starting 2 s later, and measures how late
-//! each fires.
+//! Phase `steady` enqueues R jobs per second while the executor runs (job i is due at the
+//! start plus i/R, enqueued at that instant in one small batch per 10 ms tick) and measures
+//! how late each starts: what a service enqueueing work all day sees.
+//!
+//! Phase `timers` puts P timers due in a day into the table (the "cost flat as pending timers
+//! grow" case), then T timers due evenly over the spread, starting `--lead` later, and measures
+//! how late each fires.
+//!
+//! Lateness is always attempt start minus due date on the database clock. A steady or timers
+//! phase that has not seen every job start `--slack` after the last due date reports what it
+//! has, as `partial`, counting each job not started at the lower bound (now − last due date).
 
 use super::{BENCH_TENANT, Recorder, count, percentile_ms, prepare, recorder::micros_to_ms};
-use crate::cli::{BenchJobsArgs, GlobalArgs};
+use crate::cli::{BenchJobsArgs, BenchPhase, GlobalArgs};
 use crate::exit::{CliError, SUCCESS};
 use crate::output;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -21,10 +29,8 @@ use serde::Serialize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The measured timers are first due this long after they are enqueued.
-const TIMER_LEAD: Duration = Duration::from_secs(2);
-/// How long past the last due date the timer phase waits before giving up.
-const TIMER_SLACK: Duration = Duration::from_secs(60);
+/// The steady phase enqueues what has become due every this often.
+const STEADY_TICK: Duration = Duration::from_millis(10);
 const SUCCEEDED_SQL: &str = "SELECT COUNT(*) FROM ACT_HI_JOB_LOG WHERE OUTCOME_ = 'succeeded'";
 
 /// The one JSON line the benchmark prints.
@@ -33,15 +39,65 @@ struct Report {
     store: &'static str,
     jobs: u64,
     workers: u32,
-    enqueue_per_s: u64,
-    drain_per_s: u64,
+    enqueue_per_s: Option<u64>,
+    drain_per_s: Option<u64>,
     drain_lateness_p50_ms: Option<f64>,
     drain_lateness_p99_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steady: Option<Lateness>,
     timers_pending: u64,
     timers: u64,
     timer_lateness_p50_ms: Option<f64>,
     timer_lateness_p99_ms: Option<f64>,
     timer_lateness_max_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timer: Option<Lateness>,
+}
+
+/// A lateness phase's figures (steady, timers).
+#[derive(Debug, Serialize)]
+struct Lateness {
+    jobs: u64,
+    /// Jobs that started before the phase stopped waiting.
+    completed: u64,
+    partial: bool,
+    /// Started jobs per second, from the first due date to the last start.
+    per_s: u64,
+    p50_ms: Option<f64>,
+    p99_ms: Option<f64>,
+    max_ms: Option<f64>,
+    /// `[upper bound in ms, count]`, the last bound `null` (unbounded): bench/README.md's buckets.
+    hist: Vec<(Option<f64>, u64)>,
+}
+
+/// bench/README.md's histogram bounds, in milliseconds.
+const HIST_MS: [f64; 15] = [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1e3, 2e3, 5e3, 10e3, 20e3, 50e3];
+
+impl Lateness {
+    /// From sorted samples (µs), `missing` jobs counted at `missing_at` µs (a lower bound).
+    fn new(jobs: u64, mut sorted: Vec<i64>, missing_at: i64, elapsed: Duration) -> Lateness {
+        let completed = sorted.len() as u64;
+        let missing = jobs.saturating_sub(completed);
+        sorted.extend(std::iter::repeat_n(missing_at, usize::try_from(missing).unwrap_or(0)));
+        sorted.sort_unstable();
+        let mut hist: Vec<(Option<f64>, u64)> = HIST_MS.iter().map(|&b| (Some(b), 0)).collect();
+        hist.push((None, 0));
+        for &v in &sorted {
+            let ms = v as f64 / 1000.0;
+            let i = HIST_MS.iter().position(|&b| ms <= b).unwrap_or(HIST_MS.len());
+            hist[i].1 += 1;
+        }
+        Lateness {
+            jobs,
+            completed,
+            partial: missing > 0,
+            per_s: rate(completed, elapsed),
+            p50_ms: percentile_ms(&sorted, 50.0),
+            p99_ms: percentile_ms(&sorted, 99.0),
+            max_ms: sorted.last().copied().map(micros_to_ms),
+            hist,
+        }
+    }
 }
 
 pub async fn run(global: &GlobalArgs, a: BenchJobsArgs) -> Result<u8, CliError> {
@@ -91,56 +147,133 @@ async fn build_engine(db: &str, a: &BenchJobsArgs, recorder: Arc<Recorder>) -> R
 
 async fn measure(engine: &Engine, a: &BenchJobsArgs, recorder: &Recorder) -> Result<Report, CliError> {
     let store = engine.store().as_ref();
-    let log_before = count(store, SUCCEEDED_SQL, &[]).await?;
+    let mut report = Report {
+        store: store.backend().as_str(),
+        jobs: a.jobs,
+        workers: a.workers,
+        enqueue_per_s: None,
+        drain_per_s: None,
+        drain_lateness_p50_ms: None,
+        drain_lateness_p99_ms: None,
+        steady: None,
+        timers_pending: 0,
+        timers: 0,
+        timer_lateness_p50_ms: None,
+        timer_lateness_p99_ms: None,
+        timer_lateness_max_ms: None,
+        timer: None,
+    };
+    for phase in &a.phases {
+        match phase {
+            BenchPhase::Drain => drain(engine, a, recorder, &mut report).await?,
+            BenchPhase::Steady => {
+                engine.start().await?;
+                report.steady = Some(steady(engine, a, recorder).await?);
+            }
+            BenchPhase::Timers if a.timers > 0 => {
+                engine.start().await?;
+                let t = timers(engine, a, recorder).await?;
+                (report.timers_pending, report.timers) = (a.timers_pending, a.timers);
+                (report.timer_lateness_p50_ms, report.timer_lateness_p99_ms, report.timer_lateness_max_ms) =
+                    (t.p50_ms, t.p99_ms, t.max_ms);
+                report.timer = Some(t);
+            }
+            BenchPhase::Timers => {}
+        }
+    }
+    Ok(report)
+}
 
+/// N jobs enqueued with the executor stopped, then drained.
+async fn drain(engine: &Engine, a: &BenchJobsArgs, recorder: &Recorder, report: &mut Report) -> Result<(), CliError> {
+    let store = engine.store().as_ref();
+    let log_before = count(store, SUCCEEDED_SQL, &[]).await?;
     let t = Instant::now();
     enqueue(engine, a.jobs, a.chunk, "enqueue", |_| request(None)).await?;
-    let enqueue_per_s = rate(a.jobs, t.elapsed());
+    report.enqueue_per_s = Some(rate(a.jobs, t.elapsed()));
 
     recorder.begin(a.jobs);
     let t = Instant::now();
     engine.start().await?;
     wait_calls(recorder, a.jobs, a.timeout.unsigned_abs(), "drain").await?;
     wait_committed(store, a.timeout.unsigned_abs()).await?;
-    let drain_per_s = rate(a.jobs, t.elapsed());
+    report.drain_per_s = Some(rate(a.jobs, t.elapsed()));
     let drain = recorder.sorted_samples();
     verify_drain(store, a.jobs, recorder.calls(), log_before).await?;
+    report.drain_lateness_p50_ms = percentile_ms(&drain, 50.0);
+    report.drain_lateness_p99_ms = percentile_ms(&drain, 99.0);
+    Ok(())
+}
 
-    let (mut p50, mut p99, mut max) = (None, None, None);
-    if a.timers > 0 {
-        enqueue(engine, a.timers_pending, a.chunk, "pending timers", |_| request(Some("P1D".into()))).await?;
-        recorder.begin(a.timers);
-        let spread = a.spread.unsigned_abs();
-        let due_in = |i: u64| {
-            let offset = spread.as_secs_f64() * i as f64 / a.timers as f64;
-            let d = TIMER_LEAD + Duration::from_secs_f64(offset);
-            format!("PT{}.{:06}S", d.as_secs(), d.subsec_micros())
-        };
-        enqueue(engine, a.timers, a.chunk, "timers", |i| request(Some(due_in(i)))).await?;
-        wait_calls(recorder, a.timers, TIMER_LEAD + spread + TIMER_SLACK, "timers").await?;
-        let timers = recorder.sorted_samples();
-        (p50, p99, max) =
-            (percentile_ms(&timers, 50.0), percentile_ms(&timers, 99.0), timers.last().copied().map(micros_to_ms));
+/// Jobs enqueued at a fixed rate while the executor runs; job i is due at `t0 + i/R`.
+async fn steady(engine: &Engine, a: &BenchJobsArgs, recorder: &Recorder) -> Result<Lateness, CliError> {
+    let n = a.steady_jobs;
+    recorder.begin(n);
+    let t0 = engine.store().db_now().await?;
+    let started = Instant::now();
+    let due = |i: u64| t0 + Duration::from_secs_f64(i as f64 / f64::from(a.rate));
+    let bar = progress(n, "steady enqueue");
+    let mut sent = 0;
+    let mut tick = tokio::time::interval(STEADY_TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    while sent < n {
+        tick.tick().await;
+        let due_now = ((started.elapsed().as_secs_f64() * f64::from(a.rate)) as u64 + 1).min(n);
+        if due_now > sent {
+            let reqs: Vec<EnqueueRequest> = (sent..due_now).map(|i| request_at(due(i))).collect();
+            engine.enqueue_many(&reqs).await?;
+            bar.inc(due_now - sent);
+            sent = due_now;
+        }
     }
-    Ok(Report {
-        store: store.backend().as_str(),
-        jobs: a.jobs,
-        workers: a.workers,
-        enqueue_per_s,
-        drain_per_s,
-        drain_lateness_p50_ms: percentile_ms(&drain, 50.0),
-        drain_lateness_p99_ms: percentile_ms(&drain, 99.0),
-        timers_pending: if a.timers > 0 { a.timers_pending } else { 0 },
-        timers: a.timers,
-        timer_lateness_p50_ms: p50,
-        timer_lateness_p99_ms: p99,
-        timer_lateness_max_ms: max,
-    })
+    bar.finish();
+    let last_due = due(n - 1);
+    phase_lateness(engine, recorder, n, (t0, last_due), a.slack.unsigned_abs(), "steady").await
+}
+
+/// P timers due in a day, then T timers due evenly over the spread from `lead` on.
+async fn timers(engine: &Engine, a: &BenchJobsArgs, recorder: &Recorder) -> Result<Lateness, CliError> {
+    enqueue(engine, a.timers_pending, a.chunk, "pending timers", |_| request(Some("P1D".into()))).await?;
+    recorder.begin(a.timers);
+    let t0 = engine.store().db_now().await? + a.lead.unsigned_abs();
+    let spread = a.spread.unsigned_abs();
+    let due = |i: u64| t0 + Duration::from_secs_f64(spread.as_secs_f64() * i as f64 / a.timers as f64);
+    // Small transactions, in due order: the first timers are in the table well before they are due.
+    enqueue(engine, a.timers, a.chunk.min(1_000), "timers", |i| request_at(due(i))).await?;
+    let last_due = due(a.timers - 1);
+    phase_lateness(engine, recorder, a.timers, (t0, last_due), a.slack.unsigned_abs(), "timers").await
+}
+
+/// Waits until `n` jobs started or `slack` after the last due date, then sums up their lateness.
+async fn phase_lateness(
+    engine: &Engine,
+    recorder: &Recorder,
+    n: u64,
+    (first_due, last_due): (jiff::Timestamp, jiff::Timestamp),
+    slack: Duration,
+    what: &str,
+) -> Result<Lateness, CliError> {
+    let store = engine.store().as_ref();
+    let now = store.db_now().await?;
+    let wait = last_due.duration_since(now).unsigned_abs() + slack;
+    let bar = progress(n, what);
+    let reached = recorder.wait(wait, |c| bar.set_position(c)).await;
+    bar.finish();
+    let end = store.db_now().await?;
+    let missing_at = i64::try_from(end.duration_since(last_due).as_micros()).unwrap_or(i64::MAX).max(0);
+    let last = if reached { recorder.last_start().unwrap_or(end) } else { end };
+    let elapsed = last.duration_since(first_due).unsigned_abs();
+    Ok(Lateness::new(n, recorder.sorted_samples(), missing_at, elapsed))
 }
 
 /// A no-op job of the benchmark's tenant, due now or after `due_in`.
 fn request(due_in: Option<String>) -> EnqueueRequest {
     EnqueueRequest { handler: "noop".into(), due_in, tenant_id: Some(BENCH_TENANT.into()), ..Default::default() }
+}
+
+/// A no-op job of the benchmark's tenant due at `at`.
+fn request_at(at: jiff::Timestamp) -> EnqueueRequest {
+    EnqueueRequest { due_date: Some(at), ..request(None) }
 }
 
 /// Enqueues `n` jobs in transactions of `chunk`, with a progress bar.

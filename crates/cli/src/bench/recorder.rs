@@ -11,6 +11,8 @@ use tokio::sync::Notify;
 pub struct Recorder {
     /// Lateness in microseconds, in call order.
     samples: Mutex<Vec<i64>>,
+    /// The latest attempt start seen in the phase.
+    last_start: Mutex<Option<Timestamp>>,
     calls: AtomicU64,
     target: AtomicU64,
     reached: Notify,
@@ -22,12 +24,19 @@ impl Recorder {
         let mut s = self.lock();
         s.clear();
         s.reserve(usize::try_from(target).unwrap_or(0).min(10_000_000));
+        *self.last_start.lock().unwrap_or_else(|e| e.into_inner()) = None;
         self.calls.store(0, Ordering::SeqCst);
         self.target.store(target, Ordering::SeqCst);
     }
 
     /// Called by the handler.
     pub fn record(&self, started: Timestamp, due: Option<Timestamp>) {
+        {
+            let mut last = self.last_start.lock().unwrap_or_else(|e| e.into_inner());
+            if last.is_none_or(|l| l < started) {
+                *last = Some(started);
+            }
+        }
         if let Some(due) = due {
             let late = started.duration_since(due).as_micros();
             self.lock().push(i64::try_from(late).unwrap_or(i64::MAX));
@@ -36,6 +45,11 @@ impl Recorder {
         if n == self.target.load(Ordering::SeqCst) {
             self.reached.notify_one();
         }
+    }
+
+    /// The latest attempt start of the phase.
+    pub fn last_start(&self) -> Option<Timestamp> {
+        *self.last_start.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn calls(&self) -> u64 {
