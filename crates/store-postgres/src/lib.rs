@@ -164,6 +164,14 @@ impl Store for PgStore {
         nodes::reap_dead(&self.pool, stale_after).await
     }
 
+    async fn read(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
+        operator_sql::engine_read(&self.pool, sql, binds).await
+    }
+
+    async fn write_all(&self, writes: &[kairos_store::Write]) -> Result<Vec<u64>> {
+        operator_sql::engine_write_all(&self.pool, writes).await
+    }
+
     async fn sql_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
         operator_sql::query(&self.pool, sql, binds).await
     }

@@ -246,6 +246,30 @@ pub(crate) async fn execute_effect(conn: &mut sqlx::PgConnection, sql: &str, bin
     Ok(q.execute(&mut *conn).await.db()?.rows_affected())
 }
 
+/// The engine's own reads: prepared statements cached per connection, each column decoded by
+/// the type the row reports (the engine's queries only select plain column types).
+pub(crate) async fn engine_read(pool: &PgPool, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
+    let sql = prepare(sql, binds)?;
+    let rows = bind_all(sqlx::query(AssertSqlSafe(sql)), binds).fetch_all(pool).await.db()?;
+    rows.iter().map(|row| decode_row(row, &[])).collect()
+}
+
+/// The engine's own writes in one transaction, each checked against the rows it must affect.
+pub(crate) async fn engine_write_all(pool: &PgPool, writes: &[kairos_store::Write]) -> Result<Vec<u64>> {
+    let mut tx = pool.begin().await.db()?;
+    let mut affected = Vec::with_capacity(writes.len());
+    for (i, w) in writes.iter().enumerate() {
+        let sql = prepare(&w.sql, &w.binds)?;
+        let n = bind_all(sqlx::query(AssertSqlSafe(sql)), &w.binds).execute(&mut *tx).await.db()?.rows_affected();
+        if let Some(want) = w.expect.filter(|&want| want != n) {
+            return Err(kairos_store::write_conflict(i, w, want, n));
+        }
+        affected.push(n);
+    }
+    tx.commit().await.db()?;
+    Ok(affected)
+}
+
 pub(crate) async fn execute(pool: &PgPool, sql: &str, binds: &[SqlValue]) -> Result<u64> {
     if binds.is_empty() && !sql.contains('?') {
         // No parameters: the simple protocol, so a fixture may hold several statements.

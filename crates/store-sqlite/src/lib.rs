@@ -191,6 +191,14 @@ impl Store for SqliteStore {
         self.reap_dead(stale_after).await
     }
 
+    async fn read(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
+        self.engine_read(sql, binds).await
+    }
+
+    async fn write_all(&self, writes: &[kairos_store::Write]) -> Result<Vec<u64>> {
+        self.engine_write_all(writes).await
+    }
+
     async fn sql_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
         self.operator_query(sql, binds).await
     }

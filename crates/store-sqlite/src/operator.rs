@@ -56,6 +56,33 @@ pub(crate) async fn execute_effect(conn: &mut sqlx::SqliteConnection, sql: &str,
 }
 
 impl SqliteStore {
+    /// The engine's own reads: the same binding and decoding, statements cached per connection.
+    pub(crate) async fn engine_read(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
+        let rows = bind_all(sql, binds)?.fetch_all(&self.pool).await.map_err(operator_err("read"))?;
+        rows.iter().map(decode_row).collect()
+    }
+
+    /// The engine's own writes in one `BEGIN IMMEDIATE` transaction, each checked against the
+    /// rows it must affect.
+    pub(crate) async fn engine_write_all(&self, writes: &[kairos_store::Write]) -> Result<Vec<u64>> {
+        const OP: &str = "write_all";
+        let mut w = self.write(OP).await?;
+        let mut affected = Vec::with_capacity(writes.len());
+        for (i, write) in writes.iter().enumerate() {
+            let n = bind_all(&write.sql, &write.binds)?
+                .execute(&mut *w.tx)
+                .await
+                .map_err(operator_err(OP))?
+                .rows_affected();
+            if let Some(want) = write.expect.filter(|&want| want != n) {
+                return Err(kairos_store::write_conflict(i, write, want, n));
+            }
+            affected.push(n);
+        }
+        w.commit(OP).await?;
+        Ok(affected)
+    }
+
     pub(crate) async fn operator_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
         let rows = bind_all(sql, binds)?.fetch_all(&self.pool).await.map_err(operator_err("sql_query"))?;
         rows.iter().map(decode_row).collect()

@@ -21,6 +21,7 @@ mod acquire;
 mod admin;
 mod complete;
 mod diagnostics;
+mod engine_sql;
 mod jobs;
 mod lifecycle;
 mod nodes;
@@ -30,6 +31,7 @@ pub use acquire::*;
 pub use admin::*;
 pub use complete::*;
 pub use diagnostics::*;
+pub use engine_sql::*;
 pub use jobs::*;
 pub use lifecycle::*;
 pub use nodes::*;
@@ -92,6 +94,8 @@ macro_rules! conformance_suite {
             lifecycle_transitions_follow_the_table,
             seed_000_diagnostic_sql_runs_verbatim,
             seed_001_acquisition_query_selects_what_job_acquire_takes,
+            write_all_commits_every_statement_and_read_decodes_them,
+            write_all_rolls_back_everything_on_an_unexpected_row_count,
             timer_view_lists_the_timers,
             operator_sql_binds_and_decodes_values,
         );

@@ -16,7 +16,7 @@ mod params;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Result, write_conflict};
 pub use params::*;
 
 use async_trait::async_trait;
@@ -144,6 +144,20 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// `dead`, and expires the leases they hold so their jobs are taken over now rather than at
     /// LOCK_EXP_TIME_ (SPEC J8). Returns the ids declared dead.
     async fn node_reap_dead(&self, stale_after: SignedDuration) -> Result<Vec<String>>;
+
+    // ----- the engine's own SQL (process engine) ------------------------------------------
+
+    /// The engine's own read query, `?` placeholders bound in order; prepared once per
+    /// connection (unlike [`Store::sql_query`], which describes the operator's statement first).
+    /// Booleans come back as `Bool` (PostgreSQL) or `Int` (SQLite), instants as `Timestamp`
+    /// (PostgreSQL) or stored text (SQLite): read them with [`SqlValue::as_bool`] and
+    /// [`SqlValue::as_timestamp`].
+    async fn read(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>>;
+
+    /// The engine's own writes, in order, in one transaction. A statement that affects other
+    /// than its [`Write::expect`]ed rows rolls everything back with an
+    /// [`ErrorKind::Conflict`] naming it. Returns the rows each statement affected.
+    async fn write_all(&self, writes: &[Write]) -> Result<Vec<u64>>;
 
     // ----- operator SQL ------------------------------------------------------------------
 

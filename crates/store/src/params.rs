@@ -116,6 +116,34 @@ pub struct JobEffect {
     pub binds: Vec<SqlValue>,
 }
 
+/// One statement of [`crate::Store::write_all`], with the number of rows it must affect.
+///
+/// The process engine writes a command's whole outcome (executions, tasks, variables, history,
+/// jobs) as one list of these: `expect` is how optimistic locking on REV_ is enforced (an
+/// `UPDATE … WHERE ID_ = ? AND REV_ = ?` that finds no row means another command changed the row
+/// first), and one statement generator serves both backends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Write {
+    /// One statement with `?` placeholders.
+    pub sql: String,
+    pub binds: Vec<SqlValue>,
+    /// Rows the statement must affect; `None` for any number.
+    pub expect: Option<u64>,
+}
+
+impl Write {
+    pub fn new(sql: impl Into<String>, binds: Vec<SqlValue>) -> Write {
+        Write { sql: sql.into(), binds, expect: None }
+    }
+
+    /// The statement must affect exactly `n` rows, or the whole transaction is rolled back with
+    /// an [`crate::ErrorKind::Conflict`].
+    pub fn expect(mut self, n: u64) -> Write {
+        self.expect = Some(n);
+        self
+    }
+}
+
 /// Jobs handed back by a node that is shutting down.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobReleaseParams {
@@ -229,5 +257,39 @@ impl SqlValue {
     }
     pub fn is_null(&self) -> bool {
         matches!(self, SqlValue::Null)
+    }
+    /// A boolean column of either backend (SQLite stores 0/1).
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            SqlValue::Bool(b) => Some(*b),
+            SqlValue::Int(i) => Some(*i != 0),
+            _ => None,
+        }
+    }
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            SqlValue::Float(f) => Some(*f),
+            SqlValue::Int(i) => Some(*i as f64),
+            _ => None,
+        }
+    }
+    /// An instant column of either backend: PostgreSQL's `timestamptz`, or SQLite's stored text
+    /// `YYYY-MM-DD HH:MM:SS.SSS` (UTC).
+    pub fn as_timestamp(&self) -> Option<Timestamp> {
+        match self {
+            SqlValue::Timestamp(t) => Some(*t),
+            SqlValue::Text(s) => {
+                let dt: jiff::civil::DateTime = s.replacen(' ', "T", 1).parse().ok()?;
+                dt.to_zoned(jiff::tz::TimeZone::UTC).ok().map(|z| z.timestamp())
+            }
+            _ => None,
+        }
+    }
+    /// Text, or `None` for NULL.
+    pub fn into_string(self) -> Option<String> {
+        match self {
+            SqlValue::Text(s) => Some(s),
+            _ => None,
+        }
     }
 }

@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use kairos::store::{
     Acquired, Backend, Error, ErrorKind, JobAcquireParams, JobCompletion, JobCounts, JobDiagnostics, JobFilter,
     JobLogFilter, JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistered, NodeRegistration, Page, Result,
-    SqlValue,
+    SqlValue, Write,
 };
 use kairos::{Completion, Job, JobLogEntry, JobTable, NewJob, NodeInfo, SignedDuration, Store, Timestamp};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -162,6 +162,8 @@ pass_through! {
     fn node_stop(&self, id: &str) -> Result<()>;
     fn node_list(&self) -> Result<Vec<NodeInfo>>;
     fn node_reap_dead(&self, stale_after: SignedDuration) -> Result<Vec<String>>;
+    fn read(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>>;
+    fn write_all(&self, writes: &[Write]) -> Result<Vec<u64>>;
     fn sql_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>>;
     fn sql_execute(&self, sql: &str, binds: &[SqlValue]) -> Result<u64>;
 }

@@ -101,6 +101,12 @@ impl Store for TempStore {
     async fn node_reap_dead(&self, stale_after: SignedDuration) -> Result<Vec<String>> {
         self.store.node_reap_dead(stale_after).await
     }
+    async fn read(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
+        self.store.read(sql, binds).await
+    }
+    async fn write_all(&self, writes: &[Write]) -> Result<Vec<u64>> {
+        self.store.write_all(writes).await
+    }
     async fn sql_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
         self.store.sql_query(sql, binds).await
     }
