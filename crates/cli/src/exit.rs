@@ -44,6 +44,13 @@ impl From<kairos::Error> for CliError {
             kairos::Error::Invalid(e) => CliError::bad_input(e.to_string()),
             kairos::Error::Config(m) => CliError::bad_input(m),
             kairos::Error::Store(e) => e.into(),
+            kairos::Error::Deploy(e) => CliError::bad_input(format!("the BPMN document was refused: {e}")),
+            kairos::Error::Process(p) => match p.kind {
+                kairos_process::ErrorKind::Invalid
+                | kairos_process::ErrorKind::NotFound
+                | kairos_process::ErrorKind::Conflict => CliError::bad_input(p.message),
+                _ => CliError::failure(p.message),
+            },
         }
     }
 }

@@ -94,6 +94,17 @@ async fn write_one(shared: &Shared, c: &JobCompletion, give_up: Option<Instant>)
         tries += 1;
         match write_retrying(shared, std::slice::from_ref(c), give_up).await {
             Ok(applied) => return record(shared, std::slice::from_ref(c), &applied),
+            Err(e) if e.kind == ErrorKind::Conflict && c.effects.iter().any(|w| w.expect.is_some()) => {
+                // A checked effect met rows another command changed first (the process engine's
+                // optimistic lock): the attempt's outcome is stale, not wrong. Hand the job back
+                // to run again on fresh state, no retry spent.
+                tracing::info!(error = %e, job = %c.job_id, "effects conflict with another command; job handed back");
+                crate::runner::release(shared, vec![(c.job_id.clone(), c.attempt)], format!("handed back: {e}")).await;
+                shared.metrics.count("conflict");
+                forget(shared, std::slice::from_ref(c));
+                shared.wake.notify_one();
+                return;
+            }
             Err(e) if e.kind != ErrorKind::Unavailable && tries < 3 => {
                 tracing::warn!(error = %e, job = %c.job_id, tries, "completion refused; trying again");
                 tokio::time::sleep(Duration::from_millis(100 * tries)).await;

@@ -44,7 +44,52 @@ impl JobContext {
     /// then. Effects written this way happen exactly once, although the handler itself runs at
     /// least once. Staged writes of an attempt that fails are dropped.
     pub fn write_on_success(&self, sql: impl Into<String>, binds: Vec<kairos_store::SqlValue>) {
-        self.staged.lock().unwrap_or_else(|e| e.into_inner()).push(kairos_store::JobEffect { sql: sql.into(), binds });
+        self.stage(kairos_store::Write::new(sql, binds));
+    }
+
+    /// Stages a write like [`JobContext::write_on_success`], with the rows it must affect: if it
+    /// affects another number when the success is recorded, the completion is refused as a
+    /// conflict and the job is handed back to run again on fresh state, no retry spent. The
+    /// process engine stages a command's whole outcome this way (REV_-checked).
+    pub fn stage(&self, write: kairos_store::Write) {
+        self.staged.lock().unwrap_or_else(|e| e.into_inner()).push(write);
+    }
+
+    /// A context for a handler run outside a job: a process's service task, executed inside the
+    /// command that reached it. `key` is its idempotency key (the execution and the element);
+    /// what the handler stages with [`JobContext::write_on_success`] is returned by
+    /// [`JobContext::take_staged`] and committed with the command's own writes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn for_service_task(
+        key: String,
+        handler: &str,
+        payload: serde_json::Value,
+        process_instance_id: &str,
+        execution_id: &str,
+        element_id: &str,
+        node_id: &str,
+        now: jiff::Timestamp,
+    ) -> JobContext {
+        JobContext {
+            job_id: key,
+            attempt: 1,
+            handler_type: handler.to_string(),
+            payload,
+            process_instance_id: Some(process_instance_id.to_string()),
+            execution_id: Some(execution_id.to_string()),
+            element_id: Some(element_id.to_string()),
+            tenant_id: None,
+            node_id: node_id.to_string(),
+            due_date: None,
+            started: now,
+            node_now: jiff::Timestamp::now(),
+            staged: Default::default(),
+        }
+    }
+
+    /// The writes staged so far (emptied).
+    pub fn take_staged(&self) -> Vec<kairos_store::Write> {
+        std::mem::take(&mut *self.staged.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// A key that is the same for every attempt of this job: pass it to external systems as an

@@ -83,9 +83,22 @@ impl EngineBuilder {
         if self.migrate {
             store.migrate().await?;
         }
+        // Service tasks call the handlers registered so far; the executor additionally runs
+        // the process engine's own jobs (async continuations, timers) through it.
+        let service_handlers = Arc::new(self.handlers.clone());
+        let processes = Arc::new(crate::process::Processes::new(
+            store.clone(),
+            service_handlers,
+            self.settings.executor.node_id.clone(),
+        ));
+        let mut handlers = self.handlers;
+        for (name, h) in processes.job_handlers() {
+            handlers.register(name, h);
+        }
         Ok(Engine {
             store,
-            handlers: Arc::new(self.handlers),
+            processes,
+            handlers: Arc::new(handlers),
             metrics: Arc::new(Metrics::default()),
             settings: self.settings,
             executor: Mutex::new(None),
@@ -98,6 +111,7 @@ impl EngineBuilder {
 #[derive(Debug)]
 pub struct Engine {
     store: Arc<dyn Store>,
+    processes: Arc<crate::process::Processes>,
     handlers: Arc<Handlers>,
     metrics: Arc<Metrics>,
     settings: EngineSettings,
@@ -119,6 +133,10 @@ impl Engine {
 
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+    /// The process engine: deployments, instances, tasks (SPEC P).
+    pub fn processes(&self) -> &crate::process::Processes {
+        &self.processes
     }
     pub fn handlers(&self) -> &Handlers {
         &self.handlers

@@ -8,6 +8,12 @@ pub enum Error {
     /// The store failed; see its kind.
     #[error(transparent)]
     Store(#[from] kairos_store::Error),
+    /// A process command failed (see its kind); nothing was written.
+    #[error(transparent)]
+    Process(#[from] kairos_process::ProcessError),
+    /// A BPMN document was refused: every problem with its line and element id.
+    #[error("{0}")]
+    Deploy(kairos_bpmn::ParseErrors),
     /// The engine's configuration cannot work (e.g. an unknown store URL scheme).
     #[error("{0}")]
     Config(String),

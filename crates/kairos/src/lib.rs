@@ -20,6 +20,7 @@
 pub mod doctor;
 mod engine;
 mod error;
+pub mod process;
 mod store_url;
 mod transaction;
 

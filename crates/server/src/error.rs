@@ -78,12 +78,34 @@ impl From<StoreError> for ApiError {
     }
 }
 
+impl From<kairos_process::ProcessError> for ApiError {
+    fn from(e: kairos_process::ProcessError) -> Self {
+        use kairos_process::ErrorKind as K;
+        let (status, code) = match e.kind {
+            K::NotFound => (StatusCode::NOT_FOUND, "not-found"),
+            K::Conflict => (StatusCode::CONFLICT, "conflict"),
+            K::Invalid => (StatusCode::BAD_REQUEST, "invalid-argument"),
+            // The model could not go on (an expression failed, no flow to take): the request
+            // was well-formed, the instance's state or the model is the problem.
+            K::Model => (StatusCode::UNPROCESSABLE_ENTITY, "model-error"),
+            K::Handler => (StatusCode::UNPROCESSABLE_ENTITY, "handler-failed"),
+        };
+        ApiError { field: e.element_id.clone(), ..ApiError::new(status, code, e.message) }
+    }
+}
+
 impl From<kairos::Error> for ApiError {
     fn from(e: kairos::Error) -> Self {
         match e {
             kairos::Error::Invalid(e) => e.into(),
             kairos::Error::Store(e) => e.into(),
             kairos::Error::Config(m) => ApiError::internal(m),
+            kairos::Error::Process(p) => p.into(),
+            kairos::Error::Deploy(errors) => ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid-bpmn",
+                format!("the BPMN document was refused: {errors}"),
+            ),
         }
     }
 }

@@ -160,7 +160,10 @@ pub(crate) async fn complete_many(pool: &PgPool, completions: &[JobCompletion]) 
         for (c, log_id) in completions.iter().zip(&log_ids) {
             if log_id.as_ref().is_some_and(|id| applied.contains(id)) {
                 for e in &c.effects {
-                    crate::operator_sql::execute_effect(&mut tx, &e.sql, &e.binds).await?;
+                    let n = crate::operator_sql::execute_effect(&mut tx, &e.sql, &e.binds).await?;
+                    if let Some(want) = e.expect.filter(|&want| want != n) {
+                        return Err(kairos_store::write_conflict(0, e, want, n));
+                    }
                 }
             }
         }

@@ -53,7 +53,10 @@ impl SqliteStore {
         for (i, c) in cs.iter().enumerate() {
             if applied[i] {
                 for e in &c.effects {
-                    crate::operator::execute_effect(&mut w.tx, &e.sql, &e.binds).await?;
+                    let n = crate::operator::execute_effect(&mut w.tx, &e.sql, &e.binds).await?;
+                    if let Some(want) = e.expect.filter(|&want| want != n) {
+                        return Err(kairos_store::write_conflict(0, e, want, n));
+                    }
                 }
             }
         }

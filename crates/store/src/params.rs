@@ -109,12 +109,11 @@ pub struct JobCompletion {
 /// runs the handler again elsewhere, but only one completion passes the fence). A write that
 /// fails makes the completion fail as a whole; the executor then records the attempt as a dead
 /// letter that says why.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JobEffect {
-    /// One statement with `?` placeholders.
-    pub sql: String,
-    pub binds: Vec<SqlValue>,
-}
+///
+/// An effect with [`Write::expect`] set that affects another number of rows fails the
+/// completion with [`crate::ErrorKind::Conflict`]: the process engine's optimistic lock. The
+/// executor then hands the job back (no retry spent) so that it runs again on fresh state.
+pub type JobEffect = Write;
 
 /// One statement of [`crate::Store::write_all`], with the number of rows it must affect.
 ///

@@ -268,10 +268,8 @@ pub async fn exception_messages_are_cut_at_4000_characters(store: &dyn Store) {
 /// holds; a write the database refuses fails the completion as a whole and writes nothing.
 pub async fn complete_applies_staged_effects_only_under_the_lease(store: &dyn Store) {
     fixture(store, "CREATE TABLE effect_row (k VARCHAR(64) PRIMARY KEY, v INTEGER)", &[]).await;
-    let effect = |k: &str| JobEffect {
-        sql: "INSERT INTO effect_row (k, v) VALUES (?, ?)".into(),
-        binds: vec![text(k), SqlValue::Int(1)],
-    };
+    let effect =
+        |k: &str| JobEffect::new("INSERT INTO effect_row (k, v) VALUES (?, ?)", vec![text(k), SqlValue::Int(1)]);
     let t0 = ms(now(store).await);
     let a = running(store, due_at("fx", t0 - secs(2)), "n1", t0).await;
     let b = running(store, due_at("fx", t0 - secs(1)), "n1", t0).await;

@@ -1,0 +1,298 @@
+//! Events: their event definitions, timers, and references to declared
+//! messages, signals and errors.
+//!
+//! Which definitions an event may carry depends on where it is (SPEC P4): a
+//! start event of the process may wait for a timer but not for an error; an
+//! event sub-process start may catch an error but must have a trigger. Each
+//! builder below lists what its position allows, so everything else is
+//! refused with a message that says what would be accepted.
+
+use kairos_time::{IsoDuration, RepeatCycle, parse_instant};
+
+use super::process::ScopeKind;
+use super::{Ctx, is_expression};
+use crate::error::quote;
+use crate::model::{
+    BoundaryEvent, CatchEvent, EndEvent, ErrorRef, EventTrigger, MessageRef, NodeIdx, NodeKind, SignalRef, StartEvent,
+    ThrowEvent, Timer, TimerKind, TimerValue,
+};
+use crate::xml::Element;
+
+/// Event definitions kairos understands (somewhere).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Def {
+    Timer,
+    Message,
+    Signal,
+    Error,
+    Terminate,
+}
+
+impl Def {
+    fn tag(self) -> &'static str {
+        match self {
+            Def::Timer => "timerEventDefinition",
+            Def::Message => "messageEventDefinition",
+            Def::Signal => "signalEventDefinition",
+            Def::Error => "errorEventDefinition",
+            Def::Terminate => "terminateEventDefinition",
+        }
+    }
+
+    fn from_tag(tag: &str) -> Option<Def> {
+        [Def::Timer, Def::Message, Def::Signal, Def::Error, Def::Terminate].into_iter().find(|d| d.tag() == tag)
+    }
+}
+
+/// Event definitions that have execution semantics kairos does not implement.
+fn unsupported_definition_reason(tag: &str) -> Option<&'static str> {
+    Some(match tag {
+        "compensateEventDefinition" => "compensation is not supported",
+        "escalationEventDefinition" => "escalation events are not supported",
+        "conditionalEventDefinition" => "conditional events are not supported",
+        "linkEventDefinition" => "link events are not supported: draw the sequence flow",
+        "cancelEventDefinition" => "cancel events (transactions) are not supported",
+        "eventDefinitionRef" => "shared event definitions are not supported: define the event inline",
+        _ => return None,
+    })
+}
+
+/// The single event definition of `el`, if any, checked against `allowed`.
+/// `Err(())` means a problem was recorded and the caller should use a stand-in.
+fn definition<'e>(ctx: &mut Ctx<'_>, el: &'e Element, allowed: &[Def]) -> Result<Option<(Def, &'e Element)>, ()> {
+    let defs: Vec<&Element> = el
+        .bpmn_children()
+        .filter(|c| c.local.ends_with("EventDefinition") || c.local == "eventDefinitionRef")
+        .collect();
+    let Some(&first) = defs.first() else { return Ok(None) };
+    if defs.len() > 1 {
+        ctx.problem_at(defs[1], el, format!("has {} event definitions; kairos supports one per event", defs.len()));
+        return Err(());
+    }
+    if let Some(why) = unsupported_definition_reason(&first.local) {
+        ctx.unsupported_in(&first.local, first, el, why);
+        return Err(());
+    }
+    match Def::from_tag(&first.local) {
+        Some(def) if allowed.contains(&def) => Ok(Some((def, first))),
+        _ => {
+            let names: Vec<&str> = allowed.iter().map(|d| d.tag()).collect();
+            let accepted = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
+            ctx.unsupported_in(&first.local, first, el, &format!("{} accepts: {accepted}", el.local));
+            Err(())
+        }
+    }
+}
+
+/// Reads the trigger of a catching event.
+fn trigger(ctx: &mut Ctx<'_>, el: &Element, def: Def, def_el: &Element) -> Option<EventTrigger> {
+    match def {
+        Def::Timer => timer(ctx, el, def_el).map(EventTrigger::Timer),
+        Def::Message => message_ref(ctx, el, def_el.attr("messageRef")).map(EventTrigger::Message),
+        Def::Signal => signal_ref(ctx, el, def_el.attr("signalRef")).map(EventTrigger::Signal),
+        Def::Error => error_ref(ctx, el, def_el.attr("errorRef"), true).map(EventTrigger::Error),
+        Def::Terminate => None,
+    }
+}
+
+pub(crate) fn start_event(ctx: &mut Ctx<'_>, el: &Element, scope: ScopeKind) -> NodeKind {
+    let allowed: &[Def] = match scope {
+        ScopeKind::Process => &[Def::Timer, Def::Message, Def::Signal],
+        ScopeKind::SubProcess => &[],
+        ScopeKind::EventSubProcess => &[Def::Timer, Def::Message, Def::Signal, Def::Error],
+    };
+    let trigger = match definition(ctx, el, allowed) {
+        Ok(Some((def, def_el))) => trigger(ctx, el, def, def_el).unwrap_or(EventTrigger::None),
+        Ok(None) => {
+            if scope == ScopeKind::EventSubProcess {
+                ctx.problem(
+                    el,
+                    "the start event of an event sub-process needs a timer, message, signal or error definition",
+                );
+            }
+            EventTrigger::None
+        }
+        Err(()) => EventTrigger::None,
+    };
+    let interrupting = ctx.boolean(el, "isInterrupting", el.attr("isInterrupting"), true);
+    if !interrupting && matches!(trigger, EventTrigger::Error(_)) {
+        ctx.problem(el, "an error start event is always interrupting (isInterrupting=\"false\" is not allowed)");
+    }
+    NodeKind::StartEvent(StartEvent {
+        trigger,
+        interrupting,
+        initiator: el.vendor_attr("initiator").map(|(_, v)| v.to_owned()),
+        form_key: el.vendor_attr("formKey").map(|(_, v)| v.to_owned()),
+    })
+}
+
+pub(crate) fn end_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
+    let end = match definition(ctx, el, &[Def::Terminate, Def::Error]) {
+        Ok(Some((Def::Terminate, _))) => EndEvent::Terminate,
+        Ok(Some((_, def_el))) => match error_ref(ctx, el, def_el.attr("errorRef"), false) {
+            Some(e) => EndEvent::Error(e),
+            None => EndEvent::None,
+        },
+        Ok(None) | Err(()) => EndEvent::None,
+    };
+    NodeKind::EndEvent(end)
+}
+
+/// A boundary event and its raw `attachedToRef` (resolved once every node of
+/// the scope is known).
+pub(crate) fn boundary_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<String>) {
+    let trigger = match definition(ctx, el, &[Def::Timer, Def::Error, Def::Message, Def::Signal]) {
+        Ok(Some((def, def_el))) => trigger(ctx, el, def, def_el),
+        Ok(None) => {
+            ctx.problem(el, "needs a timer, error, message or signal event definition");
+            None
+        }
+        Err(()) => None,
+    };
+    let cancel_activity = ctx.boolean(el, "cancelActivity", el.attr("cancelActivity"), true);
+    if !cancel_activity && matches!(trigger, Some(EventTrigger::Error(_))) {
+        ctx.problem(el, "an error boundary event is always interrupting (cancelActivity=\"false\" is not allowed)");
+    }
+    let attached = el.attr("attachedToRef").map(str::to_owned);
+    if attached.is_none() {
+        ctx.problem(el, "has no attachedToRef");
+    }
+    let kind = NodeKind::BoundaryEvent(BoundaryEvent {
+        // Placeholder until the scope is linked; a model is only returned
+        // when every attachedToRef resolved.
+        attached_to: NodeIdx(u32::MAX),
+        cancel_activity,
+        trigger: trigger.unwrap_or(EventTrigger::None),
+    });
+    (kind, attached)
+}
+
+pub(crate) fn catch_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
+    let trigger = match definition(ctx, el, &[Def::Timer, Def::Message, Def::Signal]) {
+        Ok(Some((def, def_el))) => trigger(ctx, el, def, def_el),
+        Ok(None) => {
+            ctx.problem(el, "needs a timer, message or signal event definition");
+            None
+        }
+        Err(()) => None,
+    };
+    NodeKind::IntermediateCatchEvent(CatchEvent { trigger: trigger.unwrap_or(EventTrigger::None) })
+}
+
+pub(crate) fn throw_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
+    let signal = match definition(ctx, el, &[Def::Signal]) {
+        Ok(Some((_, def_el))) => signal_ref(ctx, el, def_el.attr("signalRef")),
+        _ => None,
+    };
+    NodeKind::IntermediateThrowEvent(ThrowEvent { signal })
+}
+
+/// Reads a `timerEventDefinition`: exactly one of timeDate, timeDuration,
+/// timeCycle, validated now when it is a literal.
+fn timer(ctx: &mut Ctx<'_>, owner: &Element, def: &Element) -> Option<Timer> {
+    let parts: Vec<(TimerKind, &Element)> = def
+        .bpmn_children()
+        .filter_map(|c| match c.local.as_str() {
+            "timeDate" => Some((TimerKind::Date, c)),
+            "timeDuration" => Some((TimerKind::Duration, c)),
+            "timeCycle" => Some((TimerKind::Cycle, c)),
+            _ => None,
+        })
+        .collect();
+    let [(kind, part)] = parts.as_slice() else {
+        ctx.problem_at(def, owner, "timerEventDefinition needs exactly one of timeDate, timeDuration, timeCycle");
+        return None;
+    };
+    let text = part.text.trim();
+    if text.is_empty() {
+        ctx.problem_at(part, owner, format!("{} is empty", part.local));
+        return None;
+    }
+    if is_expression(text) {
+        ctx.note_expression(owner, "timer", text);
+        return Some(Timer { kind: *kind, text: text.to_owned(), value: TimerValue::Expression(text.to_owned()) });
+    }
+    let value = match kind {
+        TimerKind::Date => parse_instant(text).map(TimerValue::Date),
+        TimerKind::Duration => IsoDuration::parse(text).map(TimerValue::Duration),
+        TimerKind::Cycle if looks_like_cron(text) => Ok(TimerValue::Cron(text.to_owned())),
+        TimerKind::Cycle => RepeatCycle::parse(text).map(TimerValue::Cycle),
+    };
+    match value {
+        Ok(value) => Some(Timer { kind: *kind, text: text.to_owned(), value }),
+        Err(e) => {
+            ctx.problem_at(part, owner, format!("{} '{}' is invalid: {e}", part.local, quote(text)));
+            None
+        }
+    }
+}
+
+/// A Quartz cron expression has 6 or 7 space-separated fields (seconds first,
+/// optional year); classic 5-field crons are accepted too so that the cron
+/// parser, not a confusing ISO 8601 error, tells the modeler what is wrong.
+fn looks_like_cron(text: &str) -> bool {
+    let fields = text.split_whitespace().count();
+    (5..=7).contains(&fields) && !text.starts_with(['R', 'P'])
+}
+
+/// Resolves a `messageRef`. Messages are correlated by name, so a message
+/// without one could never arrive: that is refused too.
+pub(crate) fn message_ref(ctx: &mut Ctx<'_>, el: &Element, reference: Option<&str>) -> Option<MessageRef> {
+    let Some(id) = reference else {
+        ctx.problem(el, "messageEventDefinition has no messageRef");
+        return None;
+    };
+    match ctx.messages.get(id).map(|m| m.name.clone()) {
+        None => ctx.problem(el, format!("messageRef '{}' does not exist", quote(id))),
+        Some(None) => ctx.problem(el, format!("message '{}' has no name, so it can never be correlated", quote(id))),
+        Some(Some(name)) => return Some(MessageRef { id: id.to_owned(), name }),
+    }
+    None
+}
+
+/// Resolves a `signalRef` (signals are broadcast by name).
+pub(crate) fn signal_ref(ctx: &mut Ctx<'_>, el: &Element, reference: Option<&str>) -> Option<SignalRef> {
+    let Some(id) = reference else {
+        ctx.problem(el, "signalEventDefinition has no signalRef");
+        return None;
+    };
+    match ctx.signals.get(id).map(|s| s.name.clone()) {
+        None => ctx.problem(el, format!("signalRef '{}' does not exist", quote(id))),
+        Some(None) => ctx.problem(el, format!("signal '{}' has no name, so it can never be sent", quote(id))),
+        Some(Some(name)) => return Some(SignalRef { id: id.to_owned(), name }),
+    }
+    None
+}
+
+/// Resolves an `errorRef`. A catching event without one catches any error;
+/// a throwing end event must say which error it throws.
+fn error_ref(ctx: &mut Ctx<'_>, el: &Element, reference: Option<&str>, catching: bool) -> Option<ErrorRef> {
+    let Some(id) = reference else {
+        if catching {
+            return Some(ErrorRef { id: None, code: None });
+        }
+        ctx.problem(el, "errorEventDefinition has no errorRef, so there is no error code to throw");
+        return None;
+    };
+    match ctx.error_defs.get(id) {
+        Some(e) => Some(ErrorRef { id: Some(id.to_owned()), code: Some(e.code.clone()) }),
+        None => {
+            ctx.problem(el, format!("errorRef '{}' does not exist", quote(id)));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::looks_like_cron;
+
+    #[test]
+    fn cron_detection() {
+        assert!(looks_like_cron("0 0/5 * * * ?"));
+        assert!(looks_like_cron("0 0 12 * * ? 2030"));
+        assert!(looks_like_cron("*/5 * * * *"));
+        assert!(!looks_like_cron("R3/PT5M"));
+        assert!(!looks_like_cron("0 0 12"));
+    }
+}

@@ -1,0 +1,178 @@
+//! One flow node: its kind, its common attributes, and the children it may
+//! have. Anything with execution semantics that kairos does not implement is
+//! refused here, so a model never silently runs a different process than
+//! the one drawn.
+
+use super::process::ScopeKind;
+use super::{Ctx, event, vendor};
+use crate::model::{NodeKind, ReceiveTask, SubProcess};
+use crate::xml::Element;
+
+/// The flow-node tags kairos executes, as the `'static` names the model keeps.
+pub(crate) fn flow_node_tag(local: &str) -> Option<&'static str> {
+    const TAGS: &[&str] = &[
+        "startEvent",
+        "endEvent",
+        "userTask",
+        "serviceTask",
+        "sendTask",
+        "businessRuleTask",
+        "receiveTask",
+        "manualTask",
+        "task",
+        "exclusiveGateway",
+        "parallelGateway",
+        "inclusiveGateway",
+        "eventBasedGateway",
+        "subProcess",
+        "callActivity",
+        "boundaryEvent",
+        "intermediateCatchEvent",
+        "intermediateThrowEvent",
+    ];
+    TAGS.iter().find(|t| **t == local).copied()
+}
+
+/// Why a BPMN element found among the flow elements is refused.
+pub(crate) fn unsupported_reason(local: &str) -> &'static str {
+    match local {
+        "scriptTask" => "kairos runs no scripts: use a serviceTask with kairos:handler",
+        "complexGateway" => "use an exclusive, parallel or inclusive gateway",
+        "transaction" => "transactions and compensation are not supported",
+        "adHocSubProcess" => "ad-hoc sub-processes are not supported",
+        "callChoreography" | "subChoreography" | "choreographyTask" => "choreographies are not executable",
+        _ => "kairos does not execute this element",
+    }
+}
+
+/// Children any flow node may have without changing what it does.
+const DESCRIPTIVE_CHILDREN: &[&str] = &["documentation", "extensionElements", "incoming", "outgoing"];
+
+/// Children of activities that describe data, not behaviour.
+const ACTIVITY_CHILDREN: &[&str] = &[
+    "ioSpecification",
+    "property",
+    "dataInputAssociation",
+    "dataOutputAssociation",
+    "multiInstanceLoopCharacteristics",
+];
+
+/// Children of events besides their event definition.
+const EVENT_CHILDREN: &[&str] =
+    &["dataInput", "dataOutput", "dataInputAssociation", "dataOutputAssociation", "inputSet", "outputSet"];
+
+/// Children of user tasks naming people.
+const USER_TASK_CHILDREN: &[&str] = &["humanPerformer", "potentialOwner", "performer", "resourceRole", "rendering"];
+
+const LOOP_WHY: &str = "loops are not supported: use multiInstanceLoopCharacteristics";
+
+/// True when `local` is a child a sub-process element may have that is not a
+/// flow element (those are the scope walker's business).
+pub(crate) fn is_activity_child(local: &str) -> bool {
+    DESCRIPTIVE_CHILDREN.contains(&local)
+        || ACTIVITY_CHILDREN.contains(&local)
+        || local == "standardLoopCharacteristics"
+}
+
+/// Reads the kind of `el` (tag `tag`). Problems are recorded in `ctx`;
+/// the answer is then a harmless stand-in so validation can go on.
+/// The second value is the raw `attachedToRef` of a boundary event.
+pub(crate) fn read_kind(
+    ctx: &mut Ctx<'_>,
+    el: &Element,
+    tag: &'static str,
+    scope: ScopeKind,
+) -> (NodeKind, Option<String>) {
+    check_children(ctx, el, tag);
+    vendor::check_extensions(ctx, el);
+    if is_activity(tag) && ctx.boolean(el, "isForCompensation", el.attr("isForCompensation"), false) {
+        ctx.unsupported(el, "compensation handlers are not supported");
+    }
+    let kind = match tag {
+        "startEvent" => event::start_event(ctx, el, scope),
+        "endEvent" => event::end_event(ctx, el),
+        "boundaryEvent" => return event::boundary_event(ctx, el),
+        "intermediateCatchEvent" => event::catch_event(ctx, el),
+        "intermediateThrowEvent" => event::throw_event(ctx, el),
+        "userTask" => NodeKind::UserTask(vendor::user_task(ctx, el)),
+        "serviceTask" | "sendTask" | "businessRuleTask" => service_task(ctx, el, tag),
+        "receiveTask" => {
+            let message = match el.attr("messageRef") {
+                Some(r) => event::message_ref(ctx, el, Some(r)),
+                None => None,
+            };
+            NodeKind::ReceiveTask(ReceiveTask { message })
+        }
+        "exclusiveGateway" => NodeKind::ExclusiveGateway,
+        "parallelGateway" => NodeKind::ParallelGateway,
+        "inclusiveGateway" => NodeKind::InclusiveGateway,
+        "eventBasedGateway" => {
+            if ctx.boolean(el, "instantiate", el.attr("instantiate"), false) {
+                ctx.unsupported(el, "an instantiating event-based gateway is not supported: use message start events");
+            }
+            NodeKind::EventBasedGateway
+        }
+        "subProcess" => {
+            let triggered_by_event = ctx.boolean(el, "triggeredByEvent", el.attr("triggeredByEvent"), false);
+            NodeKind::SubProcess(SubProcess { triggered_by_event })
+        }
+        "callActivity" => NodeKind::CallActivity(vendor::call_activity(ctx, el)),
+        _ => NodeKind::PassThrough, // manualTask, task
+    };
+    (kind, None)
+}
+
+fn service_task(ctx: &mut Ctx<'_>, el: &Element, tag: &str) -> NodeKind {
+    const HOW: &str = "name a handler (kairos:handler, *:class, *:delegateExpression=\"${name}\") or an external \
+                       topic (camunda:type=\"external\" camunda:topic, flowable:type=\"external-worker\" flowable:topic)";
+    match vendor::service_task(ctx, el) {
+        Ok(Some(task)) => return NodeKind::ServiceTask(task),
+        Ok(None) if tag == "serviceTask" => ctx.problem(el, format!("names no handler: {HOW}")),
+        Ok(None) => ctx.unsupported(el, &format!("a {tag} runs only when it names a handler or topic: {HOW}")),
+        Err(()) => {}
+    }
+    NodeKind::PassThrough
+}
+
+/// True for the activity tags (tasks, sub-processes, call activities).
+pub(crate) fn is_activity(tag: &str) -> bool {
+    matches!(
+        tag,
+        "userTask"
+            | "serviceTask"
+            | "sendTask"
+            | "businessRuleTask"
+            | "receiveTask"
+            | "manualTask"
+            | "task"
+            | "subProcess"
+            | "callActivity"
+    )
+}
+
+fn is_event(tag: &str) -> bool {
+    tag.ends_with("Event")
+}
+
+/// Refuses unknown BPMN children of `el`. Flow elements inside a
+/// sub-process are left to the scope walker, event definitions to `event`.
+fn check_children(ctx: &mut Ctx<'_>, el: &Element, tag: &str) {
+    for child in el.bpmn_children() {
+        let name = child.local.as_str();
+        if name == "standardLoopCharacteristics" {
+            ctx.unsupported_in(name, child, el, LOOP_WHY);
+            continue;
+        }
+        let allowed = DESCRIPTIVE_CHILDREN.contains(&name)
+            || (is_activity(tag) && ACTIVITY_CHILDREN.contains(&name))
+            || (is_event(tag)
+                && (EVENT_CHILDREN.contains(&name)
+                    || name.ends_with("EventDefinition")
+                    || name == "eventDefinitionRef"))
+            || (tag == "userTask" && USER_TASK_CHILDREN.contains(&name))
+            || tag == "subProcess";
+        if !allowed {
+            ctx.unsupported_in(name, child, el, "");
+        }
+    }
+}

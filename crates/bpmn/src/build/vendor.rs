@@ -1,0 +1,389 @@
+//! Vendor extensions (`activiti:`, `flowable:`, `camunda:`, `kairos:`): the
+//! attributes and extension elements that real modelers write (SPEC P2).
+//!
+//! All four namespaces are read alike, because teams migrate files between
+//! these tools and a file should mean the same thing whichever wrote it.
+
+use kairos_time::{IsoDuration, RetryCycle};
+
+use super::{Ctx, is_expression};
+use crate::error::quote;
+use crate::model::{
+    CallActivity, Field, HandlerSource, HistoryTimeToLive, Implementation, MultiInstance, ServiceTask, UserTask,
+    VariableMapping,
+};
+use crate::ns::Vendor;
+use crate::xml::Element;
+
+/// The attributes every flow node may carry.
+pub(crate) struct Common {
+    pub async_before: bool,
+    pub async_after: bool,
+    pub exclusive: bool,
+    pub retry_time_cycle: Option<String>,
+}
+
+pub(crate) fn common(ctx: &mut Ctx<'_>, el: &Element) -> Common {
+    let flag = |ctx: &mut Ctx<'_>, local: &str, default: bool| match el.vendor_attr(local) {
+        Some((v, value)) => ctx.boolean(el, &format!("{}:{local}", v.prefix()), Some(value), default),
+        None => default,
+    };
+    let async_before = flag(ctx, "async", false) | flag(ctx, "asyncBefore", false);
+    let async_after = flag(ctx, "asyncAfter", false);
+    let exclusive = flag(ctx, "exclusive", true);
+    Common { async_before, async_after, exclusive, retry_time_cycle: retry_time_cycle(ctx, el) }
+}
+
+/// `failedJobRetryTimeCycle`, as an extension element (Camunda, Activiti) or
+/// an attribute. Checked now: a bad cycle would otherwise surface only when
+/// the first job fails, which is the worst moment to learn about it.
+fn retry_time_cycle(ctx: &mut Ctx<'_>, el: &Element) -> Option<String> {
+    let from_element = el
+        .vendor_extensions()
+        .find(|(_, c)| c.local == "failedJobRetryTimeCycle")
+        .map(|(_, c)| (c, c.text.trim().to_owned()));
+    let (at, text) = match from_element {
+        Some(found) => found,
+        None => (el, el.vendor_attr("failedJobRetryTimeCycle")?.1.trim().to_owned()),
+    };
+    if is_expression(&text) {
+        ctx.note_expression(el, "failedJobRetryTimeCycle", &text);
+    } else if let Err(e) = RetryCycle::parse(&text) {
+        ctx.problem_at(at, el, format!("failedJobRetryTimeCycle '{}' is invalid: {e}", quote(&text)));
+    }
+    Some(text)
+}
+
+/// Vendor extension elements with execution semantics kairos does not have.
+/// Ignoring them would run a different process than the one drawn, so they
+/// are refused; every other vendor element (properties, form fields…) is
+/// descriptive and ignored.
+fn refused_extension(local: &str) -> Option<&'static str> {
+    Some(match local {
+        "executionListener" | "taskListener" | "eventListener" => {
+            "kairos runs no listeners: model the step as a service task"
+        }
+        "inputOutput" => "input/output parameters are not supported: map variables in the handler",
+        "connector" => "connectors are not supported: name a handler with kairos:handler",
+        "script" => "kairos runs no scripts",
+        _ => return None,
+    })
+}
+
+/// Refuses the extension elements of `el` that kairos cannot honour.
+pub(crate) fn check_extensions(ctx: &mut Ctx<'_>, el: &Element) {
+    for (v, ext) in el.vendor_extensions() {
+        if let Some(why) = refused_extension(&ext.local) {
+            ctx.unsupported_in(&format!("{}:{}", v.prefix(), ext.local), ext, el, why);
+        }
+    }
+}
+
+/// `*:historyTimeToLive` on a process: whole days or an ISO 8601 duration.
+pub(crate) fn history_time_to_live(ctx: &mut Ctx<'_>, el: &Element) -> Option<HistoryTimeToLive> {
+    let (_, text) = el.vendor_attr("historyTimeToLive")?;
+    let text = text.trim();
+    if let Ok(days) = text.parse::<u32>() {
+        return Some(HistoryTimeToLive::Days(days));
+    }
+    match IsoDuration::parse(text) {
+        Ok(d) => Some(HistoryTimeToLive::Duration(d)),
+        Err(e) => {
+            ctx.problem(
+                el,
+                format!("historyTimeToLive '{}' must be a number of days or an ISO 8601 duration: {e}", quote(text)),
+            );
+            None
+        }
+    }
+}
+
+/// Splits a comma list (`candidateGroups="sales, management"`).
+fn comma_list(text: &str) -> Vec<String> {
+    text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+}
+
+fn vendor_string(ctx: &mut Ctx<'_>, el: &Element, local: &'static str) -> Option<String> {
+    let (_, value) = el.vendor_attr(local)?;
+    ctx.note_expression(el, local, value);
+    Some(value.to_owned())
+}
+
+pub(crate) fn user_task(ctx: &mut Ctx<'_>, el: &Element) -> UserTask {
+    let mut task = UserTask {
+        assignee: vendor_string(ctx, el, "assignee"),
+        candidate_users: vendor_string(ctx, el, "candidateUsers").map(|s| comma_list(&s)).unwrap_or_default(),
+        candidate_groups: vendor_string(ctx, el, "candidateGroups").map(|s| comma_list(&s)).unwrap_or_default(),
+        form_key: el.vendor_attr("formKey").map(|(_, v)| v.to_owned()),
+        due_date: vendor_string(ctx, el, "dueDate"),
+        priority: vendor_string(ctx, el, "priority"),
+    };
+    // The standard BPMN forms, as Activiti reads them: humanPerformer names
+    // the assignee, potentialOwner lists `user(x)`, `group(y)` or bare groups.
+    for role in el.bpmn_children() {
+        let Some(expr) = role
+            .bpmn_child("resourceAssignmentExpression")
+            .and_then(|r| r.bpmn_child("formalExpression"))
+            .map(|f| f.text.trim())
+        else {
+            continue;
+        };
+        match role.local.as_str() {
+            "humanPerformer" if task.assignee.is_none() => task.assignee = Some(expr.to_owned()),
+            "potentialOwner" => {
+                for item in comma_list(expr) {
+                    if let Some(u) = item.strip_prefix("user(").and_then(|s| s.strip_suffix(')')) {
+                        task.candidate_users.push(u.trim().to_owned());
+                    } else if let Some(g) = item.strip_prefix("group(").and_then(|s| s.strip_suffix(')')) {
+                        task.candidate_groups.push(g.trim().to_owned());
+                    } else {
+                        task.candidate_groups.push(item);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    task
+}
+
+/// The handler or topic of a service task (and of a send / business rule
+/// task). `Ok(None)` when it names neither: the caller reports that, because
+/// what to say depends on the tag. `Err(())`: a problem was recorded.
+pub(crate) fn service_task(ctx: &mut Ctx<'_>, el: &Element) -> Result<Option<ServiceTask>, ()> {
+    let Some(implementation) = implementation(ctx, el)? else { return Ok(None) };
+    let fields =
+        el.vendor_extensions().filter(|(_, f)| f.local == "field").filter_map(|(_, f)| field(ctx, el, f)).collect();
+    Ok(Some(ServiceTask { implementation, result_variable: vendor_string(ctx, el, "resultVariable"), fields }))
+}
+
+fn implementation(ctx: &mut Ctx<'_>, el: &Element) -> Result<Option<Implementation>, ()> {
+    let topic = el.vendor_attr("topic").map(|(_, t)| t.trim().to_owned());
+    match el.vendor_attr("type") {
+        Some((v, t @ ("external" | "external-worker"))) => {
+            return match topic.filter(|t| !t.is_empty()) {
+                Some(topic) => Ok(Some(Implementation::External { topic })),
+                None => {
+                    ctx.problem(el, format!("{}:type=\"{t}\" needs a {}:topic", v.prefix(), v.prefix()));
+                    Err(())
+                }
+            };
+        }
+        Some((v, other)) => {
+            ctx.problem(
+                el,
+                format!(
+                    "unsupported {}:type '{}': kairos runs handlers and external workers only",
+                    v.prefix(),
+                    quote(other)
+                ),
+            );
+            return Err(());
+        }
+        None if topic.is_some() => {
+            ctx.problem(el, "a topic needs camunda:type=\"external\" or flowable:type=\"external-worker\"");
+            return Err(());
+        }
+        None => {}
+    }
+    if let Some(name) = el.attrs.iter().find(|a| a.ns == crate::ns::Ns::Vendor(Vendor::Kairos) && a.local == "handler")
+    {
+        return non_empty(ctx, el, "kairos:handler", &name.value, HandlerSource::KairosHandler);
+    }
+    if let Some((v, class)) = el.vendor_attr("class") {
+        return non_empty(ctx, el, &format!("{}:class", v.prefix()), class, HandlerSource::Class);
+    }
+    for (local, source) in
+        [("delegateExpression", HandlerSource::DelegateExpression), ("expression", HandlerSource::Expression)]
+    {
+        if let Some((v, text)) = el.vendor_attr(local) {
+            return match handler_name_in(text) {
+                Some(name) => Ok(Some(Implementation::Handler { name: name.to_owned(), source })),
+                None => {
+                    ctx.problem(el, format!(
+                        "{}:{local} '{}' does not name a handler: write ${{name}} (kairos calls no methods), or use kairos:handler",
+                        v.prefix(),
+                        quote(text)
+                    ));
+                    Err(())
+                }
+            };
+        }
+    }
+    Ok(None)
+}
+
+fn non_empty(
+    ctx: &mut Ctx<'_>,
+    el: &Element,
+    attr: &str,
+    value: &str,
+    source: HandlerSource,
+) -> Result<Option<Implementation>, ()> {
+    let name = value.trim();
+    if name.is_empty() {
+        ctx.problem(el, format!("{attr} is empty"));
+        return Err(());
+    }
+    Ok(Some(Implementation::Handler { name: name.to_owned(), source }))
+}
+
+/// `NAME` in `${NAME}` / `#{NAME}`, where NAME is a dotted identifier. Method
+/// calls (`${bean.run(execution)}`) are not names: the expression language
+/// cannot reach the host (SPEC P6), so such a value must be rewritten.
+fn handler_name_in(text: &str) -> Option<&str> {
+    let text = text.trim();
+    let inner = text.strip_prefix("${").or_else(|| text.strip_prefix("#{"))?.strip_suffix('}')?.trim();
+    let ok = !inner.is_empty()
+        && !inner.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && inner.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | '$'));
+    ok.then_some(inner)
+}
+
+/// One `*:field` injection: `stringValue` / `expression` attributes or
+/// `<*:string>` / `<*:expression>` children.
+fn field(ctx: &mut Ctx<'_>, owner: &Element, f: &Element) -> Option<Field> {
+    let Some(name) = f.attr("name") else {
+        ctx.problem_at(f, owner, "field has no name");
+        return None;
+    };
+    let child = |local: &str| f.children.iter().find(|c| matches!(c.ns, crate::ns::Ns::Vendor(_)) && c.local == local);
+    let (value, expression) = if let Some(v) = f.attr("stringValue").or_else(|| f.attr("string")) {
+        (v.to_owned(), false)
+    } else if let Some(v) = f.attr("expression") {
+        (v.to_owned(), true)
+    } else if let Some(c) = child("string") {
+        (c.text.trim().to_owned(), false)
+    } else if let Some(c) = child("expression") {
+        (c.text.trim().to_owned(), true)
+    } else {
+        ctx.problem_at(f, owner, format!("field '{}' has no value", quote(name)));
+        return None;
+    };
+    if expression {
+        ctx.note_expression(owner, "field", &value);
+    }
+    Some(Field { name: name.to_owned(), value, expression })
+}
+
+/// `multiInstanceLoopCharacteristics`, with the vendor attributes or the
+/// standard `loopDataInputRef` / `inputDataItem`.
+pub(crate) fn multi_instance(ctx: &mut Ctx<'_>, el: &Element) -> Option<MultiInstance> {
+    let mi = el.bpmn_child("multiInstanceLoopCharacteristics")?;
+    let text_of = |local: &str| mi.bpmn_child(local).map(|c| c.text.trim().to_owned()).filter(|t| !t.is_empty());
+    let sequential = ctx.boolean(mi, "isSequential", mi.attr("isSequential"), false);
+    let collection =
+        mi.vendor_attr("collection").map(|(_, v)| v.trim().to_owned()).or_else(|| text_of("loopDataInputRef"));
+    let element_variable = mi
+        .vendor_attr("elementVariable")
+        .map(|(_, v)| v.trim().to_owned())
+        .or_else(|| mi.bpmn_child("inputDataItem").and_then(|i| i.attr("name")).map(str::to_owned));
+    let cardinality = text_of("loopCardinality");
+    let completion_condition = text_of("completionCondition");
+    if collection.is_none() && cardinality.is_none() {
+        ctx.problem_at(mi, el, "multiInstanceLoopCharacteristics needs a collection or a loopCardinality");
+    }
+    if let Some(c) = &cardinality {
+        if is_expression(c) {
+            ctx.note_expression(el, "loopCardinality", c);
+        } else if c.parse::<u32>().is_err() {
+            ctx.problem_at(mi, el, format!("loopCardinality '{}' must be a whole number or an expression", quote(c)));
+        }
+    }
+    for (what, text) in [("collection", &collection), ("completionCondition", &completion_condition)] {
+        if let Some(t) = text {
+            ctx.note_expression(el, what, t);
+        }
+    }
+    Some(MultiInstance { sequential, collection, element_variable, cardinality, completion_condition })
+}
+
+/// `callActivity`: the called process and the `*:in` / `*:out` mappings.
+pub(crate) fn call_activity(ctx: &mut Ctx<'_>, el: &Element) -> CallActivity {
+    let called_element = el.attr("calledElement").map(str::trim).unwrap_or_default().to_owned();
+    if called_element.is_empty() {
+        ctx.problem(el, "has no calledElement (the key of the process to call)");
+    }
+    ctx.note_expression(el, "calledElement", &called_element);
+    let mut call = CallActivity {
+        called_element,
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        business_key: None,
+        inherit_business_key: false,
+    };
+    call.inherit_business_key = match el.vendor_attr("inheritBusinessKey") {
+        Some((v, value)) => ctx.boolean(el, &format!("{}:inheritBusinessKey", v.prefix()), Some(value), false),
+        None => false,
+    };
+    if let Some((v, value)) = el.vendor_attr("inheritVariables")
+        && ctx.boolean(el, &format!("{}:inheritVariables", v.prefix()), Some(value), false)
+    {
+        call.inputs.push(VariableMapping::All { local: false });
+    }
+    for (v, m) in el.vendor_extensions() {
+        let is_in = match m.local.as_str() {
+            "in" => true,
+            "out" => false,
+            _ => continue,
+        };
+        if let (true, Some(key)) = (is_in, m.attr("businessKey")) {
+            ctx.note_expression(el, "businessKey", key);
+            call.business_key = Some(key.to_owned());
+            continue;
+        }
+        if let Some(mapping) = mapping(ctx, el, v, m) {
+            if is_in { call.inputs.push(mapping) } else { call.outputs.push(mapping) }
+        }
+    }
+    call
+}
+
+fn mapping(ctx: &mut Ctx<'_>, owner: &Element, v: Vendor, m: &Element) -> Option<VariableMapping> {
+    let local = ctx.boolean(m, "local", m.attr("local"), false);
+    if m.attr("variables") == Some("all") {
+        return Some(VariableMapping::All { local });
+    }
+    let target = m.attr("target").map(str::to_owned);
+    match (m.attr("source"), m.attr("sourceExpression"), target) {
+        (Some(source), None, Some(target)) => {
+            Some(VariableMapping::Variable { source: source.to_owned(), target, local })
+        }
+        (None, Some(expression), Some(target)) => {
+            ctx.note_expression(owner, "sourceExpression", expression);
+            Some(VariableMapping::Expression { expression: expression.to_owned(), target, local })
+        }
+        _ => {
+            ctx.problem_at(
+                m,
+                owner,
+                format!(
+                    "{}:{} needs source or sourceExpression with a target, variables=\"all\", or businessKey",
+                    v.prefix(),
+                    m.local
+                ),
+            );
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handler_names_come_from_simple_expressions_only() {
+        assert_eq!(handler_name_in("${mailer}"), Some("mailer"));
+        assert_eq!(handler_name_in(" #{ billing.charge } "), Some("billing.charge"));
+        assert_eq!(handler_name_in("${bean.run(execution)}"), None);
+        assert_eq!(handler_name_in("${}"), None);
+        assert_eq!(handler_name_in("mailer"), None);
+    }
+
+    #[test]
+    fn comma_lists_trim_and_drop_empties() {
+        assert_eq!(comma_list(" a, b ,,c "), ["a", "b", "c"]);
+        assert!(comma_list("").is_empty());
+    }
+}

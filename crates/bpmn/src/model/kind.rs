@@ -1,0 +1,351 @@
+//! What each kind of flow node carries: the part of the model the engine
+//! matches on to decide what "arriving at this node" does.
+
+use std::fmt::Display;
+
+use kairos_time::{IsoDuration, RepeatCycle, Timestamp};
+use serde::{Serialize, Serializer};
+
+use super::NodeIdx;
+
+/// The behaviour of a flow node.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum NodeKind {
+    /// `startEvent`.
+    StartEvent(StartEvent),
+    /// `endEvent`.
+    EndEvent(EndEvent),
+    /// `userTask`: waits for a person (ACT_RU_TASK).
+    UserTask(UserTask),
+    /// `serviceTask`, and `sendTask` / `businessRuleTask` naming a handler or topic.
+    ServiceTask(ServiceTask),
+    /// `receiveTask`: waits for a message, or for an explicit trigger.
+    ReceiveTask(ReceiveTask),
+    /// `manualTask` and plain `task`: nothing to run, the token passes through.
+    PassThrough,
+    /// `exclusiveGateway`: the first outgoing flow whose condition holds, else the default.
+    ExclusiveGateway,
+    /// `parallelGateway`: fork to all outgoing flows; join waits for all incoming.
+    ParallelGateway,
+    /// `inclusiveGateway`: every flow whose condition holds (else the default);
+    /// join waits for the tokens that can still arrive.
+    InclusiveGateway,
+    /// `eventBasedGateway`: waits for the first of the catch events (or
+    /// receive tasks) its flows lead to.
+    EventBasedGateway,
+    /// `subProcess`: an embedded scope, or an event sub-process.
+    SubProcess(SubProcess),
+    /// `callActivity`: starts another process and waits for it (SUPER_EXEC_).
+    CallActivity(CallActivity),
+    /// `boundaryEvent` attached to an activity.
+    BoundaryEvent(BoundaryEvent),
+    /// `intermediateCatchEvent`: waits for a timer, message or signal.
+    IntermediateCatchEvent(CatchEvent),
+    /// `intermediateThrowEvent`: passes through, broadcasting a signal if it has one.
+    IntermediateThrowEvent(ThrowEvent),
+}
+
+impl NodeKind {
+    /// True for the activities (things boundary events attach to and
+    /// conditional flows may leave): tasks, sub-processes and call activities.
+    pub fn is_activity(&self) -> bool {
+        matches!(
+            self,
+            NodeKind::UserTask(_)
+                | NodeKind::ServiceTask(_)
+                | NodeKind::ReceiveTask(_)
+                | NodeKind::PassThrough
+                | NodeKind::SubProcess(_)
+                | NodeKind::CallActivity(_)
+        )
+    }
+
+    /// True for the four gateways.
+    pub fn is_gateway(&self) -> bool {
+        matches!(
+            self,
+            NodeKind::ExclusiveGateway
+                | NodeKind::ParallelGateway
+                | NodeKind::InclusiveGateway
+                | NodeKind::EventBasedGateway
+        )
+    }
+
+    /// The trigger the node waits for, when it is an event.
+    pub fn trigger(&self) -> Option<&EventTrigger> {
+        match self {
+            NodeKind::StartEvent(s) => Some(&s.trigger),
+            NodeKind::BoundaryEvent(b) => Some(&b.trigger),
+            NodeKind::IntermediateCatchEvent(c) => Some(&c.trigger),
+            _ => None,
+        }
+    }
+}
+
+/// What an event waits for.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum EventTrigger {
+    /// No event definition: a plain start.
+    None,
+    Timer(Timer),
+    Message(MessageRef),
+    Signal(SignalRef),
+    /// Only on boundary events and event sub-process starts.
+    Error(ErrorRef),
+}
+
+/// A resolved `messageRef`: correlation uses `name`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct MessageRef {
+    pub id: String,
+    pub name: String,
+}
+
+/// A resolved `signalRef`: broadcasts and subscriptions use `name`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct SignalRef {
+    pub id: String,
+    pub name: String,
+}
+
+/// A resolved `errorRef`. On a catching event `None` means "any error".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ErrorRef {
+    /// Id of the `<error>` declaration.
+    pub id: Option<String>,
+    /// The error code thrown or caught (`errorCode`, else the error's id).
+    pub code: Option<String>,
+}
+
+/// A `timerEventDefinition`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Timer {
+    /// Which of `timeDate`, `timeDuration`, `timeCycle` was given.
+    pub kind: TimerKind,
+    /// The text as written (trimmed): what `REPEAT_` / the job config stores.
+    pub text: String,
+    /// The text, classified and, when literal, parsed.
+    pub value: TimerValue,
+}
+
+/// The three BPMN timer forms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TimerKind {
+    Date,
+    Duration,
+    Cycle,
+}
+
+/// A timer value. Literal values were validated at parse time, so a typo
+/// is refused at deployment instead of failing at 3 a.m. when the timer is
+/// created; expressions are only known when the instance reaches the timer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum TimerValue {
+    /// `${…}` / `#{…}`: evaluated against the instance's variables.
+    Expression(String),
+    /// `timeDate`: an RFC 3339 instant with an offset.
+    Date(#[serde(serialize_with = "display")] Timestamp),
+    /// `timeDuration`: an ISO 8601 duration such as `PT48H`.
+    Duration(#[serde(serialize_with = "display")] IsoDuration),
+    /// `timeCycle` as an ISO 8601 repeating interval (`R3/PT5M`).
+    Cycle(#[serde(serialize_with = "display")] RepeatCycle),
+    /// `timeCycle` that looks like a Quartz cron expression (5 to 7 fields);
+    /// kept as text and checked by the cron parser when it exists.
+    Cron(String),
+}
+
+/// `startEvent` details.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct StartEvent {
+    pub trigger: EventTrigger,
+    /// `isInterrupting` of an event sub-process start (default true).
+    pub interrupting: bool,
+    /// `*:initiator`: variable that receives the starting user's id.
+    pub initiator: Option<String>,
+    /// `*:formKey`.
+    pub form_key: Option<String>,
+}
+
+/// `endEvent` details.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum EndEvent {
+    /// Ends this path; the scope ends when no path is left.
+    None,
+    /// `terminateEventDefinition`: ends every path of the enclosing scope.
+    Terminate,
+    /// `errorEventDefinition`: throws the error to the nearest catching boundary
+    /// or event sub-process.
+    Error(ErrorRef),
+}
+
+/// `userTask` details (SPEC P5). Lists come from comma lists in the vendor
+/// attributes or from `potentialOwner`; values may be expressions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[non_exhaustive]
+pub struct UserTask {
+    pub assignee: Option<String>,
+    pub candidate_users: Vec<String>,
+    pub candidate_groups: Vec<String>,
+    pub form_key: Option<String>,
+    /// `*:dueDate`: an instant, a duration or an expression, as written.
+    pub due_date: Option<String>,
+    /// `*:priority` as written (a number or an expression).
+    pub priority: Option<String>,
+}
+
+/// `serviceTask` details.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ServiceTask {
+    pub implementation: Implementation,
+    /// `*:resultVariable`: where the handler's result is stored.
+    pub result_variable: Option<String>,
+    /// `*:field` injections, passed to the handler as configuration.
+    pub fields: Vec<Field>,
+}
+
+/// Who does the work of a service task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Implementation {
+    /// A handler registered with the engine under `name` (API.md: the value of
+    /// `kairos:handler`, of `*:class`, or `NAME` in `${NAME}`).
+    Handler { name: String, source: HandlerSource },
+    /// An external-worker job on `topic`, fetched and locked over HTTP (SPEC I4).
+    External { topic: String },
+}
+
+/// Which attribute named a handler; kept so that an "unknown handler" error
+/// can say which attribute to fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum HandlerSource {
+    KairosHandler,
+    Class,
+    DelegateExpression,
+    Expression,
+}
+
+/// One `*:field` injection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Field {
+    pub name: String,
+    pub value: String,
+    /// True when `value` came from `expression` (evaluated per call).
+    pub expression: bool,
+}
+
+/// `receiveTask` details.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ReceiveTask {
+    /// The message it waits for; `None` waits for an explicit trigger.
+    pub message: Option<MessageRef>,
+}
+
+/// `subProcess` details.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct SubProcess {
+    /// `triggeredByEvent="true"`: an event sub-process, started by its start
+    /// event's trigger while the enclosing scope is active, never by a flow.
+    pub triggered_by_event: bool,
+}
+
+/// `callActivity` details.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct CallActivity {
+    /// `calledElement`: the key of the process to start (may be an expression).
+    pub called_element: String,
+    /// `*:in` mappings, applied when the called instance starts.
+    pub inputs: Vec<VariableMapping>,
+    /// `*:out` mappings, applied when it ends.
+    pub outputs: Vec<VariableMapping>,
+    /// `*:in businessKey="…"`: expression for the called instance's business key.
+    pub business_key: Option<String>,
+    /// `flowable:inheritBusinessKey="true"`: reuse the caller's business key.
+    pub inherit_business_key: bool,
+}
+
+/// One `*:in` / `*:out` mapping.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum VariableMapping {
+    /// `variables="all"`: copy every variable.
+    All { local: bool },
+    /// `source="a" target="b"`.
+    Variable { source: String, target: String, local: bool },
+    /// `sourceExpression="${…}" target="b"`.
+    Expression { expression: String, target: String, local: bool },
+}
+
+/// `boundaryEvent` details.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct BoundaryEvent {
+    /// The activity it is attached to (same scope).
+    pub attached_to: NodeIdx,
+    /// `cancelActivity` (default true): interrupting or not. Error boundary
+    /// events are always interrupting.
+    pub cancel_activity: bool,
+    /// Timer, error, message or signal.
+    pub trigger: EventTrigger,
+}
+
+/// `intermediateCatchEvent` details: timer, message or signal.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct CatchEvent {
+    pub trigger: EventTrigger,
+}
+
+/// `intermediateThrowEvent` details.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ThrowEvent {
+    /// The signal broadcast; `None` for a plain (none) throw event.
+    pub signal: Option<SignalRef>,
+}
+
+/// `multiInstanceLoopCharacteristics`: how often an activity runs and how.
+///
+/// Strings are kept as written: `collection` is an expression or a variable
+/// name (Activiti accepts both), `cardinality` an integer or an expression.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct MultiInstance {
+    /// `isSequential`: one instance after another instead of all at once.
+    pub sequential: bool,
+    /// `*:collection` or `loopDataInputRef`.
+    pub collection: Option<String>,
+    /// `*:elementVariable` or `inputDataItem/@name`.
+    pub element_variable: Option<String>,
+    /// `loopCardinality`.
+    pub cardinality: Option<String>,
+    /// `completionCondition`, evaluated after each instance completes.
+    pub completion_condition: Option<String>,
+}
+
+/// Serializes a value through its `Display` (the kairos-time types print
+/// their canonical text and have no serde support of their own).
+pub(crate) fn display<T: Display, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(value)
+}

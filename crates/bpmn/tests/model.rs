@@ -1,0 +1,293 @@
+//! What the model says about corpus files: the facts the engine will rely on.
+
+use std::fs;
+use std::path::Path;
+
+use kairos_bpmn::{
+    Definitions, EndEvent, EventTrigger, FlowNode, HandlerSource, HistoryTimeToLive, Implementation, NodeKind,
+    ParseOptions, Process, TimerKind, TimerValue, VariableMapping, parse, parse_with,
+};
+
+fn corpus(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus").join(name);
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn load(name: &str) -> Definitions {
+    parse(&corpus(name)).unwrap_or_else(|e| panic!("{name}:\n{e}"))
+}
+
+fn node<'a>(p: &'a Process, id: &str) -> &'a FlowNode {
+    p.node_by_id(id).unwrap_or_else(|| panic!("no node {id}"))
+}
+
+fn outgoing_targets<'a>(p: &'a Process, id: &str) -> Vec<&'a str> {
+    node(p, id).outgoing.iter().map(|f| p.node(p.flow(*f).target).id.as_str()).collect()
+}
+
+#[test]
+fn camunda_modeler_export_is_fully_understood() {
+    let defs = load("camunda-modeler-order-payment.bpmn");
+    assert_eq!(defs.exporter.as_deref(), Some("Camunda Modeler"));
+    assert_eq!(defs.exporter_version.as_deref(), Some("5.19.0"));
+    let p = defs.process("order-payment").unwrap();
+    assert_eq!(p.history_time_to_live, Some(HistoryTimeToLive::Days(180)));
+    assert_eq!(p.start_events.len(), 1);
+    let NodeKind::StartEvent(start) = &p.node(p.start_events[0]).kind else { panic!() };
+    assert_eq!(start.initiator.as_deref(), Some("placedBy"));
+
+    let charge = node(p, "Activity_ChargeCard");
+    assert!(charge.async_before && !charge.async_after && charge.exclusive);
+    assert_eq!(charge.retry_time_cycle.as_deref(), Some("R3/PT5M"));
+    let NodeKind::ServiceTask(task) = &charge.kind else { panic!() };
+    assert_eq!(task.implementation, Implementation::External { topic: "charge-card".into() });
+    let [boundary] = charge.boundary_events.as_slice() else { panic!() };
+    let NodeKind::BoundaryEvent(b) = &p.node(*boundary).kind else { panic!() };
+    assert_eq!(b.attached_to, p.node_idx("Activity_ChargeCard").unwrap());
+    assert!(b.cancel_activity);
+    let EventTrigger::Error(err) = &b.trigger else { panic!() };
+    assert_eq!(err.code.as_deref(), Some("CARD_DECLINED"));
+
+    let gw = node(p, "Gateway_Amount");
+    assert_eq!(gw.default_flow, p.flow_idx("Flow_Small"));
+    assert_eq!(p.flow_by_id("Flow_Large").unwrap().condition.as_deref(), Some("${amount > 1000}"));
+    assert_eq!(p.flow_by_id("Flow_Large").unwrap().name.as_deref(), Some("> 1000 €"));
+    assert_eq!(outgoing_targets(p, "Gateway_Amount"), ["Activity_ManualApproval", "Gateway_Merge"]);
+
+    let NodeKind::UserTask(ut) = &node(p, "Activity_ManualApproval").kind else { panic!() };
+    assert_eq!(ut.assignee.as_deref(), Some("${salesManager}"));
+    assert_eq!(ut.candidate_users, ["demo", "john"]);
+    assert_eq!(ut.priority.as_deref(), Some("80"));
+    assert!(ut.due_date.as_deref().unwrap().starts_with("${dateTime()"));
+
+    let shape = defs.diagram.shapes["StartEvent_OrderPlaced"];
+    assert_eq!((shape.x, shape.y, shape.width, shape.height), (179.0, 159.0, 36.0, 36.0));
+    assert_eq!(defs.diagram.edges["Flow_Large"].len(), 3);
+    assert_eq!(defs.errors["Error_CardDeclined"].code, "CARD_DECLINED");
+}
+
+#[test]
+fn handlers_are_named_four_ways() {
+    let defs = load("03-service-task-handlers.bpmn");
+    let p = &defs.processes[0];
+    let handler = |id: &str| match &node(p, id).kind {
+        NodeKind::ServiceTask(t) => match &t.implementation {
+            Implementation::Handler { name, source } => (name.clone(), *source),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(handler("validate"), ("validate-order".into(), HandlerSource::KairosHandler));
+    assert_eq!(handler("charge"), ("com.acme.billing.ChargeCard".into(), HandlerSource::Class));
+    assert_eq!(handler("notify"), ("mailer".into(), HandlerSource::DelegateExpression));
+    assert_eq!(handler("archive"), ("archiver".into(), HandlerSource::Expression));
+    assert_eq!(node(p, "archive").element, "sendTask");
+    let NodeKind::ServiceTask(charge) = &node(p, "charge").kind else { panic!() };
+    let fields: Vec<(&str, &str, bool)> =
+        charge.fields.iter().map(|f| (f.name.as_str(), f.value.as_str(), f.expression)).collect();
+    assert_eq!(
+        fields,
+        [("currency", "EUR", false), ("amount", "${order.total}", true), ("note", "first charge", false)]
+    );
+    let NodeKind::ServiceTask(validate) = &node(p, "validate").kind else { panic!() };
+    assert_eq!(validate.result_variable.as_deref(), Some("valid"));
+}
+
+#[test]
+fn kairos_handler_wins_over_a_vendor_class() {
+    let xml = corpus("03-service-task-handlers.bpmn").replace(
+        r#"activiti:class="com.acme.billing.ChargeCard""#,
+        r#"activiti:class="com.acme.billing.ChargeCard" kairos:handler="charge""#,
+    );
+    let defs = parse(&xml).unwrap();
+    let NodeKind::ServiceTask(t) = &node(&defs.processes[0], "charge").kind else { panic!() };
+    assert_eq!(
+        t.implementation,
+        Implementation::Handler { name: "charge".into(), source: HandlerSource::KairosHandler }
+    );
+}
+
+#[test]
+fn prefixes_do_not_matter() {
+    let prefixed = corpus("04-external-task-camunda.bpmn");
+    let default_ns = prefixed.replace("bpmn:", "").replace("xmlns:bpmn=", "xmlns=");
+    let renamed = prefixed.replace("bpmn:", "semantic:").replace("xmlns:bpmn=", "xmlns:semantic=");
+    let json = |xml: &str| serde_json::to_value(parse(xml).unwrap().processes).unwrap();
+    assert_eq!(json(&prefixed), json(&default_ns));
+    assert_eq!(json(&prefixed), json(&renamed));
+}
+
+#[test]
+fn event_sub_processes_and_their_starts() {
+    let defs = load("14-event-subprocess-timer-non-interrupting.bpmn");
+    let p = &defs.processes[0];
+    let subs: Vec<_> = p.event_sub_processes_in(None).collect();
+    assert_eq!(subs, [p.node_idx("reminders").unwrap()]);
+    let starts: Vec<_> = p.start_events_in(Some(subs[0])).collect();
+    let NodeKind::StartEvent(s) = &p.node(starts[0]).kind else { panic!() };
+    assert!(!s.interrupting);
+    assert!(matches!(&s.trigger, EventTrigger::Timer(t) if t.kind == TimerKind::Duration && t.text == "PT1H"));
+    // The process' own start events exclude the event sub-process start.
+    assert_eq!(p.start_events, [p.node_idx("start").unwrap()]);
+    assert_eq!(node(p, "sendReminder").scope, Some(subs[0]));
+
+    let defs = load("16-event-subprocess-error.bpmn");
+    let p = &defs.processes[0];
+    let NodeKind::EndEvent(EndEvent::Error(e)) = &node(p, "invalid").kind else { panic!() };
+    assert_eq!(e.code.as_deref(), Some("ORDER_INVALID"));
+    let NodeKind::StartEvent(s) = &node(p, "errStart").kind else { panic!() };
+    assert!(matches!(&s.trigger, EventTrigger::Error(e) if e.code.as_deref() == Some("ORDER_INVALID")));
+}
+
+#[test]
+fn timers_are_classified_and_parsed() {
+    let timer_of = |file: &str, id: &str| {
+        let defs = load(file);
+        let p = &defs.processes[0];
+        match node(p, id).kind.trigger() {
+            Some(EventTrigger::Timer(t)) => t.clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let t = timer_of("29-timer-start-date.bpmn", "startAt");
+    assert!(matches!(t.value, TimerValue::Date(d) if d.to_string() == "2030-01-01T02:00:00Z"));
+    let t = timer_of("30-timer-start-cycle.bpmn", "everyDay");
+    assert!(matches!(&t.value, TimerValue::Cycle(c) if c.repetitions.is_none() && c.start.is_some()));
+    let t = timer_of("31-timer-cron-cycle.bpmn", "weekdays");
+    assert_eq!(t.value, TimerValue::Cron("0 0 6 ? * MON-FRI".into()));
+    let t = timer_of("37-timer-expression.bpmn", "wait");
+    assert_eq!((t.kind, t.value), (TimerKind::Duration, TimerValue::Expression("${delay}".into())));
+    let t = timer_of("21-boundary-timer-non-interrupting-cycle.bpmn", "remind");
+    assert!(matches!(&t.value, TimerValue::Cycle(c) if c.repetitions == Some(3)));
+}
+
+#[test]
+fn call_activity_mappings() {
+    let defs = load("17-call-activity.bpmn");
+    let p = defs.process("callActivity").unwrap();
+    let NodeKind::CallActivity(c) = &node(p, "lockStock").kind else { panic!() };
+    assert_eq!(c.called_element, "stockLock");
+    assert_eq!(c.business_key.as_deref(), Some("#{execution.processBusinessKey}"));
+    assert_eq!(
+        c.inputs,
+        [
+            VariableMapping::Variable { source: "orderId".into(), target: "orderId".into(), local: false },
+            VariableMapping::Expression { expression: "${items * 2}".into(), target: "units".into(), local: false },
+        ]
+    );
+    assert_eq!(
+        c.outputs,
+        [
+            VariableMapping::Variable { source: "lockId".into(), target: "lockId".into(), local: false },
+            VariableMapping::All { local: true },
+        ]
+    );
+    assert!(defs.process("stockLock").is_some());
+
+    let defs = load("flowable-modeler-expense-approval.bpmn");
+    let p = defs.process("expenseApproval").unwrap();
+    let NodeKind::CallActivity(c) = &node(p, "payoutCall").kind else { panic!() };
+    assert!(c.inherit_business_key && c.business_key.is_none());
+    assert_eq!(c.inputs.len(), 2);
+    let NodeKind::UserTask(t) = &node(p, "approveByFinance").kind else { panic!() };
+    assert_eq!(t.candidate_groups, ["finance", "controlling"]);
+}
+
+#[test]
+fn multi_instance() {
+    let defs = load("18-multi-instance-parallel.bpmn");
+    let mi = node(&defs.processes[0], "review").multi_instance.clone().unwrap();
+    assert!(!mi.sequential);
+    assert_eq!(mi.collection.as_deref(), Some("${reviewers}"));
+    assert_eq!(mi.element_variable.as_deref(), Some("reviewer"));
+    assert!(mi.cardinality.is_none());
+    let defs = load("19-multi-instance-sequential-cardinality.bpmn");
+    let mi = node(&defs.processes[0], "attempt").multi_instance.clone().unwrap();
+    assert!(mi.sequential);
+    assert_eq!(mi.cardinality.as_deref(), Some("3"));
+    assert_eq!(mi.completion_condition.as_deref(), Some("${loopCounter >= 1}"));
+}
+
+#[test]
+fn async_flags_and_retry_cycles() {
+    let defs = load("36-async-retry-exclusive.bpmn");
+    let p = &defs.processes[0];
+    assert_eq!(p.history_time_to_live, Some(HistoryTimeToLive::Days(30)));
+    let start = node(p, "start");
+    assert!(start.async_after && !start.async_before);
+    let import = node(p, "importFile");
+    assert!(import.async_before && !import.exclusive);
+    assert_eq!(import.retry_time_cycle.as_deref(), Some("R5/PT10M"));
+    let index = node(p, "indexFile");
+    assert!(index.async_before && index.async_after && index.exclusive);
+    assert_eq!(index.retry_time_cycle.as_deref(), Some("PT1M,PT5M,PT30M"));
+}
+
+#[test]
+fn collaborations_skip_non_executable_pools() {
+    let defs = load("38-collaboration-non-executable-pool.bpmn");
+    assert_eq!(defs.processes.len(), 1);
+    assert_eq!(defs.skipped_processes, ["customer"]);
+    assert_eq!(defs.processes[0].nodes.len(), 3); // lanes, annotations, data objects are not nodes
+}
+
+#[test]
+fn activiti_designer_file_keeps_names_and_conditions() {
+    let defs = load("activiti-designer-leave-request.bpmn");
+    let p = defs.process("leave").unwrap();
+    assert_eq!(p.name.as_deref(), Some("请假流程"));
+    assert_eq!(node(p, "deptLeaderAudit").name.as_deref(), Some("部门领导审批"));
+    assert_eq!(p.flow_by_id("flow4").unwrap().condition.as_deref(), Some("${!deptLeaderPass}"));
+    assert_eq!(defs.diagram.shapes["deptLeaderAudit"].width, 105.0);
+    assert_eq!(defs.diagram.edges["flow11"].len(), 3);
+}
+
+#[test]
+fn every_problem_is_reported_in_document_order() {
+    let xml = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL">
+  <process id="p">
+    <startEvent id="s"/>
+    <sequenceFlow id="f1" sourceRef="s" targetRef="nowhere"/>
+    <scriptTask id="script"/>
+    <intermediateCatchEvent id="t"><timerEventDefinition><timeDuration>soon</timeDuration></timerEventDefinition></intermediateCatchEvent>
+  </process>
+</definitions>"#;
+    let errors = parse(xml).unwrap_err();
+    let lines: Vec<u32> = errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, [4, 5, 6], "{errors}");
+    assert_eq!(errors.first().element_id.as_deref(), Some("f1"));
+}
+
+#[test]
+fn the_expression_hook_sees_every_expression() {
+    let xml = corpus("camunda-modeler-order-payment.bpmn");
+    let seen = std::cell::RefCell::new(Vec::new());
+    let check = |e: &str| -> Result<(), String> {
+        seen.borrow_mut().push(e.to_owned());
+        if e.contains("dateTime()") { Err("functions are not supported".into()) } else { Ok(()) }
+    };
+    let errors = parse_with(&xml, &ParseOptions::default().with_expression_check(&check)).unwrap_err();
+    assert!(seen.borrow().contains(&"${amount > 1000}".to_owned()));
+    assert!(seen.borrow().contains(&"${salesManager}".to_owned()));
+    let [e] = errors.as_slice() else { panic!("{errors}") };
+    assert_eq!(e.element_id.as_deref(), Some("Activity_ManualApproval"));
+    assert!(
+        e.message.contains("dueDate '${dateTime().plusDays(2).toDate()}' is not a valid expression: functions"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_model_serializes_to_json() {
+    let defs = load("08-exclusive-gateway.bpmn");
+    let json = serde_json::to_value(&defs).unwrap();
+    let gw = &json["processes"][0]["nodes"][1];
+    assert_eq!(gw["id"], "decide");
+    assert_eq!(gw["element"], "exclusiveGateway");
+    assert_eq!(gw["kind"], "exclusiveGateway");
+    let timer = serde_json::to_value(load("25-intermediate-timer.bpmn")).unwrap();
+    assert_eq!(
+        timer["processes"][0]["nodes"][1]["kind"]["intermediateCatchEvent"]["trigger"]["timer"]["value"]["duration"],
+        "PT5M"
+    );
+}

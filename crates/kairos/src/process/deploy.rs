@@ -1,0 +1,295 @@
+//! Deployments and definitions (SPEC P1): the XML goes to ACT_GE_BYTEARRAY, each executable
+//! process becomes a version of its key in ACT_RE_PROCDEF; a resource identical to the latest
+//! version's adds no version.
+
+use super::Processes;
+use crate::Error;
+use kairos_bpmn::{Definitions, Implementation, NodeKind, TimerValue};
+use kairos_process::{ErrorKind, ProcessError};
+use kairos_store::{SqlValue, Store, Write};
+use serde::Serialize;
+
+/// A deployment as the API returns it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentInfo {
+    pub id: String,
+    pub name: String,
+    pub deployment_time: jiff::Timestamp,
+    pub process_definitions: Vec<DefinitionInfo>,
+}
+
+/// A process definition as the API returns it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DefinitionInfo {
+    pub id: String,
+    pub key: String,
+    pub version: i64,
+    pub name: Option<String>,
+    pub deployment_id: String,
+    pub resource_name: String,
+    pub suspended: bool,
+}
+
+fn text(s: &str) -> SqlValue {
+    SqlValue::Text(s.to_string())
+}
+
+const DEF_COLUMNS: &str = "ID_, KEY_, VERSION_, NAME_, DEPLOYMENT_ID_, RESOURCE_NAME_, SUSPENSION_STATE_";
+
+fn def_row(r: &[SqlValue]) -> DefinitionInfo {
+    DefinitionInfo {
+        id: r[0].as_str().unwrap_or_default().into(),
+        key: r[1].as_str().unwrap_or_default().into(),
+        version: r[2].as_i64().unwrap_or_default(),
+        name: r[3].as_str().map(str::to_string),
+        deployment_id: r[4].as_str().unwrap_or_default().into(),
+        resource_name: r[5].as_str().unwrap_or_default().into(),
+        suspended: r[6].as_i64() == Some(2),
+    }
+}
+
+/// Definition `id`, or a 404.
+pub(crate) async fn definition(store: &dyn Store, id: &str) -> Result<DefinitionInfo, Error> {
+    let rows = store.read(&format!("SELECT {DEF_COLUMNS} FROM ACT_RE_PROCDEF WHERE ID_ = ?"), &[text(id)]).await?;
+    rows.first().map(|r| def_row(r)).ok_or_else(|| {
+        Error::Process(ProcessError::new(ErrorKind::NotFound, format!("process definition {id} does not exist")))
+    })
+}
+
+/// The latest version of `key`, or a 404.
+pub(crate) async fn latest(store: &dyn Store, key: &str) -> Result<DefinitionInfo, Error> {
+    let rows = store
+        .read(
+            &format!("SELECT {DEF_COLUMNS} FROM ACT_RE_PROCDEF WHERE KEY_ = ? AND TENANT_ID_ = '' ORDER BY VERSION_ DESC LIMIT 1"),
+            &[text(key)],
+        )
+        .await?;
+    rows.first().map(|r| def_row(r)).ok_or_else(|| {
+        Error::Process(ProcessError::new(ErrorKind::NotFound, format!("no process definition has key '{key}'")))
+    })
+}
+
+/// Definitions, optionally of one key and/or only the latest versions.
+pub(crate) async fn list(
+    store: &dyn Store,
+    key: Option<&str>,
+    latest_only: bool,
+) -> Result<Vec<DefinitionInfo>, Error> {
+    let rows = store
+        .read(
+            &format!(
+                "SELECT {DEF_COLUMNS} FROM ACT_RE_PROCDEF d WHERE (CAST(? AS VARCHAR(255)) IS NULL OR KEY_ = ?) \
+                 AND (? = 0 OR VERSION_ = (SELECT MAX(VERSION_) FROM ACT_RE_PROCDEF x WHERE x.KEY_ = d.KEY_ AND x.TENANT_ID_ = d.TENANT_ID_)) \
+                 ORDER BY KEY_, VERSION_"
+            ),
+            &[
+                key.map_or(SqlValue::Null, text),
+                key.map_or(SqlValue::Null, text),
+                SqlValue::Int(i64::from(latest_only)),
+            ],
+        )
+        .await?;
+    Ok(rows.iter().map(|r| def_row(r)).collect())
+}
+
+/// The BPMN XML a definition was deployed from.
+pub(crate) async fn resource_of(store: &dyn Store, id: &str) -> Result<String, Error> {
+    let rows = store
+        .read(
+            "SELECT b.BYTES_ FROM ACT_RE_PROCDEF d JOIN ACT_GE_BYTEARRAY b ON b.DEPLOYMENT_ID_ = d.DEPLOYMENT_ID_ \
+             AND b.NAME_ = d.RESOURCE_NAME_ WHERE d.ID_ = ?",
+            &[text(id)],
+        )
+        .await?;
+    match rows.first().map(|r| &r[0]) {
+        Some(SqlValue::Bytes(b)) => Ok(String::from_utf8_lossy(b).into_owned()),
+        Some(SqlValue::Text(s)) => Ok(s.clone()),
+        _ => Err(Error::Process(ProcessError::new(
+            ErrorKind::NotFound,
+            format!("process definition {id} does not exist"),
+        ))),
+    }
+}
+
+impl Processes {
+    /// Deploys one BPMN document. Everything is checked first (XML, model, handlers, what
+    /// this engine can run); a refused deployment writes nothing.
+    pub async fn deploy(&self, name: &str, xml: &str) -> Result<DeploymentInfo, Error> {
+        let defs = kairos_bpmn::parse(xml).map_err(Error::Deploy)?;
+        self.check_runnable(&defs)?;
+        let resource = if name.ends_with(".bpmn") || name.ends_with(".xml") {
+            name.to_string()
+        } else {
+            format!("{name}.bpmn20.xml")
+        };
+        for _ in 0..5 {
+            let now = self.store.db_now().await?;
+            let deployment_id = kairos_core::new_id();
+            let mut writes = Vec::new();
+            let mut out = Vec::new();
+            let mut changed = false;
+            for p in &defs.processes {
+                let latest = latest(self.store.as_ref(), &p.id).await.ok();
+                if let Some(l) = &latest
+                    && resource_of(self.store.as_ref(), &l.id).await.ok().as_deref() == Some(xml)
+                {
+                    out.push(l.clone());
+                    continue;
+                }
+                changed = true;
+                let version = latest.map_or(1, |l| l.version + 1);
+                let id = format!("{}:{version}:{}", p.id, kairos_core::new_id());
+                writes.push(Write::new(
+                    "INSERT INTO ACT_RE_PROCDEF (ID_, REV_, CATEGORY_, NAME_, KEY_, VERSION_, DEPLOYMENT_ID_, RESOURCE_NAME_, \
+                     HAS_GRAPHICAL_NOTATION_, SUSPENSION_STATE_, TENANT_ID_, HISTORY_TTL_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, 1, '', ?)",
+                    vec![
+                        text(&id),
+                        defs.target_namespace.as_deref().map_or(SqlValue::Null, text),
+                        p.name.as_deref().map_or(SqlValue::Null, text),
+                        text(&p.id),
+                        SqlValue::Int(version),
+                        text(&deployment_id),
+                        text(&resource),
+                        SqlValue::Bool(!defs.diagram.shapes.is_empty()),
+                        match &p.history_time_to_live {
+                            Some(kairos_bpmn::HistoryTimeToLive::Days(d)) => SqlValue::Int(i64::from(*d)),
+                            _ => SqlValue::Null,
+                        },
+                    ],
+                ));
+                out.push(DefinitionInfo {
+                    id,
+                    key: p.id.clone(),
+                    version,
+                    name: p.name.clone(),
+                    deployment_id: deployment_id.clone(),
+                    resource_name: resource.clone(),
+                    suspended: false,
+                });
+            }
+            if changed {
+                writes.insert(
+                    0,
+                    Write::new(
+                        "INSERT INTO ACT_RE_DEPLOYMENT (ID_, NAME_, TENANT_ID_, DEPLOY_TIME_) VALUES (?, ?, '', ?)",
+                        vec![text(&deployment_id), text(name), SqlValue::Timestamp(now)],
+                    ),
+                );
+                writes.insert(
+                    1,
+                    Write::new(
+                        "INSERT INTO ACT_GE_BYTEARRAY (ID_, REV_, NAME_, DEPLOYMENT_ID_, BYTES_, GENERATED_) VALUES (?, 1, ?, ?, ?, ?)",
+                        vec![
+                            text(&kairos_core::new_id()),
+                            text(&resource),
+                            text(&deployment_id),
+                            SqlValue::Bytes(xml.as_bytes().to_vec()),
+                            SqlValue::Bool(false),
+                        ],
+                    ),
+                );
+                match self.store.write_all(&writes).await {
+                    Ok(_) => {}
+                    // Another deployment of the same key took this version number first.
+                    Err(e) if e.kind == kairos_store::ErrorKind::Conflict => continue,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            let deployment =
+                if changed { deployment_id } else { out.first().map(|d| d.deployment_id.clone()).unwrap_or_default() };
+            return Ok(DeploymentInfo {
+                id: deployment,
+                name: name.to_string(),
+                deployment_time: now,
+                process_definitions: out,
+            });
+        }
+        Err(Error::Process(ProcessError::new(
+            ErrorKind::Conflict,
+            "concurrent deployments of the same keys; try again",
+        )))
+    }
+
+    /// Refuses what this engine cannot run yet, naming the element and its line, and
+    /// service tasks naming a handler that is not registered.
+    fn check_runnable(&self, defs: &Definitions) -> Result<(), Error> {
+        let mut problems = Vec::new();
+        for p in &defs.processes {
+            for n in &p.nodes {
+                let what = |m: &str| format!("line {}, {} '{}': {m}", n.line, n.element, n.id);
+                match &n.kind {
+                    NodeKind::ServiceTask(s) => match &s.implementation {
+                        Implementation::Handler { name, .. } if !self.handlers.contains(name) => {
+                            problems.push(what(&format!("handler '{name}' is not registered with this engine")))
+                        }
+                        Implementation::External { .. } => {
+                            problems.push(what("external workers are not supported yet"))
+                        }
+                        _ => {}
+                    },
+                    NodeKind::CallActivity(_) => problems.push(what("call activities are not supported yet")),
+                    NodeKind::SubProcess(sp) if sp.triggered_by_event => {
+                        problems.push(what("event sub-processes are not supported yet"))
+                    }
+                    NodeKind::StartEvent(s)
+                        if n.scope.is_none() && !matches!(s.trigger, kairos_bpmn::EventTrigger::None) =>
+                    {
+                        problems.push(what("timer, message and signal start events are not supported yet"))
+                    }
+                    _ => {}
+                }
+                if n.multi_instance.is_some() {
+                    problems.push(what("multi-instance is not supported yet"));
+                }
+                if let Some(kairos_bpmn::EventTrigger::Timer(t)) = n.kind.trigger()
+                    && matches!(t.value, TimerValue::Cron(_))
+                {
+                    problems.push(what("cron timer cycles are not supported yet"));
+                }
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Process(ProcessError {
+                kind: ErrorKind::Invalid,
+                message: format!("the deployment cannot run here: {}", problems.join("; ")),
+                element_id: None,
+            }))
+        }
+    }
+
+    /// Definitions, optionally of one key and/or latest only.
+    pub async fn definitions_list(&self, key: Option<&str>, latest_only: bool) -> Result<Vec<DefinitionInfo>, Error> {
+        list(self.store.as_ref(), key, latest_only).await
+    }
+
+    pub async fn definition(&self, id: &str) -> Result<DefinitionInfo, Error> {
+        definition(self.store.as_ref(), id).await
+    }
+
+    /// The XML of a definition (`resourcedata`).
+    pub async fn resource(&self, id: &str) -> Result<String, Error> {
+        resource_of(self.store.as_ref(), id).await
+    }
+
+    /// Suspends or activates a definition: a suspended one refuses new instances.
+    pub async fn set_definition_suspended(&self, id: &str, suspended: bool) -> Result<DefinitionInfo, Error> {
+        let n = self
+            .store
+            .write_all(&[Write::new(
+                "UPDATE ACT_RE_PROCDEF SET SUSPENSION_STATE_ = ?, REV_ = REV_ + 1 WHERE ID_ = ?",
+                vec![SqlValue::Int(if suspended { 2 } else { 1 }), text(id)],
+            )])
+            .await?;
+        if n.first() == Some(&0) {
+            return Err(Error::Process(ProcessError::new(
+                ErrorKind::NotFound,
+                format!("process definition {id} does not exist"),
+            )));
+        }
+        definition(self.store.as_ref(), id).await
+    }
+}

@@ -1,0 +1,370 @@
+//! The process engine (SPEC P): deployments, instances, tasks, and the two job handlers that
+//! run async continuations and timers through the job executor.
+//!
+//! Each command is load → [`kairos_process::Runtime`] (pure) → one REV_-checked
+//! [`Store::write_all`]; a conflict (another command on the same instance committed first)
+//! re-runs the command on fresh rows. Commands run by jobs stage their writes with the job's
+//! completion instead ([`JobContext::stage`]): they commit only under the job's lease, and a
+//! conflict hands the job back to run again.
+
+mod deploy;
+mod rows;
+mod views;
+
+pub use deploy::{DefinitionInfo, DeploymentInfo};
+pub use views::{ExecutionView, HistoricActivity, InstanceView, TaskView};
+
+use crate::Error;
+use async_trait::async_trait;
+use jiff::Timestamp;
+use kairos_bpmn::Definitions;
+use kairos_executor::{Handler, HandlerError, Handlers, JobContext};
+use kairos_process::{Command, Env, ErrorKind, Instance, ProcessError, Runtime, ServiceResult, Step};
+use kairos_store::{SqlValue, Store, Write};
+use serde_json::{Map, Value as Json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// How often a command is re-run after losing the optimistic lock before giving up with a 409.
+/// (Ten concurrent completions of one instance's tasks need up to ten rounds.)
+const CONFLICT_RETRIES: usize = 50;
+
+/// The process side of an engine; shared by the engine and its two job handlers.
+pub struct Processes {
+    store: Arc<dyn Store>,
+    /// Handlers service tasks may name (the engine's job handlers).
+    handlers: Arc<Handlers>,
+    node_id: String,
+    /// Parsed definitions by ACT_RE_PROCDEF.ID_ (immutable once deployed).
+    cache: Mutex<HashMap<String, Arc<Definitions>>>,
+}
+
+impl std::fmt::Debug for Processes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Processes").field("node_id", &self.node_id).finish()
+    }
+}
+
+/// What starting an instance needs.
+#[derive(Debug, Clone, Default)]
+pub struct StartRequest {
+    pub process_definition_key: Option<String>,
+    pub process_definition_id: Option<String>,
+    pub business_key: Option<String>,
+    pub variables: Map<String, Json>,
+    pub start_user: Option<String>,
+}
+
+impl Processes {
+    pub(crate) fn new(store: Arc<dyn Store>, handlers: Arc<Handlers>, node_id: String) -> Processes {
+        Processes { store, handlers, node_id, cache: Mutex::new(HashMap::new()) }
+    }
+
+    /// The job handlers the executor needs for process jobs.
+    pub(crate) fn job_handlers(self: &Arc<Self>) -> Vec<(&'static str, ProcessJobHandler)> {
+        vec![
+            (kairos_process::JobKind::ASYNC_CONTINUATION, ProcessJobHandler(self.clone())),
+            (kairos_process::JobKind::TRIGGER_TIMER, ProcessJobHandler(self.clone())),
+        ]
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The parsed model of definition `id`.
+    pub(crate) async fn definitions(&self, id: &str) -> Result<Arc<Definitions>, Error> {
+        if let Some(d) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(id) {
+            return Ok(d.clone());
+        }
+        let xml = deploy::resource_of(self.store.as_ref(), id).await?;
+        let defs = kairos_bpmn::parse(&xml).map_err(|e| {
+            Error::Process(ProcessError::new(ErrorKind::Model, format!("definition {id} no longer parses: {e}")))
+        })?;
+        let defs = Arc::new(defs);
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_string(), defs.clone());
+        Ok(defs)
+    }
+
+    /// Starts an instance; returns it as it stands after the start (ended when it ran through).
+    pub async fn start(&self, req: StartRequest) -> Result<InstanceView, Error> {
+        let def = match (&req.process_definition_id, &req.process_definition_key) {
+            (Some(id), _) => deploy::definition(self.store.as_ref(), id).await?,
+            (None, Some(key)) => deploy::latest(self.store.as_ref(), key).await?,
+            (None, None) => {
+                return Err(invalid("processDefinitionKey", "give processDefinitionKey or processDefinitionId"));
+            }
+        };
+        if def.suspended {
+            return Err(Error::Process(ProcessError::new(
+                ErrorKind::Conflict,
+                format!("process definition {} is suspended: it accepts no new instances", def.id),
+            )));
+        }
+        let defs = self.definitions(&def.id).await?;
+        let now = self.store.db_now().await?;
+        let (mut instance, writes) = {
+            let process = process_of(&defs, &def.key)?;
+            let mut ids = kairos_core::new_id;
+            let mut env = Env { definitions: &defs, process, now, ids: &mut ids };
+            let inst = Runtime::new_instance(&mut env, &def.id, req.business_key.clone());
+            let mut rt = Runtime::new(env, inst);
+            let step =
+                rt.apply(Command::Start { variables: req.variables.clone(), start_user: req.start_user.clone() });
+            let (after, staged) = self.drive(&mut rt, step).await?;
+            let mut w = rows::writes(None, &after, true);
+            w.extend(staged);
+            (after, w)
+        };
+        self.store.write_all(&writes).await?;
+        instance.root_rev = 1;
+        Ok(views::instance_view(&instance, &def.key))
+    }
+
+    /// Runs `command` on instance `id` with the optimistic-lock retry loop.
+    pub async fn command(&self, id: &str, command: Command) -> Result<(), Error> {
+        let mut lost_race = false;
+        for _ in 0..CONFLICT_RETRIES {
+            let Some(before) = rows::load(self.store.as_ref(), id).await? else {
+                let what = if lost_race { ErrorKind::Conflict } else { ErrorKind::NotFound };
+                return Err(Error::Process(ProcessError::new(what, format!("process instance {id} is not running"))));
+            };
+            let defs = self.definitions(&before.definition_id).await?;
+            let process = process_of(&defs, &before.definition_key)?;
+            let now = self.store.db_now().await?;
+            let mut ids = kairos_core::new_id;
+            let env = Env { definitions: &defs, process, now, ids: &mut ids };
+            let mut rt = Runtime::new(env, before.clone());
+            let step = rt.apply(command.clone());
+            let result = match self.drive(&mut rt, step).await {
+                Ok(r) => r,
+                // A task or subscription that a concurrent command took first: a conflict.
+                Err(Error::Process(p)) if lost_race && p.kind == ErrorKind::NotFound => {
+                    return Err(Error::Process(ProcessError { kind: ErrorKind::Conflict, ..p }));
+                }
+                Err(e) => return Err(e),
+            };
+            let (after, staged) = result;
+            let mut writes = rows::writes(Some(&before), &after, true);
+            writes.extend(staged);
+            match self.store.write_all(&writes).await {
+                Ok(_) => return Ok(()),
+                Err(e) if e.kind == kairos_store::ErrorKind::Conflict => {
+                    lost_race = true;
+                    // A little jitter so that the losers of one round do not collide again.
+                    let jitter = u64::from(kairos_core::new_id().as_bytes()[35] % 8);
+                    tokio::time::sleep(std::time::Duration::from_millis(1 + jitter)).await;
+                    tracing::debug!(instance = id, error = %e, "command lost the instance lock; running it again");
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(Error::Process(ProcessError::new(
+            ErrorKind::Conflict,
+            format!("process instance {id} kept changing under this command ({CONFLICT_RETRIES} tries); try again"),
+        )))
+    }
+
+    /// Runs service-task handlers until the runtime reaches wait states; returns the instance
+    /// and the handlers' staged writes.
+    async fn drive(
+        &self,
+        rt: &mut Runtime<'_>,
+        mut step: kairos_process::Result<Step>,
+    ) -> Result<(Instance, Vec<Write>), Error> {
+        let mut staged = Vec::new();
+        loop {
+            match step.map_err(Error::Process)? {
+                Step::Done => return Ok((rt.instance().clone(), staged)),
+                Step::Call(call) => {
+                    let answer = match self.handlers.get(&call.handler) {
+                        None => ServiceResult::Failed(format!("no handler named '{}' is registered", call.handler)),
+                        Some(h) => {
+                            let inst = rt.instance();
+                            let ctx = JobContext::for_service_task(
+                                format!("{}:{}", call.execution_id, call.activity_id),
+                                &call.handler,
+                                call.payload.clone(),
+                                &inst.id,
+                                &call.execution_id,
+                                &call.activity_id,
+                                &self.node_id,
+                                Timestamp::now(),
+                            );
+                            match h.run(ctx.clone()).await {
+                                Ok(message) => {
+                                    staged.extend(ctx.take_staged());
+                                    ServiceResult::Done(message.map(Json::String))
+                                }
+                                Err(e) => match e.downcast_ref::<BpmnError>() {
+                                    Some(b) => ServiceResult::BpmnError(b.0.clone()),
+                                    None => ServiceResult::Failed(e.to_string()),
+                                },
+                            }
+                        }
+                    };
+                    step = rt.resume(answer);
+                }
+            }
+        }
+    }
+
+    /// Runs a process job (async continuation, timer) inside its attempt: the outcome is staged
+    /// with the job's completion.
+    async fn run_job(&self, ctx: &JobContext) -> Result<(), Error> {
+        let id = ctx
+            .process_instance_id
+            .clone()
+            .ok_or_else(|| invalid("processInstanceId", "process job without instance"))?;
+        let before = rows::load(self.store.as_ref(), &id).await?.ok_or_else(|| {
+            Error::Process(ProcessError::new(ErrorKind::NotFound, format!("process instance {id} is not running")))
+        })?;
+        let defs = self.definitions(&before.definition_id).await?;
+        let process = process_of(&defs, &before.definition_key)?;
+        let mut ids = kairos_core::new_id;
+        let env = Env { definitions: &defs, process, now: ctx.started, ids: &mut ids };
+        let mut rt = Runtime::new(env, before.clone());
+        let step = rt.apply(Command::RunJob { job_id: ctx.job_id.clone() });
+        let (after, staged) = self.drive(&mut rt, step).await?;
+        for w in rows::writes(Some(&before), &after, true).into_iter().chain(staged) {
+            ctx.stage(w);
+        }
+        Ok(())
+    }
+
+    /// Completes a task (SPEC P5): exactly one of two concurrent completions succeeds.
+    pub async fn complete_task(&self, task_id: &str, variables: Map<String, Json>) -> Result<(), Error> {
+        let pi = self.instance_of_task(task_id).await?;
+        self.command(&pi, Command::CompleteTask { task_id: task_id.into(), variables }).await
+    }
+
+    pub async fn claim_task(&self, task_id: &str, assignee: &str) -> Result<(), Error> {
+        let pi = self.instance_of_task(task_id).await?;
+        self.command(&pi, Command::ClaimTask { task_id: task_id.into(), assignee: assignee.into() }).await
+    }
+
+    async fn instance_of_task(&self, task_id: &str) -> Result<String, Error> {
+        let rows = self
+            .store
+            .read("SELECT PROC_INST_ID_ FROM ACT_RU_TASK WHERE ID_ = ?", &[SqlValue::Text(task_id.into())])
+            .await?;
+        rows.first().and_then(|r| r[0].as_str().map(str::to_string)).ok_or_else(|| {
+            Error::Process(ProcessError::new(ErrorKind::NotFound, format!("task {task_id} does not exist")))
+        })
+    }
+
+    /// Delivers a message to the instance waiting for it: by instance id, or by business key.
+    pub async fn message(
+        &self,
+        name: &str,
+        instance: Option<&str>,
+        business_key: Option<&str>,
+        variables: Map<String, Json>,
+    ) -> Result<String, Error> {
+        let rows = self
+            .store
+            .read(
+                "SELECT s.PROC_INST_ID_ FROM ACT_RU_EVENT_SUBSCR s JOIN ACT_RU_EXECUTION e ON e.ID_ = s.PROC_INST_ID_ \
+                 WHERE s.EVENT_TYPE_ = 'message' AND s.EVENT_NAME_ = ? AND (CAST(? AS VARCHAR(64)) IS NULL OR s.PROC_INST_ID_ = ?) \
+                 AND (CAST(? AS VARCHAR(255)) IS NULL OR e.BUSINESS_KEY_ = ?) ORDER BY s.CREATED_",
+                &[
+                    SqlValue::Text(name.into()),
+                    opt(instance),
+                    opt(instance),
+                    opt(business_key),
+                    opt(business_key),
+                ],
+            )
+            .await?;
+        let mut ids: Vec<String> = rows.iter().filter_map(|r| r[0].as_str().map(str::to_string)).collect();
+        ids.dedup();
+        match ids.as_slice() {
+            [] => Err(Error::Process(ProcessError::new(
+                ErrorKind::NotFound,
+                format!("no process instance waits for message '{name}'"),
+            ))),
+            [one] => {
+                self.command(one, Command::Message { name: name.into(), variables }).await?;
+                Ok(one.clone())
+            }
+            many => Err(Error::Process(ProcessError::new(
+                ErrorKind::Conflict,
+                format!(
+                    "{} process instances wait for message '{name}'; name one by processInstanceId or businessKey",
+                    many.len()
+                ),
+            ))),
+        }
+    }
+
+    /// Broadcasts a signal to every instance waiting for it; returns how many received it.
+    pub async fn signal(&self, name: &str, variables: Map<String, Json>) -> Result<usize, Error> {
+        let rows = self
+            .store
+            .read(
+                "SELECT DISTINCT PROC_INST_ID_ FROM ACT_RU_EVENT_SUBSCR WHERE EVENT_TYPE_ = 'signal' AND EVENT_NAME_ = ?",
+                &[SqlValue::Text(name.into())],
+            )
+            .await?;
+        let mut n = 0;
+        for r in rows {
+            if let Some(id) = r[0].as_str() {
+                self.command(id, Command::Signal { name: name.into(), variables: variables.clone() }).await?;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    pub async fn delete_instance(&self, id: &str, reason: &str) -> Result<(), Error> {
+        self.command(id, Command::Delete { reason: reason.into() }).await
+    }
+
+    pub async fn set_variables(&self, id: &str, variables: Map<String, Json>) -> Result<(), Error> {
+        self.command(id, Command::SetVariables { variables }).await
+    }
+
+    pub async fn variables(&self, id: &str) -> Result<Map<String, Json>, Error> {
+        let inst = rows::load(self.store.as_ref(), id).await?.ok_or_else(|| {
+            Error::Process(ProcessError::new(ErrorKind::NotFound, format!("process instance {id} is not running")))
+        })?;
+        Ok(inst
+            .variables
+            .iter()
+            .filter(|v| v.execution_id == inst.id)
+            .map(|v| (v.name.clone(), v.value.clone()))
+            .collect())
+    }
+}
+
+/// A handler's way to throw a BPMN error (caught by an error boundary event): return
+/// `Err(Box::new(BpmnError("CODE".into())))`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("BPMN error {0}")]
+pub struct BpmnError(pub String);
+
+/// The executor's handler for `async-continuation` and `trigger-timer` jobs.
+#[derive(Clone)]
+pub struct ProcessJobHandler(Arc<Processes>);
+
+#[async_trait]
+impl Handler for ProcessJobHandler {
+    async fn run(&self, ctx: JobContext) -> Result<Option<String>, HandlerError> {
+        self.0.run_job(&ctx).await.map_err(|e| Box::new(e) as HandlerError)?;
+        Ok(None)
+    }
+}
+
+fn process_of<'d>(defs: &'d Definitions, key: &str) -> Result<&'d kairos_bpmn::Process, Error> {
+    defs.process(key).ok_or_else(|| {
+        Error::Process(ProcessError::new(ErrorKind::Model, format!("process '{key}' is not in its deployed resource")))
+    })
+}
+
+fn invalid(field: &str, message: &str) -> Error {
+    Error::Process(ProcessError { kind: ErrorKind::Invalid, message: message.into(), element_id: Some(field.into()) })
+}
+
+fn opt(v: Option<&str>) -> SqlValue {
+    v.map_or(SqlValue::Null, |s| SqlValue::Text(s.into()))
+}

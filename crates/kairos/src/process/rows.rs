@@ -1,0 +1,598 @@
+//! An instance's rows: loading them into a [`kairos_process::Instance`] and writing a
+//! command's [`Changes`] back, through the store's backend-neutral [`Store::read`] and
+//! [`Store::write_all`] (one statement text for SQLite and PostgreSQL; values always bound).
+//!
+//! Every command on an instance first bumps the root execution's REV_ with the REV_ it loaded
+//! (`expect(1)`): two commands on one instance can both compute, but only the first commits;
+//! the other gets a conflict and is retried on fresh rows (seed 003 §2.1's optimistic lock,
+//! taken for the whole instance, so a parallel join can never lose an arriving token).
+
+use jiff::Timestamp;
+use kairos_process::*;
+use kairos_store::{Result as StoreResult, SqlValue, Store, Write};
+use serde_json::Value as Json;
+
+fn t(s: &str) -> SqlValue {
+    SqlValue::Text(s.to_string())
+}
+fn ot(s: &Option<String>) -> SqlValue {
+    s.as_ref().map_or(SqlValue::Null, |s| SqlValue::Text(s.clone()))
+}
+fn ts(t: Timestamp) -> SqlValue {
+    SqlValue::Timestamp(t)
+}
+fn ots(t: Option<Timestamp>) -> SqlValue {
+    t.map_or(SqlValue::Null, SqlValue::Timestamp)
+}
+fn b(v: bool) -> SqlValue {
+    SqlValue::Bool(v)
+}
+fn i(v: i64) -> SqlValue {
+    SqlValue::Int(v)
+}
+fn text(v: &SqlValue) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+fn otext(v: &SqlValue) -> Option<String> {
+    v.as_str().map(str::to_string)
+}
+fn time(v: &SqlValue) -> Timestamp {
+    v.as_timestamp().unwrap_or_default()
+}
+fn int(v: &SqlValue) -> i64 {
+    v.as_i64().unwrap_or_default()
+}
+fn flag(v: &SqlValue) -> bool {
+    v.as_bool().unwrap_or(false)
+}
+
+/// A variable's value as (TYPE_, TEXT_, LONG_, DOUBLE_): Activiti's typed columns.
+pub fn encode_value(v: &Json) -> (&'static str, SqlValue, SqlValue, SqlValue) {
+    match v {
+        Json::Null => ("null", SqlValue::Null, SqlValue::Null, SqlValue::Null),
+        Json::Bool(x) => ("boolean", SqlValue::Null, i(i64::from(*x)), SqlValue::Null),
+        Json::Number(n) if n.is_i64() => ("integer", SqlValue::Null, i(n.as_i64().unwrap_or_default()), SqlValue::Null),
+        Json::Number(n) => ("double", SqlValue::Null, SqlValue::Null, SqlValue::Float(n.as_f64().unwrap_or_default())),
+        Json::String(s) => ("string", t(s), SqlValue::Null, SqlValue::Null),
+        other => ("json", SqlValue::Text(other.to_string()), SqlValue::Null, SqlValue::Null),
+    }
+}
+
+/// The inverse of [`encode_value`].
+pub fn decode_value(ty: &str, text: &SqlValue, long: &SqlValue, double: &SqlValue) -> Json {
+    match ty {
+        "boolean" => Json::Bool(int(long) != 0),
+        "integer" | "long" | "short" => Json::from(int(long)),
+        "double" => serde_json::Number::from_f64(double.as_f64().unwrap_or_default()).map_or(Json::Null, Json::Number),
+        "string" | "date" => text.as_str().map_or(Json::Null, |s| Json::String(s.into())),
+        "json" => text.as_str().and_then(|s| serde_json::from_str(s).ok()).unwrap_or(Json::Null),
+        _ => Json::Null,
+    }
+}
+
+/// Loads process instance `id`, or `None` when it has no root execution (ended or unknown).
+pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> {
+    let key = [t(id)];
+    let execs = store
+        .read(
+            "SELECT e.ID_, e.REV_, e.PARENT_ID_, e.SUPER_EXEC_, e.ACT_ID_, e.IS_ACTIVE_, e.IS_CONCURRENT_, e.IS_SCOPE_, \
+             e.IS_EVENT_SCOPE_, e.IS_MI_ROOT_, e.START_TIME_, e.SUSPENSION_STATE_, e.BUSINESS_KEY_, e.PROC_DEF_ID_, \
+             e.TENANT_ID_, e.START_ACT_ID_, e.START_USER_ID_, e.SEQ_, d.KEY_ \
+             FROM ACT_RU_EXECUTION e LEFT JOIN ACT_RE_PROCDEF d ON d.ID_ = e.PROC_DEF_ID_ \
+             WHERE e.PROC_INST_ID_ = ? ORDER BY e.START_TIME_, e.ID_",
+            &key,
+        )
+        .await?;
+    let Some(root) = execs.iter().find(|r| text(&r[0]) == id) else { return Ok(None) };
+    let executions = execs
+        .iter()
+        .map(|r| Execution {
+            id: text(&r[0]),
+            rev: int(&r[1]) as i32,
+            parent_id: otext(&r[2]),
+            super_exec: otext(&r[3]),
+            activity: otext(&r[4]),
+            is_active: flag(&r[5]),
+            is_concurrent: flag(&r[6]),
+            is_scope: flag(&r[7]),
+            is_event_scope: flag(&r[8]),
+            is_mi_root: flag(&r[9]),
+            start_time: time(&r[10]),
+            suspension_state: int(&r[11]) as i32,
+        })
+        .collect();
+    let mut tasks: Vec<Task> = store
+        .read(
+            "SELECT ID_, REV_, EXECUTION_ID_, NAME_, TASK_DEF_KEY_, ASSIGNEE_, PRIORITY_, CREATE_TIME_, DUE_DATE_, \
+             FORM_KEY_, CLAIM_TIME_, SUSPENSION_STATE_ FROM ACT_RU_TASK WHERE PROC_INST_ID_ = ? ORDER BY CREATE_TIME_, ID_",
+            &key,
+        )
+        .await?
+        .iter()
+        .map(|r| Task {
+            id: text(&r[0]),
+            rev: int(&r[1]) as i32,
+            execution_id: text(&r[2]),
+            name: otext(&r[3]),
+            task_def_key: text(&r[4]),
+            assignee: otext(&r[5]),
+            priority: int(&r[6]) as i32,
+            create_time: time(&r[7]),
+            due_date: r[8].as_timestamp(),
+            form_key: otext(&r[9]),
+            claim_time: r[10].as_timestamp(),
+            suspension_state: int(&r[11]) as i32,
+            candidate_users: Vec::new(),
+            candidate_groups: Vec::new(),
+        })
+        .collect();
+    for r in store
+        .read(
+            "SELECT TASK_ID_, USER_ID_, GROUP_ID_ FROM ACT_RU_IDENTITYLINK WHERE PROC_INST_ID_ = ? AND TYPE_ = 'candidate' ORDER BY ID_",
+            &key,
+        )
+        .await?
+    {
+        if let Some(task) = tasks.iter_mut().find(|tk| tk.id == text(&r[0])) {
+            task.candidate_users.extend(otext(&r[1]));
+            task.candidate_groups.extend(otext(&r[2]));
+        }
+    }
+    let variables = store
+        .read(
+            "SELECT ID_, REV_, NAME_, EXECUTION_ID_, TYPE_, TEXT_, LONG_, DOUBLE_ FROM ACT_RU_VARIABLE \
+             WHERE PROC_INST_ID_ = ? AND TASK_ID_ IS NULL ORDER BY ID_",
+            &key,
+        )
+        .await?
+        .iter()
+        .map(|r| Variable {
+            id: text(&r[0]),
+            rev: int(&r[1]) as i32,
+            name: text(&r[2]),
+            execution_id: text(&r[3]),
+            value: decode_value(&text(&r[4]), &r[5], &r[6], &r[7]),
+        })
+        .collect();
+    let subscriptions = store
+        .read(
+            "SELECT ID_, EVENT_TYPE_, EVENT_NAME_, EXECUTION_ID_, ACTIVITY_ID_, CREATED_ FROM ACT_RU_EVENT_SUBSCR \
+             WHERE PROC_INST_ID_ = ? ORDER BY CREATED_, ID_",
+            &key,
+        )
+        .await?
+        .iter()
+        .map(|r| Subscription {
+            id: text(&r[0]),
+            event_type: text(&r[1]),
+            event_name: text(&r[2]),
+            execution_id: text(&r[3]),
+            activity_id: text(&r[4]),
+            created: time(&r[5]),
+        })
+        .collect();
+    let jobs = store
+        .read(
+            "SELECT ID_, HANDLER_TYPE_, HANDLER_CFG_, EXECUTION_ID_, ELEMENT_ID_, DUEDATE_, REPEAT_, EXCLUSIVE_, RETRY_CYCLE_ \
+             FROM ACT_RU_JOB WHERE PROCESS_INSTANCE_ID_ = ? AND HANDLER_TYPE_ IN (?, ?)",
+            &[t(id), t(JobKind::ASYNC_CONTINUATION), t(JobKind::TRIGGER_TIMER)],
+        )
+        .await?
+        .iter()
+        .filter_map(|r| {
+            Some(ProcessJob {
+                id: text(&r[0]),
+                kind: JobKind::from_row(&text(&r[1]), r[2].as_str())?,
+                execution_id: text(&r[3]),
+                activity_id: text(&r[4]),
+                due: r[5].as_timestamp(),
+                repeat: otext(&r[6]),
+                exclusive: flag(&r[7]),
+                retry_cycle: otext(&r[8]),
+            })
+        })
+        .collect();
+    let activities = store
+        .read(
+            "SELECT ID_, EXECUTION_ID_, ACT_ID_, ACT_NAME_, ACT_TYPE_, TASK_ID_, ASSIGNEE_, START_TIME_, SEQ_ \
+             FROM ACT_HI_ACTINST WHERE PROC_INST_ID_ = ? AND END_TIME_ IS NULL",
+            &key,
+        )
+        .await?
+        .iter()
+        .map(|r| ActivityRecord {
+            id: text(&r[0]),
+            execution_id: text(&r[1]),
+            activity_id: text(&r[2]),
+            activity_name: otext(&r[3]),
+            activity_type: text(&r[4]),
+            task_id: otext(&r[5]),
+            assignee: otext(&r[6]),
+            start: time(&r[7]),
+            end: None,
+            delete_reason: None,
+            seq: int(&r[8]),
+        })
+        .collect();
+    Ok(Some(Instance {
+        id: id.to_string(),
+        definition_id: text(&root[13]),
+        definition_key: text(&root[18]),
+        business_key: otext(&root[12]),
+        tenant_id: text(&root[14]),
+        start_time: time(&root[10]),
+        start_activity: otext(&root[15]),
+        start_user: otext(&root[16]),
+        super_exec: otext(&root[3]),
+        root_rev: int(&root[1]) as i32,
+        seq: int(&root[17]),
+        suspension_state: int(&root[11]) as i32,
+        executions,
+        tasks,
+        variables,
+        subscriptions,
+        jobs,
+        activities,
+        ended: None,
+        delete_reason: None,
+        ended_tasks: Vec::new(),
+    }))
+}
+
+/// The statements that take the rows from `before` to `after` (see the module docs).
+pub fn writes(before: Option<&Instance>, after: &Instance, history: bool) -> Vec<Write> {
+    let c = changes(before, after);
+    let pi = &after.id;
+    let mut w = Vec::new();
+    let root_deleted = c.executions_deleted.iter().any(|(id, _)| id == pi);
+    if !c.new_instance && !root_deleted {
+        // The instance lock: this command's view of the instance is still the current one.
+        let root = after.execution(pi);
+        w.push(
+            Write::new(
+                "UPDATE ACT_RU_EXECUTION SET REV_ = REV_ + 1, SEQ_ = ?, ACT_ID_ = ?, IS_ACTIVE_ = ?, IS_CONCURRENT_ = ?, \
+                 IS_SCOPE_ = ?, SUSPENSION_STATE_ = ?, BUSINESS_KEY_ = ? WHERE ID_ = ? AND REV_ = ?",
+                vec![
+                    i(after.seq),
+                    ot(&root.and_then(|r| r.activity.clone())),
+                    b(root.is_some_and(|r| r.is_active)),
+                    b(false),
+                    b(true),
+                    i(i64::from(after.suspension_state)),
+                    ot(&after.business_key),
+                    t(pi),
+                    i(i64::from(after.root_rev)),
+                ],
+            )
+            .expect(1),
+        );
+    }
+    if root_deleted {
+        w.push(
+            Write::new(
+                "DELETE FROM ACT_RU_EXECUTION WHERE ID_ = ? AND REV_ = ?",
+                vec![t(pi), i(i64::from(after.root_rev))],
+            )
+            .expect(1),
+        );
+    }
+    for e in &c.executions_inserted {
+        w.push(Write::new(
+            "INSERT INTO ACT_RU_EXECUTION (ID_, REV_, PROC_INST_ID_, BUSINESS_KEY_, PARENT_ID_, PROC_DEF_ID_, SUPER_EXEC_, \
+             ROOT_PROC_INST_ID_, ACT_ID_, IS_ACTIVE_, IS_CONCURRENT_, IS_SCOPE_, IS_EVENT_SCOPE_, IS_MI_ROOT_, \
+             SUSPENSION_STATE_, TENANT_ID_, START_ACT_ID_, START_TIME_, START_USER_ID_, SEQ_) \
+             VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            vec![
+                t(&e.id),
+                t(pi),
+                ot(&after.business_key),
+                ot(&e.parent_id),
+                t(&after.definition_id),
+                if e.id == *pi { ot(&after.super_exec) } else { ot(&e.super_exec) },
+                t(pi),
+                ot(&e.activity),
+                b(e.is_active),
+                b(e.is_concurrent),
+                b(e.is_scope),
+                b(e.is_event_scope),
+                b(e.is_mi_root),
+                i(i64::from(e.suspension_state)),
+                t(&after.tenant_id),
+                if e.id == *pi { ot(&after.start_activity) } else { SqlValue::Null },
+                ts(e.start_time),
+                if e.id == *pi { ot(&after.start_user) } else { SqlValue::Null },
+                i(if e.id == *pi { after.seq } else { 0 }),
+            ],
+        ));
+    }
+    for e in c.executions_updated.iter().filter(|e| e.id != *pi) {
+        w.push(
+            Write::new(
+                "UPDATE ACT_RU_EXECUTION SET REV_ = REV_ + 1, PARENT_ID_ = ?, ACT_ID_ = ?, IS_ACTIVE_ = ?, IS_CONCURRENT_ = ?, \
+                 IS_SCOPE_ = ?, IS_EVENT_SCOPE_ = ?, IS_MI_ROOT_ = ?, SUSPENSION_STATE_ = ?, BUSINESS_KEY_ = ? \
+                 WHERE ID_ = ? AND REV_ = ?",
+                vec![
+                    ot(&e.parent_id),
+                    ot(&e.activity),
+                    b(e.is_active),
+                    b(e.is_concurrent),
+                    b(e.is_scope),
+                    b(e.is_event_scope),
+                    b(e.is_mi_root),
+                    i(i64::from(e.suspension_state)),
+                    ot(&after.business_key),
+                    t(&e.id),
+                    i(i64::from(e.rev)),
+                ],
+            )
+            .expect(1),
+        );
+    }
+    for (id, rev) in c.executions_deleted.iter().filter(|(id, _)| id != pi) {
+        w.push(
+            Write::new("DELETE FROM ACT_RU_EXECUTION WHERE ID_ = ? AND REV_ = ?", vec![t(id), i(i64::from(*rev))])
+                .expect(1),
+        );
+    }
+    for tk in &c.tasks_inserted {
+        w.push(Write::new(
+            "INSERT INTO ACT_RU_TASK (ID_, REV_, EXECUTION_ID_, PROC_INST_ID_, PROC_DEF_ID_, NAME_, TASK_DEF_KEY_, ASSIGNEE_, \
+             PRIORITY_, CREATE_TIME_, DUE_DATE_, SUSPENSION_STATE_, TENANT_ID_, FORM_KEY_, CLAIM_TIME_) \
+             VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            vec![
+                t(&tk.id),
+                t(&tk.execution_id),
+                t(pi),
+                t(&after.definition_id),
+                ot(&tk.name),
+                t(&tk.task_def_key),
+                ot(&tk.assignee),
+                i(i64::from(tk.priority)),
+                ts(tk.create_time),
+                ots(tk.due_date),
+                i(i64::from(tk.suspension_state)),
+                t(&after.tenant_id),
+                ot(&tk.form_key),
+                ots(tk.claim_time),
+            ],
+        ));
+        let links = tk
+            .candidate_users
+            .iter()
+            .map(|u| (Some(u), None))
+            .chain(tk.candidate_groups.iter().map(|g| (None, Some(g))));
+        for (n, (user, group)) in links.enumerate() {
+            w.push(Write::new(
+                "INSERT INTO ACT_RU_IDENTITYLINK (ID_, REV_, GROUP_ID_, TYPE_, USER_ID_, TASK_ID_, PROC_INST_ID_, PROC_DEF_ID_) \
+                 VALUES (?, 1, ?, 'candidate', ?, ?, ?, ?)",
+                vec![
+                    t(&format!("{}-c{n}", tk.id)),
+                    group.map_or(SqlValue::Null, |g| t(g)),
+                    user.map_or(SqlValue::Null, |u| t(u)),
+                    t(&tk.id),
+                    t(pi),
+                    t(&after.definition_id),
+                ],
+            ));
+        }
+        if history {
+            w.push(Write::new(
+                "INSERT INTO ACT_HI_TASKINST (ID_, REV_, PROC_DEF_ID_, TASK_DEF_KEY_, PROC_INST_ID_, EXECUTION_ID_, NAME_, \
+                 ASSIGNEE_, START_TIME_, PRIORITY_, DUE_DATE_, FORM_KEY_, TENANT_ID_, LAST_UPDATED_TIME_) \
+                 VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                vec![
+                    t(&tk.id),
+                    t(&after.definition_id),
+                    t(&tk.task_def_key),
+                    t(pi),
+                    t(&tk.execution_id),
+                    ot(&tk.name),
+                    ot(&tk.assignee),
+                    ts(tk.create_time),
+                    i(i64::from(tk.priority)),
+                    ots(tk.due_date),
+                    ot(&tk.form_key),
+                    t(&after.tenant_id),
+                    ts(tk.create_time),
+                ],
+            ));
+        }
+    }
+    for tk in &c.tasks_updated {
+        w.push(
+            Write::new(
+                "UPDATE ACT_RU_TASK SET REV_ = REV_ + 1, ASSIGNEE_ = ?, CLAIM_TIME_ = ?, SUSPENSION_STATE_ = ? WHERE ID_ = ? AND REV_ = ?",
+                vec![ot(&tk.assignee), ots(tk.claim_time), i(i64::from(tk.suspension_state)), t(&tk.id), i(i64::from(tk.rev))],
+            )
+            .expect(1),
+        );
+        if history {
+            w.push(Write::new(
+                "UPDATE ACT_HI_TASKINST SET ASSIGNEE_ = ?, CLAIM_TIME_ = ? WHERE ID_ = ?",
+                vec![ot(&tk.assignee), ots(tk.claim_time), t(&tk.id)],
+            ));
+        }
+    }
+    for (id, rev) in &c.tasks_deleted {
+        w.push(
+            Write::new("DELETE FROM ACT_RU_TASK WHERE ID_ = ? AND REV_ = ?", vec![t(id), i(i64::from(*rev))]).expect(1),
+        );
+        w.push(Write::new("DELETE FROM ACT_RU_IDENTITYLINK WHERE TASK_ID_ = ?", vec![t(id)]));
+    }
+    if history {
+        for e in &after.ended_tasks {
+            w.push(Write::new(
+                "UPDATE ACT_HI_TASKINST SET END_TIME_ = ?, DURATION_ = ?, DELETE_REASON_ = ?, LAST_UPDATED_TIME_ = ? WHERE ID_ = ?",
+                vec![ts(e.end), i(ms_between(e.start, e.end)), ot(&e.reason), ts(e.end), t(&e.id)],
+            ));
+        }
+    }
+    let now = after
+        .ended
+        .as_ref()
+        .map(|(at, _)| *at)
+        .or_else(|| after.activities.iter().map(|a| a.start).max())
+        .unwrap_or(after.start_time);
+    for v in &c.variables_inserted {
+        let (ty, text_v, long_v, double_v) = encode_value(&v.value);
+        w.push(Write::new(
+            "INSERT INTO ACT_RU_VARIABLE (ID_, REV_, TYPE_, NAME_, EXECUTION_ID_, PROC_INST_ID_, TEXT_, LONG_, DOUBLE_) \
+             VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)",
+            vec![t(&v.id), t(ty), t(&v.name), t(&v.execution_id), t(pi), text_v.clone(), long_v.clone(), double_v.clone()],
+        ));
+        if history {
+            w.push(Write::new(
+                "INSERT INTO ACT_HI_VARINST (ID_, REV_, PROC_INST_ID_, EXECUTION_ID_, NAME_, VAR_TYPE_, TEXT_, LONG_, DOUBLE_, \
+                 CREATE_TIME_, LAST_UPDATED_TIME_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                vec![t(&v.id), t(pi), t(&v.execution_id), t(&v.name), t(ty), text_v, long_v, double_v, ts(now), ts(now)],
+            ));
+        }
+    }
+    for v in &c.variables_updated {
+        let (ty, text_v, long_v, double_v) = encode_value(&v.value);
+        w.push(
+            Write::new(
+                "UPDATE ACT_RU_VARIABLE SET REV_ = REV_ + 1, TYPE_ = ?, TEXT_ = ?, LONG_ = ?, DOUBLE_ = ? WHERE ID_ = ? AND REV_ = ?",
+                vec![t(ty), text_v.clone(), long_v.clone(), double_v.clone(), t(&v.id), i(i64::from(v.rev))],
+            )
+            .expect(1),
+        );
+        if history {
+            w.push(Write::new(
+                "UPDATE ACT_HI_VARINST SET REV_ = REV_ + 1, VAR_TYPE_ = ?, TEXT_ = ?, LONG_ = ?, DOUBLE_ = ?, LAST_UPDATED_TIME_ = ? WHERE ID_ = ?",
+                vec![t(ty), text_v, long_v, double_v, ts(now), t(&v.id)],
+            ));
+        }
+    }
+    for (id, rev) in &c.variables_deleted {
+        w.push(
+            Write::new("DELETE FROM ACT_RU_VARIABLE WHERE ID_ = ? AND REV_ = ?", vec![t(id), i(i64::from(*rev))])
+                .expect(1),
+        );
+    }
+    for s in &c.subscriptions_inserted {
+        w.push(Write::new(
+            "INSERT INTO ACT_RU_EVENT_SUBSCR (ID_, REV_, EVENT_TYPE_, EVENT_NAME_, EXECUTION_ID_, PROC_INST_ID_, ACTIVITY_ID_, \
+             CREATED_, PROC_DEF_ID_, TENANT_ID_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
+            vec![
+                t(&s.id),
+                t(&s.event_type),
+                t(&s.event_name),
+                t(&s.execution_id),
+                t(pi),
+                t(&s.activity_id),
+                ts(s.created),
+                t(&after.definition_id),
+                t(&after.tenant_id),
+            ],
+        ));
+    }
+    for id in &c.subscriptions_deleted {
+        w.push(Write::new("DELETE FROM ACT_RU_EVENT_SUBSCR WHERE ID_ = ?", vec![t(id)]));
+    }
+    for j in &c.jobs_inserted {
+        let retries = j
+            .retry_cycle
+            .as_deref()
+            .and_then(|c| kairos_time::RetryCycle::parse(c).ok())
+            .map_or(3, |c| i64::from(c.retries()) + 1);
+        w.push(Write::new(
+            "INSERT INTO ACT_RU_JOB (ID_, REV_, TYPE_, EXCLUSIVE_, EXCLUSIVE_KEY_, EXECUTION_ID_, PROCESS_INSTANCE_ID_, \
+             PROC_DEF_ID_, ELEMENT_ID_, RETRIES_, ATTEMPTS_, DUEDATE_, REPEAT_, RETRY_CYCLE_, HANDLER_TYPE_, HANDLER_CFG_, \
+             CREATE_TIME_, TENANT_ID_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)",
+            vec![
+                t(&j.id),
+                t(j.kind.job_type()),
+                b(j.exclusive),
+                if j.exclusive { t(pi) } else { SqlValue::Null },
+                t(&j.execution_id),
+                t(pi),
+                t(&after.definition_id),
+                t(&j.activity_id),
+                i(retries),
+                ots(j.due),
+                ot(&j.repeat),
+                ot(&j.retry_cycle),
+                t(j.kind.handler_type()),
+                t(&j.kind.config(&j.activity_id)),
+                ts(now),
+                t(&after.tenant_id),
+            ],
+        ));
+    }
+    for id in &c.jobs_deleted {
+        w.push(Write::new("DELETE FROM ACT_RU_JOB WHERE ID_ = ?", vec![t(id)]));
+    }
+    if history {
+        for a in &c.activities_inserted {
+            w.push(Write::new(
+                "INSERT INTO ACT_HI_ACTINST (ID_, REV_, PROC_DEF_ID_, PROC_INST_ID_, EXECUTION_ID_, ACT_ID_, TASK_ID_, ACT_NAME_, \
+                 ACT_TYPE_, ASSIGNEE_, START_TIME_, END_TIME_, DURATION_, DELETE_REASON_, TENANT_ID_, SEQ_) \
+                 VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                vec![
+                    t(&a.id),
+                    t(&after.definition_id),
+                    t(pi),
+                    t(&a.execution_id),
+                    t(&a.activity_id),
+                    ot(&a.task_id),
+                    ot(&a.activity_name),
+                    t(&a.activity_type),
+                    ot(&a.assignee),
+                    ts(a.start),
+                    ots(a.end),
+                    a.end.map_or(SqlValue::Null, |e| i(ms_between(a.start, e))),
+                    ot(&a.delete_reason),
+                    t(&after.tenant_id),
+                    i(a.seq),
+                ],
+            ));
+        }
+        for a in &c.activities_closed {
+            w.push(Write::new(
+                "UPDATE ACT_HI_ACTINST SET END_TIME_ = ?, DURATION_ = ?, DELETE_REASON_ = ?, ASSIGNEE_ = ? WHERE ID_ = ?",
+                vec![
+                    ots(a.end),
+                    a.end.map_or(SqlValue::Null, |e| i(ms_between(a.start, e))),
+                    ot(&a.delete_reason),
+                    ot(&a.assignee),
+                    t(&a.id),
+                ],
+            ));
+        }
+    }
+    if c.new_instance {
+        w.push(Write::new(
+            "INSERT INTO ACT_HI_PROCINST (ID_, REV_, PROC_INST_ID_, BUSINESS_KEY_, PROC_DEF_ID_, PROC_DEF_KEY_, START_TIME_, \
+             START_USER_ID_, START_ACT_ID_, SUPER_PROCESS_INSTANCE_ID_, TENANT_ID_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            vec![
+                t(pi),
+                t(pi),
+                ot(&after.business_key),
+                t(&after.definition_id),
+                t(&after.definition_key),
+                ts(after.start_time),
+                ot(&after.start_user),
+                ot(&after.start_activity),
+                SqlValue::Null,
+                t(&after.tenant_id),
+            ],
+        ));
+    } else if before.is_some_and(|b| b.business_key != after.business_key) {
+        w.push(Write::new(
+            "UPDATE ACT_HI_PROCINST SET BUSINESS_KEY_ = ? WHERE ID_ = ?",
+            vec![ot(&after.business_key), t(pi)],
+        ));
+    }
+    if let Some((end, end_act)) = &after.ended {
+        w.push(Write::new(
+            "UPDATE ACT_HI_PROCINST SET END_TIME_ = ?, DURATION_ = ?, END_ACT_ID_ = ?, DELETE_REASON_ = ? WHERE ID_ = ?",
+            vec![ts(*end), i(ms_between(after.start_time, *end)), ot(end_act), ot(&after.delete_reason), t(pi)],
+        ));
+    }
+    w
+}
+
+fn ms_between(a: Timestamp, b: Timestamp) -> i64 {
+    b.duration_since(a).as_millis() as i64
+}

@@ -1,0 +1,301 @@
+//! The process engine end to end on both backends: deployments, the execution tree, tasks,
+//! timers and async continuations through the executor, optimistic locking under concurrency,
+//! and seed 003's SQL verbatim.
+
+mod common;
+
+use common::{Backend, Fixture, wait_until};
+use kairos::Engine;
+use kairos::process::StartRequest;
+use kairos::store::SqlValue;
+use serde_json::{Map, json};
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn vars(v: serde_json::Value) -> Map<String, serde_json::Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+fn start(key: &str, bk: &str, v: serde_json::Value) -> StartRequest {
+    StartRequest {
+        process_definition_key: Some(key.into()),
+        business_key: Some(bk.into()),
+        variables: vars(v),
+        ..Default::default()
+    }
+}
+
+const LEAVE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:activiti="http://activiti.org/bpmn" targetNamespace="t">
+  <process id="leaveProcess" name="Leave" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="fill"/>
+    <userTask id="fill" name="Fill in" activiti:assignee="${applicant}"/>
+    <sequenceFlow id="f2" sourceRef="fill" targetRef="approve"/>
+    <userTask id="approve" name="Approve" activiti:candidateGroups="managers"/>
+    <sequenceFlow id="f3" sourceRef="approve" targetRef="gw"/>
+    <exclusiveGateway id="gw" default="no"/>
+    <sequenceFlow id="yes" sourceRef="gw" targetRef="notify"><conditionExpression>${approved}</conditionExpression></sequenceFlow>
+    <sequenceFlow id="no" sourceRef="gw" targetRef="rejected"/>
+    <serviceTask id="notify" activiti:class="log"/>
+    <sequenceFlow id="f4" sourceRef="notify" targetRef="end"/>
+    <endEvent id="end"/>
+    <endEvent id="rejected"/>
+  </process>
+</definitions>"#;
+
+async fn engine(fx: &Fixture) -> Engine {
+    let e = fx.engine("n1").build().await.unwrap();
+    e.start().await.unwrap();
+    e
+}
+
+async fn trace(engine: &Engine, pi: &str) -> Vec<String> {
+    engine.processes().activity_history(pi).await.unwrap().into_iter().map(|a| a.activity_id).collect()
+}
+
+async fn a_user_task_flow_runs_with_history_and_an_unchanged_redeploy_adds_no_version(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    let d1 = p.deploy("leave.bpmn", LEAVE).await.unwrap();
+    let d2 = p.deploy("leave.bpmn", LEAVE).await.unwrap();
+    assert_eq!(d1.process_definitions[0].version, 1);
+    assert_eq!(d2.process_definitions[0].id, d1.process_definitions[0].id, "an unchanged redeploy adds no version");
+    let d3 = p.deploy("leave.bpmn", &LEAVE.replace("Leave", "Leave v2")).await.unwrap();
+    assert_eq!(d3.process_definitions[0].version, 2);
+
+    let inst = p.start(start("leaveProcess", "LEAVE001", json!({"applicant": "kermit"}))).await.unwrap();
+    assert_eq!(inst.process_definition_id, d3.process_definitions[0].id, "starts the latest version");
+    let tasks = p.tasks(Some(&inst.id), None, None, None).await.unwrap();
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].task_definition_key, "fill");
+    assert_eq!(tasks[0].assignee.as_deref(), Some("kermit"), "assignee expression evaluated");
+
+    // Seed 003 §1.2 / §4.2: root + one child at the task; the query by business key finds the task.
+    let execs = p.executions(&inst.id).await.unwrap();
+    assert_eq!(execs.len(), 2, "{execs:?}");
+    let root = execs.iter().find(|e| e.id == inst.id).unwrap();
+    assert!(root.is_scope && !root.is_concurrent && root.parent_id.is_none());
+    let child = execs.iter().find(|e| e.id != inst.id).unwrap();
+    assert_eq!(child.activity_id.as_deref(), Some("fill"));
+    assert!(child.is_active && !child.is_scope && !child.is_concurrent);
+    let stuck = engine.store().sql_query(SEED_003_STUCK, &[]).await.unwrap();
+    assert_eq!(stuck.len(), 1, "{stuck:?}");
+    assert_eq!(stuck[0][1].as_str(), Some("fill"));
+    assert_eq!(stuck[0][5].as_str(), Some("kermit"));
+    let running = engine.store().sql_query(SEED_003_RUNNING, &[]).await.unwrap();
+    assert_eq!(running.len(), 1);
+    assert_eq!(running[0][3].as_str(), Some("leaveProcess"));
+
+    p.complete_task(&tasks[0].id, Map::new()).await.unwrap();
+    let approve = p.tasks(None, None, Some("someone"), Some("managers")).await.unwrap();
+    assert!(approve.is_empty(), "candidate user AND group filters both apply");
+    let approve = p.tasks(None, None, None, Some("managers")).await.unwrap();
+    assert_eq!(approve.len(), 1);
+    p.complete_task(&approve[0].id, vars(json!({"approved": true}))).await.unwrap();
+    let done = p.instance(&inst.id).await.unwrap();
+    assert!(done.ended);
+    assert_eq!(trace(&engine, &inst.id).await, ["start", "fill", "approve", "gw", "notify", "end"]);
+    assert!(p.executions(&inst.id).await.unwrap().is_empty(), "no runtime rows left");
+    let err = p.complete_task(&approve[0].id, Map::new()).await.unwrap_err();
+    assert!(err.to_string().contains("does not exist"), "{err}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+/// Seed 003 §4.1, verbatim.
+const SEED_003_RUNNING: &str = "SELECT e.ID_ AS execution_id, e.PROC_INST_ID_, e.BUSINESS_KEY_, d.KEY_ AS process_key, d.NAME_ AS process_name, e.START_ACT_ID_ AS start_activity, e.ACT_ID_ AS current_activity, e.SUSPENSION_STATE_ FROM ACT_RU_EXECUTION e LEFT JOIN ACT_RE_PROCDEF d ON d.ID_ = e.PROC_DEF_ID_ WHERE e.PARENT_ID_ IS NULL ORDER BY e.START_TIME_ DESC;";
+/// Seed 003 §4.2, verbatim (business key LEAVE001).
+const SEED_003_STUCK: &str = "SELECT e.PROC_INST_ID_, e.ACT_ID_ AS current_activity_id, d.KEY_ AS process_key, t.ID_ AS task_id, t.NAME_ AS task_name, t.ASSIGNEE_ AS current_assignee, t.CREATE_TIME_ FROM ACT_RU_EXECUTION e LEFT JOIN ACT_RE_PROCDEF d ON d.ID_ = e.PROC_DEF_ID_ LEFT JOIN ACT_RU_TASK t ON t.EXECUTION_ID_ = e.ID_ WHERE e.BUSINESS_KEY_ = 'LEAVE001' AND e.IS_ACTIVE_ = true;";
+
+const PARALLEL10: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <process id="p10" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="s" sourceRef="start" targetRef="fork"/>
+    <parallelGateway id="fork"/>
+    BRANCHES
+    <parallelGateway id="join"/>
+    <sequenceFlow id="e" sourceRef="join" targetRef="after"/>
+    <userTask id="after"/>
+    <sequenceFlow id="e2" sourceRef="after" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+async fn a_parallel_join_of_ten_branches_completed_concurrently_fires_once(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let branches: String = (0..10)
+        .map(|i| {
+            format!(
+                r#"<sequenceFlow id="a{i}" sourceRef="fork" targetRef="t{i}"/><userTask id="t{i}"/><sequenceFlow id="b{i}" sourceRef="t{i}" targetRef="join"/>"#
+            )
+        })
+        .collect();
+    let p = engine.processes();
+    p.deploy("p10.bpmn", &PARALLEL10.replace("BRANCHES", &branches)).await.unwrap();
+    let inst = p.start(start("p10", "P10", json!({}))).await.unwrap();
+    let tasks = p.tasks(Some(&inst.id), None, None, None).await.unwrap();
+    assert_eq!(tasks.len(), 10);
+    let execs = p.executions(&inst.id).await.unwrap();
+    let root = execs.iter().find(|e| e.id == inst.id).unwrap();
+    assert!(!root.is_active, "the root only contains the branches (seed 003 §3.2)");
+    assert_eq!(execs.iter().filter(|e| e.is_concurrent && !e.is_scope).count(), 10, "§5.3: concurrent branches");
+    let mut handles = Vec::new();
+    for t in tasks {
+        let store_url = fx.url.clone();
+        handles.push(tokio::spawn(async move {
+            // Each completion on its own engine (connection pool), as ten requests would be.
+            let e = Engine::builder(store_url).executor_enabled(false).skip_migrations().build().await.unwrap();
+            e.processes().complete_task(&t.id, Map::new()).await
+        }));
+    }
+    for h in handles {
+        h.await.unwrap().unwrap();
+    }
+    let after = p.tasks(Some(&inst.id), None, None, None).await.unwrap();
+    let keys: Vec<_> = after.iter().map(|t| t.task_definition_key.clone()).collect();
+    assert_eq!(after.len(), 1, "the join fired exactly once: {keys:?} {:?}", trace(&engine, &inst.id).await);
+    assert_eq!(after[0].task_definition_key, "after");
+    let joins = trace(&engine, &inst.id).await.iter().filter(|a| *a == "join").count();
+    assert_eq!(joins, 1);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+async fn two_simultaneous_completions_of_one_task_exactly_one_wins(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("leave.bpmn", LEAVE).await.unwrap();
+    for round in 0..5 {
+        let inst = p.start(start("leaveProcess", &format!("L{round}"), json!({"applicant": "a"}))).await.unwrap();
+        let task = p.tasks(Some(&inst.id), None, None, None).await.unwrap().remove(0);
+        let url = fx.url.clone();
+        let run = |url: String, id: String| async move {
+            let e = Engine::builder(url).executor_enabled(false).skip_migrations().build().await.unwrap();
+            e.processes().complete_task(&id, Map::new()).await
+        };
+        let (a, b) = tokio::join!(run(url.clone(), task.id.clone()), run(url, task.id.clone()));
+        let oks = [&a, &b].iter().filter(|r| r.is_ok()).count();
+        assert_eq!(oks, 1, "exactly one completion wins: {a:?} {b:?}");
+        let loser = if a.is_err() { a } else { b }.unwrap_err();
+        let kind = match &loser {
+            kairos::Error::Process(p) => p.kind,
+            other => panic!("unexpected error {other}"),
+        };
+        assert!(
+            matches!(kind, kairos_process_kind::Conflict | kairos_process_kind::NotFound),
+            "the loser is told the task is gone or changed: {loser}"
+        );
+        let t = trace(&engine, &inst.id).await;
+        assert_eq!(t.iter().filter(|a| *a == "fill").count(), 1, "{t:?}");
+        assert_eq!(p.tasks(Some(&inst.id), None, None, None).await.unwrap().len(), 1, "only approve is open");
+    }
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+use kairos_process::ErrorKind as kairos_process_kind;
+
+const TIMERS: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <process id="timers" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="prep"/>
+    <serviceTask id="prep" camunda:asyncBefore="true" camunda:class="log"/>
+    <sequenceFlow id="f2" sourceRef="prep" targetRef="approve"/>
+    <userTask id="approve"/>
+    <boundaryEvent id="remind" attachedToRef="approve" cancelActivity="false">
+      <timerEventDefinition><timeCycle>R3/PT1S</timeCycle></timerEventDefinition>
+    </boundaryEvent>
+    <sequenceFlow id="f3" sourceRef="remind" targetRef="reminded"/>
+    <endEvent id="reminded"/>
+    <boundaryEvent id="timeout" attachedToRef="approve">
+      <timerEventDefinition><timeDuration>PT5S</timeDuration></timerEventDefinition>
+    </boundaryEvent>
+    <sequenceFlow id="f4" sourceRef="timeout" targetRef="escalated"/>
+    <endEvent id="escalated"/>
+    <sequenceFlow id="f5" sourceRef="approve" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+async fn boundary_timers_fire_on_time_through_the_executor(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("timers.bpmn", TIMERS).await.unwrap();
+    let inst = p.start(start("timers", "T1", json!({}))).await.unwrap();
+    // async before: a job row, run by the executor.
+    let store = engine.store().clone();
+    wait_until(LIMIT, "the async job to reach the user task", || async {
+        !p.tasks(Some(&inst.id), None, None, None).await.unwrap().is_empty()
+    })
+    .await;
+    let timers = store
+        .sql_query(
+            "SELECT ELEMENT_ID_, TYPE_ FROM ACT_RU_JOB WHERE PROCESS_INSTANCE_ID_ = ? ORDER BY ELEMENT_ID_",
+            &[SqlValue::Text(inst.id.clone())],
+        )
+        .await
+        .unwrap();
+    assert_eq!(timers.len(), 2, "{timers:?}");
+    assert!(timers.iter().all(|r| r[1].as_str() == Some("timer")), "visible in ACT_RU_JOB as TYPE_ 'timer'");
+    let started = std::time::Instant::now();
+    wait_until(LIMIT, "the interrupting timeout to end the instance", || async {
+        p.instance(&inst.id).await.unwrap().ended
+    })
+    .await;
+    let took = started.elapsed();
+    let t = trace(&engine, &inst.id).await;
+    assert_eq!(t.iter().filter(|a| *a == "remind").count(), 3, "R3/PT1S fired three times while approve waited: {t:?}");
+    assert!(t.contains(&"timeout".to_string()) && t.contains(&"escalated".to_string()), "{t:?}");
+    assert!(!t.contains(&"end".to_string()));
+    assert!(took < Duration::from_secs(20), "the PT5S timeout fired in {took:?}");
+    let left = store
+        .sql_query("SELECT COUNT(*) FROM ACT_RU_JOB WHERE PROCESS_INSTANCE_ID_ = ?", &[SqlValue::Text(inst.id.clone())])
+        .await
+        .unwrap();
+    assert_eq!(left[0][0].as_i64(), Some(0), "no job of the ended instance is left");
+    let hist = p.activity_history(&inst.id).await.unwrap();
+    let approve = hist.iter().find(|a| a.activity_id == "approve").unwrap();
+    assert!(approve.delete_reason.as_deref().unwrap_or_default().contains("timeout"), "{approve:?}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+async fn bad_deployments_are_refused_with_the_line_and_nothing_is_written(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    let cases = [
+        ("<?xml version=\"1.0\"?><!DOCTYPE x [<!ENTITY a \"b\">]><definitions/>", "line 1"),
+        (&LEAVE.replace("targetRef=\"approve\"", "targetRef=\"nowhere\"")[..], "nowhere"),
+        (&LEAVE.replace("activiti:class=\"log\"", "activiti:class=\"no-such-handler\"")[..], "no-such-handler"),
+        (&LEAVE.replace("<endEvent id=\"end\"/>", "<scriptTask id=\"s\"/><endEvent id=\"end\"/>")[..], "scriptTask"),
+        ("<definitions", "line 1"),
+    ];
+    for (xml, want) in cases {
+        let err = p.deploy("bad.bpmn", xml).await.unwrap_err().to_string();
+        assert!(err.contains(want), "error names {want}: {err}");
+    }
+    assert!(p.definitions_list(None, false).await.unwrap().is_empty(), "nothing deployed");
+    let n = engine.store().sql_query("SELECT COUNT(*) FROM ACT_RE_DEPLOYMENT", &[]).await.unwrap();
+    assert_eq!(n[0][0].as_i64(), Some(0));
+    // An undefined variable in a condition is an error the caller sees, and nothing is written.
+    p.deploy("leave.bpmn", LEAVE).await.unwrap();
+    let inst = p.start(start("leaveProcess", "U1", json!({"applicant": "x"}))).await.unwrap();
+    let t = p.tasks(Some(&inst.id), None, None, None).await.unwrap().remove(0);
+    p.complete_task(&t.id, Map::new()).await.unwrap();
+    let t = p.tasks(Some(&inst.id), None, None, None).await.unwrap().remove(0);
+    let err = p.complete_task(&t.id, Map::new()).await.unwrap_err().to_string();
+    assert!(err.contains("approved") && err.contains("yes"), "names the variable and the flow: {err}");
+    assert_eq!(p.tasks(Some(&inst.id), None, None, None).await.unwrap()[0].id, t.id, "the task is still open");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+on_both_backends!(
+    a_user_task_flow_runs_with_history_and_an_unchanged_redeploy_adds_no_version,
+    a_parallel_join_of_ten_branches_completed_concurrently_fires_once,
+    two_simultaneous_completions_of_one_task_exactly_one_wins,
+    boundary_timers_fire_on_time_through_the_executor,
+    bad_deployments_are_refused_with_the_line_and_nothing_is_written,
+);

@@ -1,0 +1,1461 @@
+//! The process runtime: moves tokens through a BPMN model over one [`Instance`].
+//!
+//! A command ([`Command`]) is run to its next wait state through an agenda of small
+//! operations (enter a node, leave it, end a token), the way Activiti's and Flowable's
+//! `Agenda` do; it never recurses, so a long chain of pass-through nodes cannot blow the stack.
+//! Service tasks are the one thing the runtime cannot do itself (handlers are async code
+//! with side effects): it stops with [`Step::Call`], the engine runs the handler and calls
+//! [`Runtime::resume`]. Everything else is pure: the clock (`now`, the database's) and id
+//! generation come in through [`Env`].
+//!
+//! The execution tree follows seed 003: the root execution is the instance (IS_SCOPE_),
+//! each token is a child execution of its scope execution with ACT_ID_ = where it is; tokens
+//! of one scope are IS_CONCURRENT_ when there is more than one; an embedded sub-process turns
+//! its token into a scope execution (IS_SCOPE_) whose children are the inner tokens; each
+//! boundary event of a waiting activity is an event-scope child (IS_EVENT_SCOPE_) of the
+//! activity's execution, holding the timer job or the subscription. A scope execution that
+//! contains tokens is not itself active (IS_ACTIVE_ false), as seed 003 §3.2 shows for a
+//! parallel split.
+
+use std::collections::VecDeque;
+
+use jiff::Timestamp;
+use kairos_bpmn::{
+    Definitions, EndEvent, EventTrigger, FlowIdx, FlowNode, Implementation, NodeIdx, NodeKind, Process, TimerKind,
+    TimerValue,
+};
+use kairos_expr::{Context, ExecutionInfo, Expression};
+use serde_json::{Map, Value as Json};
+
+use crate::error::{ErrorKind, ProcessError, Result};
+use crate::state::*;
+
+/// What the runtime needs from outside: the model, the database's now, and fresh ids.
+pub struct Env<'a> {
+    pub definitions: &'a Definitions,
+    pub process: &'a Process,
+    pub now: Timestamp,
+    pub ids: &'a mut (dyn FnMut() -> String + Send),
+}
+
+/// What a caller asks of an instance.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Start a new instance at the none start event (the instance passed in is empty).
+    /// `start_user` goes to START_USER_ID_ and to the start event's `initiator` variable.
+    Start {
+        variables: Map<String, Json>,
+        start_user: Option<String>,
+    },
+    /// Complete a user task, setting variables first.
+    CompleteTask {
+        task_id: String,
+        variables: Map<String, Json>,
+    },
+    /// Claim a task for `assignee`.
+    ClaimTask {
+        task_id: String,
+        assignee: String,
+    },
+    /// Run one of the instance's jobs (async continuation or timer).
+    RunJob {
+        job_id: String,
+    },
+    /// Deliver a message to the instance's subscription with this name.
+    Message {
+        name: String,
+        variables: Map<String, Json>,
+    },
+    /// Deliver a signal to every subscription of the instance with this name.
+    Signal {
+        name: String,
+        variables: Map<String, Json>,
+    },
+    /// Set instance variables.
+    SetVariables {
+        variables: Map<String, Json>,
+    },
+    /// End the instance with a reason, cascading through everything it holds (SPEC P10).
+    Delete {
+        reason: String,
+    },
+    /// Suspend or activate the instance (SPEC P8).
+    Suspend,
+    Activate,
+}
+
+/// Where a command stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Every token is in a wait state (or the instance ended).
+    Done,
+    /// A service task's handler must run; call [`Runtime::resume`] with its result.
+    Call(ServiceCall),
+}
+
+/// A handler invocation a service task asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServiceCall {
+    pub execution_id: String,
+    pub activity_id: String,
+    pub handler: String,
+    /// The variables visible at the task, plus the task's field injections under `fields`.
+    pub payload: Json,
+}
+
+/// What a service task's handler answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServiceResult {
+    /// It did its work; the value goes to `resultVariable` when the model names one.
+    Done(Option<Json>),
+    /// A business error (BPMN error code) for an error boundary event or event sub-process.
+    BpmnError(String),
+    /// It failed: the command fails (a job is retried; a request gets the message).
+    Failed(String),
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// A token arrives at a node (async-before is honoured unless `skip_async`).
+    Enter { exec: String, node: NodeIdx, skip_async: bool },
+    /// A token leaves a node along its outgoing flows (async-after unless `skip_async`).
+    Leave { exec: String, node: NodeIdx, skip_async: bool },
+    /// A token has nowhere to go: it ends, and its scope may complete.
+    End { exec: String },
+}
+
+/// One command's run over one instance.
+pub struct Runtime<'a> {
+    env: Env<'a>,
+    inst: Instance,
+    agenda: VecDeque<Op>,
+    /// The service task waiting for its handler's result.
+    waiting: Option<(String, NodeIdx)>,
+}
+
+impl<'a> Runtime<'a> {
+    pub fn new(env: Env<'a>, inst: Instance) -> Runtime<'a> {
+        Runtime { env, inst, agenda: VecDeque::new(), waiting: None }
+    }
+
+    /// A new, empty instance of `env.process` with its root execution.
+    pub fn new_instance(env: &mut Env<'_>, definition_id: &str, business_key: Option<String>) -> Instance {
+        let id = (env.ids)();
+        let root = Execution {
+            id: id.clone(),
+            rev: 0,
+            parent_id: None,
+            super_exec: None,
+            activity: None,
+            is_active: true,
+            is_concurrent: false,
+            is_scope: true,
+            is_event_scope: false,
+            is_mi_root: false,
+            start_time: env.now,
+            suspension_state: ACTIVE,
+        };
+        Instance {
+            id,
+            definition_id: definition_id.to_string(),
+            definition_key: env.process.id.clone(),
+            business_key,
+            tenant_id: String::new(),
+            start_time: env.now,
+            start_activity: None,
+            start_user: None,
+            super_exec: None,
+            root_rev: 0,
+            seq: 0,
+            executions: vec![root],
+            tasks: Vec::new(),
+            variables: Vec::new(),
+            subscriptions: Vec::new(),
+            jobs: Vec::new(),
+            activities: Vec::new(),
+            ended: None,
+            delete_reason: None,
+            suspension_state: ACTIVE,
+            ended_tasks: Vec::new(),
+        }
+    }
+
+    /// The instance as it stands.
+    pub fn instance(&self) -> &Instance {
+        &self.inst
+    }
+
+    /// The instance after the command.
+    pub fn into_instance(self) -> Instance {
+        self.inst
+    }
+
+    /// Applies a command and runs until every token waits or a handler must run.
+    pub fn apply(&mut self, command: Command) -> Result<Step> {
+        if !self.inst.is_running() {
+            return Err(ProcessError::new(ErrorKind::NotFound, format!("process instance {} has ended", self.inst.id)));
+        }
+        let suspended = self.inst.suspension_state == SUSPENDED;
+        match command {
+            Command::Start { mut variables, start_user } => {
+                let start = self.none_start()?;
+                self.inst.start_activity = Some(self.node(start).id.clone());
+                if let (NodeKind::StartEvent(s), Some(user)) = (&self.node(start).kind, &start_user)
+                    && let Some(var) = &s.initiator
+                {
+                    variables.insert(var.clone(), Json::String(user.clone()));
+                }
+                self.inst.start_user = start_user;
+                let root = self.inst.id.clone();
+                self.set_variables(&root, variables)?;
+                let exec = self.new_token(&root, start);
+                self.agenda.push_back(Op::Enter { exec, node: start, skip_async: false });
+            }
+            Command::CompleteTask { task_id, variables } => {
+                let task = self.task(&task_id)?.clone();
+                if suspended || task.suspension_state == SUSPENDED {
+                    return Err(ProcessError::new(
+                        ErrorKind::Conflict,
+                        format!("task {task_id} cannot be completed: its process instance is suspended"),
+                    ));
+                }
+                self.set_variables(&task.execution_id, variables)?;
+                self.end_task(&task_id, None);
+                let node = self.node_of(&task.execution_id)?;
+                self.agenda.push_back(Op::Leave { exec: task.execution_id, node, skip_async: false });
+            }
+            Command::ClaimTask { task_id, assignee } => {
+                let now = self.env.now;
+                let task = self.task(&task_id)?;
+                if let Some(current) = task.assignee.as_ref().filter(|a| **a != assignee) {
+                    return Err(ProcessError::new(
+                        ErrorKind::Conflict,
+                        format!("task {task_id} is already claimed by {current}"),
+                    ));
+                }
+                if let Some(t) = self.inst.tasks.iter_mut().find(|t| t.id == task_id) {
+                    t.assignee = Some(assignee.clone());
+                    t.claim_time = Some(now);
+                }
+                if let Some(a) = self.inst.activities.iter_mut().find(|a| a.task_id.as_deref() == Some(&task_id)) {
+                    a.assignee = Some(assignee);
+                }
+            }
+            Command::RunJob { job_id } => {
+                if suspended {
+                    return Err(ProcessError::new(ErrorKind::Conflict, "the process instance is suspended"));
+                }
+                self.run_job(&job_id)?;
+            }
+            Command::Message { name, variables } => {
+                let sub = self
+                    .inst
+                    .subscriptions
+                    .iter()
+                    .find(|s| s.event_type == "message" && s.event_name == name)
+                    .cloned()
+                    .ok_or_else(|| {
+                        ProcessError::new(
+                            ErrorKind::NotFound,
+                            format!("process instance {} does not wait for message '{name}'", self.inst.id),
+                        )
+                    })?;
+                if suspended {
+                    return Err(ProcessError::new(ErrorKind::Conflict, "the process instance is suspended"));
+                }
+                self.set_variables(&sub.execution_id, variables)?;
+                self.fire(&sub.execution_id, &sub.activity_id, Some(&sub.id))?;
+            }
+            Command::Signal { name, variables } => {
+                let subs: Vec<Subscription> = self
+                    .inst
+                    .subscriptions
+                    .iter()
+                    .filter(|s| s.event_type == "signal" && s.event_name == name)
+                    .cloned()
+                    .collect();
+                if !subs.is_empty() && !suspended {
+                    let root = self.inst.id.clone();
+                    self.set_variables(&root, variables)?;
+                    for s in subs {
+                        // An earlier delivery of this signal may have cancelled this one's wait.
+                        if self.inst.subscriptions.iter().any(|x| x.id == s.id) {
+                            self.fire(&s.execution_id, &s.activity_id, Some(&s.id))?;
+                        }
+                    }
+                }
+            }
+            Command::SetVariables { variables } => {
+                let root = self.inst.id.clone();
+                self.set_variables(&root, variables)?;
+            }
+            Command::Delete { reason } => {
+                self.end_instance(None, Some(reason));
+                return Ok(Step::Done);
+            }
+            Command::Suspend | Command::Activate => {
+                let state = if matches!(command, Command::Suspend) { SUSPENDED } else { ACTIVE };
+                self.inst.suspension_state = state;
+                for e in &mut self.inst.executions {
+                    e.suspension_state = state;
+                }
+                for t in &mut self.inst.tasks {
+                    t.suspension_state = state;
+                }
+                return Ok(Step::Done);
+            }
+        }
+        self.run()
+    }
+
+    /// Continues after a service task's handler: [`ServiceResult::Done`] leaves the task
+    /// (storing the result in `resultVariable` if the model names one), a BPMN error goes to
+    /// the boundary event or sub-process that catches it, a failure fails the command.
+    pub fn resume(&mut self, result: ServiceResult) -> Result<Step> {
+        let Some((exec, node)) = self.waiting.take() else {
+            return Err(ProcessError::new(ErrorKind::Invalid, "no service task is waiting for a result"));
+        };
+        let n = self.node(node);
+        let id = n.id.clone();
+        let result_variable = match &n.kind {
+            NodeKind::ServiceTask(s) => s.result_variable.clone(),
+            _ => None,
+        };
+        match result {
+            ServiceResult::Done(value) => {
+                if let (Some(name), Some(value)) = (result_variable, value) {
+                    let mut vars = Map::new();
+                    vars.insert(name, value);
+                    self.set_variables(&exec, vars)?;
+                }
+                self.agenda.push_front(Op::Leave { exec, node, skip_async: false });
+                self.run()
+            }
+            ServiceResult::BpmnError(code) => {
+                self.throw_error(&exec, &id, &code)?;
+                self.run()
+            }
+            ServiceResult::Failed(message) => {
+                Err(ProcessError::at(ErrorKind::Handler, &id, format!("service task '{id}' failed: {message}")))
+            }
+        }
+    }
+
+    // ----- the agenda ------------------------------------------------------------------------
+
+    fn run(&mut self) -> Result<Step> {
+        let mut budget = 100_000usize;
+        while let Some(op) = self.agenda.pop_front() {
+            budget -= 1;
+            if budget == 0 {
+                return Err(ProcessError::new(
+                    ErrorKind::Model,
+                    "the command took more than 100,000 steps without reaching a wait state (a loop without a wait state?)",
+                ));
+            }
+            match op {
+                Op::Enter { exec, node, skip_async } => {
+                    if let Some(call) = self.enter(&exec, node, skip_async)? {
+                        return Ok(Step::Call(call));
+                    }
+                }
+                Op::Leave { exec, node, skip_async } => self.leave(&exec, node, skip_async)?,
+                Op::End { exec } => self.end_token(&exec)?,
+            }
+            if !self.inst.is_running() {
+                self.agenda.clear();
+            }
+        }
+        self.normalize();
+        Ok(Step::Done)
+    }
+
+    /// A token arrives at `node`.
+    fn enter(&mut self, exec: &str, node: NodeIdx, skip_async: bool) -> Result<Option<ServiceCall>> {
+        let n = self.node(node).clone();
+        if let Some(e) = self.inst.execution_mut(exec) {
+            e.activity = Some(n.id.clone());
+            e.is_active = true;
+        }
+        if n.async_before && !skip_async {
+            self.add_job(exec, &n, JobKind::AsyncBefore, None, None);
+            if let Some(e) = self.inst.execution_mut(exec) {
+                e.is_active = false;
+            }
+            return Ok(None);
+        }
+        // A join is one activity in history, recorded when it fires, not once per arrival.
+        let join = matches!(n.kind, NodeKind::ParallelGateway | NodeKind::InclusiveGateway) && n.incoming.len() > 1;
+        if !join {
+            self.open_record(exec, &n, None);
+        }
+        if !n.boundary_events.is_empty() {
+            self.arm_boundary_events(exec, &n)?;
+        }
+        match &n.kind {
+            NodeKind::StartEvent(_) | NodeKind::PassThrough => self.push_leave(exec, node),
+            NodeKind::IntermediateThrowEvent(t) => {
+                if let Some(signal) = &t.signal {
+                    self.broadcast_in_instance(&signal.name.clone())?;
+                }
+                self.push_leave(exec, node);
+            }
+            NodeKind::EndEvent(end) => {
+                self.close_record(exec, &n.id, None);
+                match end {
+                    EndEvent::None => self.agenda.push_back(Op::End { exec: exec.to_string() }),
+                    EndEvent::Terminate => self.terminate_scope(exec, &n.id)?,
+                    EndEvent::Error(err) => {
+                        let code = err.code.clone().unwrap_or_default();
+                        self.throw_error(exec, &n.id, &code)?;
+                    }
+                    _ => self.agenda.push_back(Op::End { exec: exec.to_string() }),
+                }
+            }
+            NodeKind::UserTask(_) => self.create_task(exec, &n)?,
+            NodeKind::ServiceTask(s) => match &s.implementation {
+                Implementation::Handler { name, .. } => {
+                    let mut payload = self.inst.visible_variables(exec);
+                    if !s.fields.is_empty() {
+                        let mut fields = Map::new();
+                        for f in &s.fields {
+                            let v = if f.expression {
+                                self.eval(exec, &n.id, &f.value)?
+                            } else {
+                                Json::String(f.value.clone())
+                            };
+                            fields.insert(f.name.clone(), v);
+                        }
+                        payload.insert("fields".into(), Json::Object(fields));
+                    }
+                    self.waiting = Some((exec.to_string(), node));
+                    return Ok(Some(ServiceCall {
+                        execution_id: exec.to_string(),
+                        activity_id: n.id.clone(),
+                        handler: name.clone(),
+                        payload: Json::Object(payload),
+                    }));
+                }
+                _ => {
+                    return Err(ProcessError::at(
+                        ErrorKind::Model,
+                        &n.id,
+                        format!("service task '{}': external workers are not supported yet", n.id),
+                    ));
+                }
+            },
+            NodeKind::ReceiveTask(r) => {
+                if let Some(m) = &r.message {
+                    self.subscribe(exec, "message", &m.name.clone(), &n.id);
+                }
+                self.wait(exec);
+            }
+            NodeKind::IntermediateCatchEvent(c) => {
+                self.arm_trigger(exec, &n, &c.trigger.clone())?;
+                self.wait(exec);
+            }
+            NodeKind::ExclusiveGateway => {
+                let flow = self.choose_exclusive(exec, &n)?;
+                self.close_record(exec, &n.id, None);
+                self.take(exec, vec![flow]);
+            }
+            NodeKind::InclusiveGateway => {
+                if join {
+                    if !self.join_inclusive(exec, node)? {
+                        return Ok(None);
+                    }
+                    self.open_record(exec, &n, None);
+                }
+                let flows = self.choose_inclusive(exec, &n)?;
+                self.close_record(exec, &n.id, None);
+                self.take(exec, flows);
+            }
+            NodeKind::ParallelGateway => {
+                if join {
+                    if !self.join_parallel(exec, node) {
+                        return Ok(None);
+                    }
+                    self.open_record(exec, &n, None);
+                }
+                self.close_record(exec, &n.id, None);
+                self.take(exec, n.outgoing.clone());
+            }
+            NodeKind::EventBasedGateway => {
+                for &f in &n.outgoing {
+                    let target = self.node(self.flow_target(f)).clone();
+                    let trigger = match &target.kind {
+                        NodeKind::IntermediateCatchEvent(c) => c.trigger.clone(),
+                        NodeKind::ReceiveTask(r) => match &r.message {
+                            Some(m) => EventTrigger::Message(m.clone()),
+                            None => continue,
+                        },
+                        _ => continue,
+                    };
+                    self.arm_trigger(exec, &target, &trigger)?;
+                }
+                self.wait(exec);
+            }
+            NodeKind::SubProcess(sp) if !sp.triggered_by_event => {
+                let start = self
+                    .env
+                    .process
+                    .start_events_in(Some(node))
+                    .find(|&s| matches!(self.node(s).kind.trigger(), Some(EventTrigger::None)))
+                    .ok_or_else(|| {
+                        ProcessError::at(
+                            ErrorKind::Model,
+                            &n.id,
+                            format!("sub-process '{}' has no none start event", n.id),
+                        )
+                    })?;
+                if let Some(e) = self.inst.execution_mut(exec) {
+                    e.is_scope = true;
+                }
+                let inner = self.new_token(exec, start);
+                self.agenda.push_back(Op::Enter { exec: inner, node: start, skip_async: false });
+            }
+            _ => {
+                return Err(ProcessError::at(
+                    ErrorKind::Model,
+                    &n.id,
+                    format!("{} '{}' is not supported by this engine yet", n.element, n.id),
+                ));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A token leaves `node` along its outgoing flows.
+    fn leave(&mut self, exec: &str, node: NodeIdx, skip_async: bool) -> Result<()> {
+        let n = self.node(node).clone();
+        self.close_record(exec, &n.id, None);
+        self.disarm_boundary_events(exec);
+        if n.async_after && !skip_async {
+            self.add_job(exec, &n, JobKind::AsyncAfter, None, None);
+            self.wait(exec);
+            return Ok(());
+        }
+        if let Some(e) = self.inst.execution_mut(exec) {
+            e.is_scope = false;
+        }
+        let flows = if n.kind.is_gateway() { n.outgoing.clone() } else { self.choose_activity_flows(exec, &n)? };
+        self.take(exec, flows);
+        Ok(())
+    }
+
+    /// Moves a token along `flows`: none ends it, one moves it, several split it into
+    /// concurrent tokens of the same scope.
+    fn take(&mut self, exec: &str, flows: Vec<FlowIdx>) {
+        let Some((first, rest)) = flows.split_first() else {
+            self.agenda.push_back(Op::End { exec: exec.to_string() });
+            return;
+        };
+        let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone()).unwrap_or_default();
+        let mut ops = vec![Op::Enter { exec: exec.to_string(), node: self.flow_target(*first), skip_async: false }];
+        for &f in rest {
+            let target = self.flow_target(f);
+            let token = self.new_token(&parent, target);
+            ops.push(Op::Enter { exec: token, node: target, skip_async: false });
+        }
+        self.agenda.extend(ops);
+    }
+
+    /// A token ends; when it was the last of its scope, the scope completes.
+    fn end_token(&mut self, exec: &str) -> Result<()> {
+        let Some(e) = self.inst.execution(exec).cloned() else { return Ok(()) };
+        let Some(scope) = e.parent_id.clone() else {
+            // The root itself (a process without a start token).
+            self.end_instance(e.activity.clone(), None);
+            return Ok(());
+        };
+        self.remove_execution_tree(exec, None);
+        let tokens_left =
+            self.inst.executions.iter().any(|x| x.parent_id.as_deref() == Some(&scope) && !x.is_event_scope);
+        if tokens_left {
+            return Ok(());
+        }
+        if scope == self.inst.id {
+            self.end_instance(e.activity.clone(), None);
+        } else {
+            let node = self.node_of(&scope)?;
+            self.agenda.push_back(Op::Leave { exec: scope, node, skip_async: false });
+        }
+        Ok(())
+    }
+
+    // ----- jobs, timers, events ----------------------------------------------------------------
+
+    fn run_job(&mut self, job_id: &str) -> Result<()> {
+        let job = self.inst.jobs.iter().find(|j| j.id == job_id).cloned().ok_or_else(|| {
+            ProcessError::new(
+                ErrorKind::NotFound,
+                format!("job {job_id} is not a job of process instance {}", self.inst.id),
+            )
+        })?;
+        if job.repeat.is_none() {
+            self.inst.jobs.retain(|j| j.id != job_id);
+        }
+        let node = self.node_idx(&job.activity_id)?;
+        match job.kind {
+            JobKind::AsyncBefore => {
+                self.agenda.push_back(Op::Enter { exec: job.execution_id, node, skip_async: true });
+            }
+            JobKind::AsyncAfter => {
+                self.agenda.push_back(Op::Leave { exec: job.execution_id, node, skip_async: true });
+            }
+            JobKind::Timer => self.fire(&job.execution_id, &job.activity_id, None)?,
+        }
+        Ok(())
+    }
+
+    /// The event `activity` that `exec` waits for happened (a timer fired, a message or signal
+    /// arrived). `exec` is the waiting token (catch event, receive task, event-based gateway) or
+    /// the event-scope execution of a boundary event.
+    fn fire(&mut self, exec: &str, activity: &str, subscription: Option<&str>) -> Result<()> {
+        let node = self.node_idx(activity)?;
+        let n = self.node(node).clone();
+        let Some(e) = self.inst.execution(exec).cloned() else {
+            return Err(ProcessError::new(ErrorKind::NotFound, format!("execution {exec} is gone")));
+        };
+        if let NodeKind::BoundaryEvent(b) = &n.kind {
+            let activity_exec = e.parent_id.clone().unwrap_or_default();
+            if b.cancel_activity {
+                self.cancel_activity(&activity_exec, &format!("boundary event {activity}"));
+                self.open_record(&activity_exec, &n, None);
+                self.push_leave(&activity_exec, node);
+            } else {
+                let scope = self.inst.execution(&activity_exec).and_then(|a| a.parent_id.clone()).unwrap_or_default();
+                let token = self.new_token(&scope, node);
+                self.open_record(&token, &n, None);
+                self.push_leave(&token, node);
+                // A one-shot trigger of a non-interrupting boundary is used up; cycles re-arm.
+                if let Some(sub) = subscription {
+                    let keep = n.kind.trigger().is_some_and(|t| matches!(t, EventTrigger::Signal(_)));
+                    if !keep {
+                        self.inst.subscriptions.retain(|s| s.id != sub);
+                    }
+                }
+            }
+            return Ok(());
+        }
+        if let Some(sub) = subscription {
+            self.inst.subscriptions.retain(|s| s.id != sub);
+        }
+        let at_gateway = e.activity.as_deref() != Some(activity);
+        if at_gateway {
+            // An event-based gateway's branch won: the other branches' waits go.
+            let gateway = e.activity.clone().unwrap_or_default();
+            self.inst.jobs.retain(|j| j.execution_id != exec);
+            self.inst.subscriptions.retain(|s| s.execution_id != exec);
+            self.close_record(exec, &gateway, None);
+            if let Some(x) = self.inst.execution_mut(exec) {
+                x.activity = Some(activity.to_string());
+                x.is_active = true;
+            }
+            self.open_record(exec, &n, None);
+        } else {
+            self.inst.jobs.retain(|j| !(j.execution_id == exec && j.activity_id == activity && j.repeat.is_none()));
+            if let Some(x) = self.inst.execution_mut(exec) {
+                x.is_active = true;
+            }
+        }
+        self.push_leave(exec, node);
+        Ok(())
+    }
+
+    /// Creates the event-scope executions of `n`'s boundary events under `exec`.
+    fn arm_boundary_events(&mut self, exec: &str, n: &FlowNode) -> Result<()> {
+        for &b in &n.boundary_events {
+            let bn = self.node(b).clone();
+            let Some(trigger) = bn.kind.trigger().cloned() else { continue };
+            if matches!(trigger, EventTrigger::Error(_)) {
+                continue; // errors are looked up when thrown
+            }
+            let es = (self.env.ids)();
+            self.inst.executions.push(Execution {
+                id: es.clone(),
+                rev: 0,
+                parent_id: Some(exec.to_string()),
+                super_exec: None,
+                activity: Some(bn.id.clone()),
+                is_active: false,
+                is_concurrent: false,
+                is_scope: false,
+                is_event_scope: true,
+                is_mi_root: false,
+                start_time: self.env.now,
+                suspension_state: self.inst.suspension_state,
+            });
+            self.arm_trigger(&es, &bn, &trigger)?;
+        }
+        Ok(())
+    }
+
+    /// Removes the boundary waits of `exec` (it left its activity).
+    fn disarm_boundary_events(&mut self, exec: &str) {
+        let scopes: Vec<String> = self
+            .inst
+            .executions
+            .iter()
+            .filter(|e| e.parent_id.as_deref() == Some(exec) && e.is_event_scope)
+            .map(|e| e.id.clone())
+            .collect();
+        for es in scopes {
+            self.remove_execution_tree(&es, None);
+        }
+    }
+
+    /// A timer job or a subscription for `target`'s trigger, held by `exec`.
+    fn arm_trigger(&mut self, exec: &str, target: &FlowNode, trigger: &EventTrigger) -> Result<()> {
+        match trigger {
+            EventTrigger::Timer(t) => {
+                let (due, repeat) = self.timer_due(exec, target, t)?;
+                self.add_job(exec, target, JobKind::Timer, Some(due), repeat);
+            }
+            EventTrigger::Message(m) => self.subscribe(exec, "message", &m.name, &target.id),
+            EventTrigger::Signal(s) => self.subscribe(exec, "signal", &s.name, &target.id),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// When a timer is first due, and its REPEAT_ for cycles.
+    fn timer_due(&mut self, exec: &str, n: &FlowNode, t: &kairos_bpmn::Timer) -> Result<(Timestamp, Option<String>)> {
+        let now = self.env.now;
+        let bad =
+            |e: &dyn std::fmt::Display| ProcessError::at(ErrorKind::Model, &n.id, format!("timer of '{}': {e}", n.id));
+        let value = match &t.value {
+            TimerValue::Expression(text) => {
+                let v = self.eval(exec, &n.id, text)?;
+                let s = match v {
+                    Json::String(s) => s,
+                    other => other.to_string(),
+                };
+                match t.kind {
+                    TimerKind::Date => TimerValue::Date(kairos_time::parse_instant(&s).map_err(|e| bad(&e))?),
+                    TimerKind::Duration => {
+                        TimerValue::Duration(kairos_time::IsoDuration::parse(&s).map_err(|e| bad(&e))?)
+                    }
+                    TimerKind::Cycle => TimerValue::Cycle(kairos_time::RepeatCycle::parse(&s).map_err(|e| bad(&e))?),
+                }
+            }
+            other => other.clone(),
+        };
+        match value {
+            TimerValue::Date(at) => Ok((at, None)),
+            TimerValue::Duration(d) => Ok((d.add_to(now).map_err(|e| bad(&e))?, None)),
+            TimerValue::Cycle(c) => {
+                let due = c.first_due(now).map_err(|e| bad(&e))?.ok_or_else(|| bad(&"the cycle has no fire left"))?;
+                Ok((due, Some(c.to_string())))
+            }
+            TimerValue::Cron(expr) => Err(bad(&format!("cron cycles ('{expr}') are not supported yet"))),
+            _ => Err(bad(&"unsupported timer value")),
+        }
+    }
+
+    fn subscribe(&mut self, exec: &str, event_type: &str, name: &str, activity: &str) {
+        let id = (self.env.ids)();
+        self.inst.subscriptions.push(Subscription {
+            id,
+            event_type: event_type.into(),
+            event_name: name.into(),
+            execution_id: exec.into(),
+            activity_id: activity.into(),
+            created: self.env.now,
+        });
+    }
+
+    fn add_job(&mut self, exec: &str, n: &FlowNode, kind: JobKind, due: Option<Timestamp>, repeat: Option<String>) {
+        let id = (self.env.ids)();
+        self.inst.jobs.push(ProcessJob {
+            id,
+            kind,
+            execution_id: exec.into(),
+            activity_id: n.id.clone(),
+            due,
+            repeat,
+            exclusive: n.exclusive,
+            retry_cycle: n.retry_time_cycle.clone(),
+        });
+    }
+
+    /// A signal thrown inside the instance reaches the instance's own signal waits.
+    fn broadcast_in_instance(&mut self, name: &str) -> Result<()> {
+        let subs: Vec<Subscription> = self
+            .inst
+            .subscriptions
+            .iter()
+            .filter(|s| s.event_type == "signal" && s.event_name == name)
+            .cloned()
+            .collect();
+        for s in subs {
+            if self.inst.subscriptions.iter().any(|x| x.id == s.id) {
+                self.fire(&s.execution_id, &s.activity_id, Some(&s.id))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Throws error `code` from `exec`: the nearest enclosing sub-process with an error
+    /// boundary event catching it is cancelled and continues from that boundary event.
+    fn throw_error(&mut self, exec: &str, at: &str, code: &str) -> Result<()> {
+        // The thrower's own activity first (a service task's boundary), then enclosing scopes.
+        let mut scope = Some(exec.to_string());
+        while let Some(s) = scope {
+            let activity = self.inst.execution(&s).and_then(|e| e.activity.clone());
+            if let Some(node) = activity.as_deref().and_then(|a| self.env.process.node_idx(a)) {
+                let catcher = self.node(node).boundary_events.iter().copied().find(|&b| match &self.node(b).kind {
+                    NodeKind::BoundaryEvent(be) => match &be.trigger {
+                        EventTrigger::Error(e) => e.code.as_deref().is_none_or(|c| c == code),
+                        _ => false,
+                    },
+                    _ => false,
+                });
+                if let Some(b) = catcher {
+                    let bn = self.node(b).clone();
+                    self.cancel_activity(&s, &format!("error {code} caught by {}", bn.id));
+                    self.open_record(&s, &bn, None);
+                    self.push_leave(&s, b);
+                    return Ok(());
+                }
+            }
+            scope = self.inst.execution(&s).and_then(|e| e.parent_id.clone());
+        }
+        Err(ProcessError::at(
+            ErrorKind::Model,
+            at,
+            format!("error '{code}' thrown by '{at}' is not caught by any boundary event"),
+        ))
+    }
+
+    /// Terminate end event: every token of the scope ends, then the scope completes.
+    fn terminate_scope(&mut self, exec: &str, at: &str) -> Result<()> {
+        let scope = self.inst.execution(exec).and_then(|e| e.parent_id.clone()).unwrap_or_default();
+        let reason = format!("terminated by {at}");
+        let tokens: Vec<String> = self
+            .inst
+            .executions
+            .iter()
+            .filter(|e| e.parent_id.as_deref() == Some(&scope))
+            .map(|e| e.id.clone())
+            .collect();
+        for t in tokens {
+            self.remove_execution_tree(&t, Some(&reason));
+        }
+        self.agenda.retain(|op| match op {
+            Op::Enter { exec, .. } | Op::Leave { exec, .. } | Op::End { exec } => {
+                self.inst.executions.iter().any(|e| &e.id == exec)
+            }
+        });
+        if scope == self.inst.id {
+            self.end_instance(Some(at.to_string()), None);
+        } else {
+            let node = self.node_of(&scope)?;
+            self.agenda.push_back(Op::Leave { exec: scope, node, skip_async: false });
+        }
+        Ok(())
+    }
+
+    /// Cancels what `exec` is doing at its activity (an interrupting boundary event): its
+    /// task, its waits, its inner tokens; `exec` itself stays, to leave by the boundary event.
+    fn cancel_activity(&mut self, exec: &str, reason: &str) {
+        let children: Vec<String> = self
+            .inst
+            .executions
+            .iter()
+            .filter(|e| e.parent_id.as_deref() == Some(exec))
+            .map(|e| e.id.clone())
+            .collect();
+        for c in children {
+            self.remove_execution_tree(&c, Some(reason));
+        }
+        let tasks: Vec<String> =
+            self.inst.tasks.iter().filter(|t| t.execution_id == exec).map(|t| t.id.clone()).collect();
+        for t in tasks {
+            self.end_task(&t, Some(reason));
+        }
+        self.inst.jobs.retain(|j| j.execution_id != exec);
+        self.inst.subscriptions.retain(|s| s.execution_id != exec);
+        if let Some(activity) = self.inst.execution(exec).and_then(|e| e.activity.clone()) {
+            self.close_record(exec, &activity, Some(reason));
+        }
+        if let Some(e) = self.inst.execution_mut(exec) {
+            e.is_scope = false;
+            e.is_active = true;
+        }
+    }
+
+    // ----- tasks -------------------------------------------------------------------------------
+
+    fn create_task(&mut self, exec: &str, n: &FlowNode) -> Result<()> {
+        let NodeKind::UserTask(ut) = &n.kind else { return Ok(()) };
+        let assignee = match &ut.assignee {
+            Some(a) => Some(self.eval_string(exec, &n.id, a)?).filter(|s| !s.is_empty()),
+            None => None,
+        };
+        let mut candidate_users = Vec::new();
+        for c in &ut.candidate_users {
+            candidate_users.extend(split_list(&self.eval_string(exec, &n.id, c)?));
+        }
+        let mut candidate_groups = Vec::new();
+        for c in &ut.candidate_groups {
+            candidate_groups.extend(split_list(&self.eval_string(exec, &n.id, c)?));
+        }
+        let priority = match &ut.priority {
+            Some(p) => self.eval_string(exec, &n.id, p)?.trim().parse::<i32>().map_err(|_| {
+                ProcessError::at(ErrorKind::Model, &n.id, format!("priority of '{}' is not an integer", n.id))
+            })?,
+            None => 50,
+        };
+        let due_date = match &ut.due_date {
+            Some(d) => {
+                let text = self.eval_string(exec, &n.id, d)?;
+                let bad = || {
+                    ProcessError::at(
+                        ErrorKind::Model,
+                        &n.id,
+                        format!("dueDate of '{}': '{text}' is neither an instant nor an ISO 8601 duration", n.id),
+                    )
+                };
+                Some(match kairos_time::parse_instant(&text) {
+                    Ok(t) => t,
+                    Err(_) => kairos_time::IsoDuration::parse(&text)
+                        .map_err(|_| bad())?
+                        .add_to(self.env.now)
+                        .map_err(|_| bad())?,
+                })
+            }
+            None => None,
+        };
+        let id = (self.env.ids)();
+        self.inst.tasks.push(Task {
+            id: id.clone(),
+            rev: 0,
+            execution_id: exec.into(),
+            name: n.name.clone(),
+            task_def_key: n.id.clone(),
+            assignee: assignee.clone(),
+            priority,
+            create_time: self.env.now,
+            due_date,
+            form_key: ut.form_key.clone(),
+            claim_time: None,
+            suspension_state: self.inst.suspension_state,
+            candidate_users,
+            candidate_groups,
+        });
+        if let Some(r) = self.open_record_mut(exec, &n.id) {
+            r.task_id = Some(id);
+            r.assignee = assignee;
+        }
+        self.wait(exec);
+        Ok(())
+    }
+
+    /// Removes a task (completed, or cancelled with `reason`).
+    fn end_task(&mut self, task_id: &str, reason: Option<&str>) {
+        if let Some(t) = self.inst.task(task_id) {
+            let ended = EndedTask {
+                id: t.id.clone(),
+                start: t.create_time,
+                end: self.env.now,
+                reason: reason.map(str::to_string),
+            };
+            self.inst.ended_tasks.push(ended);
+        }
+        self.inst.tasks.retain(|t| t.id != task_id);
+    }
+
+    // ----- variables and expressions -------------------------------------------------------------
+
+    /// Sets variables as Activiti's `execution.setVariable` does: where a visible variable of
+    /// that name lives, else on the instance.
+    fn set_variables(&mut self, exec: &str, variables: Map<String, Json>) -> Result<()> {
+        for (name, value) in variables {
+            validate_variable_name(&name)?;
+            let mut at = Some(exec.to_string());
+            let mut owner = None;
+            while let Some(id) = at {
+                if self.inst.variables.iter().any(|v| v.name == name && v.execution_id == id) {
+                    owner = Some(id);
+                    break;
+                }
+                at = self.inst.execution(&id).and_then(|e| e.parent_id.clone());
+            }
+            let owner = owner.unwrap_or_else(|| self.inst.id.clone());
+            if let Some(v) = self.inst.variables.iter_mut().find(|v| v.name == name && v.execution_id == owner) {
+                v.value = value;
+            } else {
+                let id = (self.env.ids)();
+                self.inst.variables.push(Variable { id, rev: 0, name, execution_id: owner, value });
+            }
+        }
+        Ok(())
+    }
+
+    fn eval(&self, exec: &str, element: &str, text: &str) -> Result<Json> {
+        let expr = Expression::parse(text).map_err(|e| {
+            ProcessError::at(ErrorKind::Model, element, format!("expression '{text}' of '{element}': {e}"))
+        })?;
+        expr.eval(&self.context(exec)).map_err(|e| {
+            ProcessError::at(ErrorKind::Model, element, format!("expression '{text}' of '{element}': {e}"))
+        })
+    }
+
+    fn eval_string(&self, exec: &str, element: &str, text: &str) -> Result<String> {
+        if !text.contains("${") && !text.contains("#{") {
+            return Ok(text.to_string());
+        }
+        let expr = Expression::parse(text).map_err(|e| {
+            ProcessError::at(ErrorKind::Model, element, format!("expression '{text}' of '{element}': {e}"))
+        })?;
+        expr.eval_string(&self.context(exec)).map_err(|e| {
+            ProcessError::at(ErrorKind::Model, element, format!("expression '{text}' of '{element}': {e}"))
+        })
+    }
+
+    fn eval_bool(&self, exec: &str, element: &str, text: &str) -> Result<bool> {
+        let expr = Expression::parse(text).map_err(|e| {
+            ProcessError::at(ErrorKind::Model, element, format!("condition '{text}' of '{element}': {e}"))
+        })?;
+        expr.eval_bool(&self.context(exec))
+            .map_err(|e| ProcessError::at(ErrorKind::Model, element, format!("condition '{text}' of '{element}': {e}")))
+    }
+
+    fn context(&self, exec: &str) -> VarContext<'_> {
+        let current = self.inst.execution(exec).and_then(|e| e.activity.clone());
+        VarContext {
+            inst: &self.inst,
+            exec: exec.to_string(),
+            info: ExecutionInfo {
+                id: exec.to_string(),
+                process_instance_id: self.inst.id.clone(),
+                process_business_key: self.inst.business_key.clone(),
+                current_activity_id: current,
+            },
+        }
+    }
+
+    // ----- gateways and flow choice ----------------------------------------------------------------
+
+    fn choose_exclusive(&self, exec: &str, n: &FlowNode) -> Result<FlowIdx> {
+        for &f in &n.outgoing {
+            if Some(f) == n.default_flow {
+                continue;
+            }
+            let flow = self.env.process.flow(f);
+            match &flow.condition {
+                None => return Ok(f),
+                Some(c) if self.eval_bool(exec, &flow.id, c)? => return Ok(f),
+                Some(_) => {}
+            }
+        }
+        n.default_flow.ok_or_else(|| {
+            ProcessError::at(
+                ErrorKind::Model,
+                &n.id,
+                format!(
+                    "no outgoing flow of exclusive gateway '{}' has a condition that holds, and it has no default flow",
+                    n.id
+                ),
+            )
+        })
+    }
+
+    fn choose_inclusive(&self, exec: &str, n: &FlowNode) -> Result<Vec<FlowIdx>> {
+        let mut out = Vec::new();
+        for &f in &n.outgoing {
+            if Some(f) == n.default_flow {
+                continue;
+            }
+            let flow = self.env.process.flow(f);
+            let holds = match &flow.condition {
+                None => true,
+                Some(c) => self.eval_bool(exec, &flow.id, c)?,
+            };
+            if holds {
+                out.push(f);
+            }
+        }
+        if out.is_empty() {
+            out.extend(n.default_flow);
+        }
+        if out.is_empty() {
+            return Err(ProcessError::at(
+                ErrorKind::Model,
+                &n.id,
+                format!(
+                    "no outgoing flow of inclusive gateway '{}' has a condition that holds, and it has no default flow",
+                    n.id
+                ),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Outgoing flows of an activity: unconditional ones and those whose condition holds; the
+    /// default flow when none of the conditional ones does.
+    fn choose_activity_flows(&self, exec: &str, n: &FlowNode) -> Result<Vec<FlowIdx>> {
+        let mut out = Vec::new();
+        let mut conditional = false;
+        for &f in &n.outgoing {
+            if Some(f) == n.default_flow {
+                continue;
+            }
+            let flow = self.env.process.flow(f);
+            match &flow.condition {
+                None => out.push(f),
+                Some(c) => {
+                    conditional = true;
+                    if self.eval_bool(exec, &flow.id, c)? {
+                        out.push(f);
+                    }
+                }
+            }
+        }
+        if out.is_empty() && (conditional || n.default_flow.is_some()) {
+            out.extend(n.default_flow);
+        }
+        Ok(out)
+    }
+
+    /// Parallel join: the token waits; when a token has arrived on every incoming flow, one
+    /// goes on and the others end. True when this token goes on.
+    fn join_parallel(&mut self, exec: &str, node: NodeIdx) -> bool {
+        let incoming = self.node(node).incoming.len();
+        let id = self.node(node).id.clone();
+        let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone());
+        if let Some(e) = self.inst.execution_mut(exec) {
+            e.is_active = false;
+        }
+        let waiting: Vec<String> = self
+            .inst
+            .executions
+            .iter()
+            .filter(|e| {
+                e.parent_id == parent && e.activity.as_deref() == Some(&id) && !e.is_active && !e.is_event_scope
+            })
+            .map(|e| e.id.clone())
+            .collect();
+        if waiting.len() < incoming {
+            return false;
+        }
+        self.merge_at(exec, &id, &waiting);
+        true
+    }
+
+    /// Inclusive join: the token waits until no other token of the scope can still reach the
+    /// gateway. True when this token goes on.
+    fn join_inclusive(&mut self, exec: &str, node: NodeIdx) -> Result<bool> {
+        let id = self.node(node).id.clone();
+        let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone());
+        if let Some(e) = self.inst.execution_mut(exec) {
+            e.is_active = false;
+        }
+        let siblings: Vec<Execution> =
+            self.inst.executions.iter().filter(|e| e.parent_id == parent && !e.is_event_scope).cloned().collect();
+        let waiting: Vec<String> = siblings
+            .iter()
+            .filter(|e| e.activity.as_deref() == Some(&id) && !e.is_active)
+            .map(|e| e.id.clone())
+            .collect();
+        let others_can_arrive = siblings.iter().filter(|e| !waiting.contains(&e.id)).any(|e| {
+            let at = e.activity.as_deref().and_then(|a| self.env.process.node_idx(a));
+            at.is_some_and(|a| self.reaches(a, node))
+        }) || self.agenda.iter().any(|op| match op {
+            Op::Enter { exec: x, node: at, .. } | Op::Leave { exec: x, node: at, .. } => {
+                !waiting.contains(x) && siblings.iter().any(|s| &s.id == x) && self.reaches(*at, node)
+            }
+            Op::End { .. } => false,
+        });
+        if others_can_arrive {
+            return Ok(false);
+        }
+        self.merge_at(exec, &id, &waiting);
+        Ok(true)
+    }
+
+    /// The tokens `waiting` at a join become `exec` alone.
+    fn merge_at(&mut self, exec: &str, _gateway: &str, waiting: &[String]) {
+        for w in waiting.iter().filter(|w| w.as_str() != exec) {
+            self.inst.executions.retain(|e| &e.id != w);
+        }
+        if let Some(e) = self.inst.execution_mut(exec) {
+            e.is_active = true;
+        }
+    }
+
+    /// Whether a token at `from` can reach `to` along sequence flows.
+    fn reaches(&self, from: NodeIdx, to: NodeIdx) -> bool {
+        let mut seen = vec![false; self.env.process.nodes.len()];
+        let mut stack = vec![from];
+        while let Some(n) = stack.pop() {
+            if n == to && n != from {
+                return true;
+            }
+            if std::mem::replace(&mut seen[n.index()], true) {
+                continue;
+            }
+            for &f in &self.node(n).outgoing {
+                let t = self.flow_target(f);
+                if t == to {
+                    return true;
+                }
+                stack.push(t);
+            }
+        }
+        false
+    }
+
+    // ----- the tree ----------------------------------------------------------------------------
+
+    fn new_token(&mut self, parent: &str, at: NodeIdx) -> String {
+        let id = (self.env.ids)();
+        let activity = Some(self.node(at).id.clone());
+        self.inst.executions.push(Execution {
+            id: id.clone(),
+            rev: 0,
+            parent_id: Some(parent.to_string()),
+            super_exec: None,
+            activity,
+            is_active: true,
+            is_concurrent: false,
+            is_scope: false,
+            is_event_scope: false,
+            is_mi_root: false,
+            start_time: self.env.now,
+            suspension_state: self.inst.suspension_state,
+        });
+        id
+    }
+
+    /// Removes an execution and everything under it: children, tasks, jobs, subscriptions,
+    /// variables; open history rows close with `reason`.
+    fn remove_execution_tree(&mut self, exec: &str, reason: Option<&str>) {
+        let mut doomed = vec![exec.to_string()];
+        let mut i = 0;
+        while i < doomed.len() {
+            let id = doomed[i].clone();
+            doomed.extend(
+                self.inst.executions.iter().filter(|e| e.parent_id.as_deref() == Some(&id)).map(|e| e.id.clone()),
+            );
+            i += 1;
+        }
+        for id in &doomed {
+            let tasks: Vec<String> =
+                self.inst.tasks.iter().filter(|t| &t.execution_id == id).map(|t| t.id.clone()).collect();
+            for t in tasks {
+                self.end_task(&t, reason.or(Some("deleted")));
+            }
+            if let Some(r) = reason {
+                let open: Vec<String> = self
+                    .inst
+                    .activities
+                    .iter()
+                    .filter(|a| &a.execution_id == id && a.end.is_none())
+                    .map(|a| a.activity_id.clone())
+                    .collect();
+                for a in open {
+                    self.close_record(id, &a, Some(r));
+                }
+            }
+        }
+        self.inst.executions.retain(|e| !doomed.contains(&e.id));
+        self.inst.jobs.retain(|j| !doomed.contains(&j.execution_id));
+        self.inst.subscriptions.retain(|s| !doomed.contains(&s.execution_id));
+        self.inst.variables.retain(|v| !doomed.contains(&v.execution_id));
+    }
+
+    /// The instance ends: everything goes; history keeps the end (and the reason).
+    fn end_instance(&mut self, end_activity: Option<String>, reason: Option<String>) {
+        let root = self.inst.id.clone();
+        let children: Vec<String> = self
+            .inst
+            .executions
+            .iter()
+            .filter(|e| e.parent_id.as_deref() == Some(&root))
+            .map(|e| e.id.clone())
+            .collect();
+        let why = reason.clone().unwrap_or_else(|| "ended".into());
+        for c in children {
+            self.remove_execution_tree(&c, reason.as_deref().or(Some(&why)));
+        }
+        let open: Vec<String> = self
+            .inst
+            .activities
+            .iter()
+            .filter(|a| a.execution_id == root && a.end.is_none())
+            .map(|a| a.activity_id.clone())
+            .collect();
+        for a in open {
+            self.close_record(&root, &a, reason.as_deref());
+        }
+        self.inst.executions.clear();
+        self.inst.tasks.clear();
+        self.inst.jobs.clear();
+        self.inst.subscriptions.clear();
+        self.inst.variables.clear();
+        self.inst.ended = Some((self.env.now, end_activity));
+        self.inst.delete_reason = reason;
+    }
+
+    /// IS_CONCURRENT_ and IS_ACTIVE_ of scope executions, as seed 003 §5.3 tabulates them:
+    /// tokens of a scope are concurrent when there is more than one; a scope execution
+    /// holding tokens is a container, not active itself.
+    fn normalize(&mut self) {
+        let ids: Vec<String> = self.inst.executions.iter().map(|e| e.id.clone()).collect();
+        for id in ids {
+            let tokens: Vec<String> = self
+                .inst
+                .executions
+                .iter()
+                .filter(|e| e.parent_id.as_deref() == Some(&id) && !e.is_event_scope)
+                .map(|e| e.id.clone())
+                .collect();
+            let concurrent = tokens.len() > 1;
+            for t in &tokens {
+                if let Some(e) = self.inst.execution_mut(t) {
+                    e.is_concurrent = concurrent;
+                }
+            }
+            if !tokens.is_empty()
+                && let Some(e) = self.inst.execution_mut(&id)
+            {
+                e.is_active = false;
+            }
+        }
+    }
+
+    fn wait(&mut self, exec: &str) {
+        if let Some(e) = self.inst.execution_mut(exec) {
+            e.is_active = true;
+        }
+    }
+
+    fn push_leave(&mut self, exec: &str, node: NodeIdx) {
+        self.agenda.push_back(Op::Leave { exec: exec.to_string(), node, skip_async: false });
+    }
+
+    // ----- history -----------------------------------------------------------------------------
+
+    fn open_record(&mut self, exec: &str, n: &FlowNode, task_id: Option<String>) {
+        self.inst.seq += 1;
+        let id = (self.env.ids)();
+        self.inst.activities.push(ActivityRecord {
+            id,
+            execution_id: exec.to_string(),
+            activity_id: n.id.clone(),
+            activity_name: n.name.clone(),
+            activity_type: n.element.to_string(),
+            task_id,
+            assignee: None,
+            start: self.env.now,
+            end: None,
+            delete_reason: None,
+            seq: self.inst.seq,
+        });
+    }
+
+    fn open_record_mut(&mut self, exec: &str, activity: &str) -> Option<&mut ActivityRecord> {
+        self.inst
+            .activities
+            .iter_mut()
+            .rev()
+            .find(|a| a.execution_id == exec && a.activity_id == activity && a.end.is_none())
+    }
+
+    fn close_record(&mut self, exec: &str, activity: &str, reason: Option<&str>) {
+        let now = self.env.now;
+        if let Some(r) = self.open_record_mut(exec, activity) {
+            r.end = Some(now);
+            r.delete_reason = reason.map(str::to_string);
+        }
+    }
+
+    // ----- look-ups ----------------------------------------------------------------------------
+
+    fn node(&self, idx: NodeIdx) -> &FlowNode {
+        self.env.process.node(idx)
+    }
+
+    fn flow_target(&self, f: FlowIdx) -> NodeIdx {
+        self.env.process.flow(f).target
+    }
+
+    fn node_idx(&self, id: &str) -> Result<NodeIdx> {
+        self.env.process.node_idx(id).ok_or_else(|| {
+            ProcessError::at(
+                ErrorKind::Model,
+                id,
+                format!("element '{id}' is not in process definition {}", self.inst.definition_id),
+            )
+        })
+    }
+
+    fn node_of(&self, exec: &str) -> Result<NodeIdx> {
+        let activity = self
+            .inst
+            .execution(exec)
+            .and_then(|e| e.activity.clone())
+            .ok_or_else(|| ProcessError::new(ErrorKind::NotFound, format!("execution {exec} is at no activity")))?;
+        self.node_idx(&activity)
+    }
+
+    fn task(&self, id: &str) -> Result<&Task> {
+        self.inst.task(id).ok_or_else(|| ProcessError::new(ErrorKind::NotFound, format!("task {id} does not exist")))
+    }
+
+    fn none_start(&self) -> Result<NodeIdx> {
+        self.env
+            .process
+            .start_events
+            .iter()
+            .copied()
+            .find(|&s| matches!(self.node(s).kind.trigger(), Some(EventTrigger::None)))
+            .ok_or_else(|| {
+                ProcessError::new(
+                    ErrorKind::Conflict,
+                    format!(
+                        "process '{}' has no none start event: it starts by a timer, message or signal",
+                        self.env.process.id
+                    ),
+                )
+            })
+    }
+}
+
+/// The variables and `execution` an expression sees.
+struct VarContext<'i> {
+    inst: &'i Instance,
+    exec: String,
+    info: ExecutionInfo,
+}
+
+impl Context for VarContext<'_> {
+    fn variable(&self, name: &str) -> Option<Json> {
+        self.inst.visible_variable(&self.exec, name).cloned()
+    }
+
+    fn local_variable(&self, name: &str) -> Option<Json> {
+        self.inst.variables.iter().find(|v| v.execution_id == self.exec && v.name == name).map(|v| v.value.clone())
+    }
+
+    fn execution(&self) -> Option<&ExecutionInfo> {
+        Some(&self.info)
+    }
+}
+
+fn split_list(s: &str) -> Vec<String> {
+    s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(str::to_string).collect()
+}
+
+/// A variable name: 1 to 255 characters, no control characters.
+pub fn validate_variable_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.chars().count() > 255 || name.chars().any(char::is_control) {
+        return Err(ProcessError::new(
+            ErrorKind::Invalid,
+            format!("variable name '{}' must be 1 to 255 characters without control characters", name.escape_debug()),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,269 @@
+//! One process instance in memory: the rows of ACT_RU_EXECUTION, ACT_RU_TASK, ACT_RU_VARIABLE,
+//! ACT_RU_EVENT_SUBSCR and the instance's jobs, plus its open history rows.
+//!
+//! A command loads an [`Instance`], changes it through the runtime, and the engine writes the
+//! difference between the loaded and the final state (see [`crate::Changes`]). Field names
+//! follow the columns; booleans are the IS_*_ flags of seed 003 §2.3.
+
+use jiff::Timestamp;
+use serde_json::Value as Json;
+
+/// SUSPENSION_STATE_ values.
+pub const ACTIVE: i32 = 1;
+pub const SUSPENDED: i32 = 2;
+
+/// A row of ACT_RU_EXECUTION.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Execution {
+    pub id: String,
+    pub rev: i32,
+    pub parent_id: Option<String>,
+    /// SUPER_EXEC_: on a called instance's root, the caller's execution.
+    pub super_exec: Option<String>,
+    /// ACT_ID_: where the execution is (`None` on a root that only contains others).
+    pub activity: Option<String>,
+    pub is_active: bool,
+    pub is_concurrent: bool,
+    pub is_scope: bool,
+    pub is_event_scope: bool,
+    pub is_mi_root: bool,
+    pub start_time: Timestamp,
+    /// SUSPENSION_STATE_: [`ACTIVE`] or [`SUSPENDED`].
+    pub suspension_state: i32,
+}
+
+/// A row of ACT_RU_TASK.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    pub id: String,
+    pub rev: i32,
+    pub execution_id: String,
+    pub name: Option<String>,
+    pub task_def_key: String,
+    pub assignee: Option<String>,
+    pub priority: i32,
+    pub create_time: Timestamp,
+    pub due_date: Option<Timestamp>,
+    pub form_key: Option<String>,
+    pub claim_time: Option<Timestamp>,
+    pub suspension_state: i32,
+    /// Candidate users and groups (ACT_RU_IDENTITYLINK, TYPE_ 'candidate').
+    pub candidate_users: Vec<String>,
+    pub candidate_groups: Vec<String>,
+}
+
+/// A row of ACT_RU_VARIABLE: a name in the scope of an execution (the root for instance
+/// variables).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variable {
+    pub id: String,
+    pub rev: i32,
+    pub name: String,
+    pub execution_id: String,
+    pub value: Json,
+}
+
+/// A row of ACT_RU_EVENT_SUBSCR: an execution waiting for a message or a signal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Subscription {
+    pub id: String,
+    /// `message` or `signal`.
+    pub event_type: String,
+    pub event_name: String,
+    pub execution_id: String,
+    pub activity_id: String,
+    pub created: Timestamp,
+}
+
+/// A job of the instance (ACT_RU_JOB), as far as the runtime cares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessJob {
+    pub id: String,
+    pub kind: JobKind,
+    pub execution_id: String,
+    /// The element the job belongs to (ELEMENT_ID_).
+    pub activity_id: String,
+    /// DUEDATE_ (timers); `None` runs as soon as a worker is free.
+    pub due: Option<Timestamp>,
+    /// REPEAT_ of a cycle timer (`R3/PT1S`).
+    pub repeat: Option<String>,
+    pub exclusive: bool,
+    /// failedJobRetryTimeCycle of the element.
+    pub retry_cycle: Option<String>,
+}
+
+/// HANDLER_TYPE_ of the process engine's jobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobKind {
+    /// Continue before the activity (`async` / `asyncBefore`).
+    AsyncBefore,
+    /// Continue after the activity (`asyncAfter`).
+    AsyncAfter,
+    /// A timer of a catch event, a boundary event or an event-based gateway's branch.
+    Timer,
+}
+
+impl JobKind {
+    pub const ASYNC_CONTINUATION: &'static str = "async-continuation";
+    pub const TRIGGER_TIMER: &'static str = "trigger-timer";
+
+    /// HANDLER_TYPE_.
+    pub fn handler_type(self) -> &'static str {
+        match self {
+            JobKind::AsyncBefore | JobKind::AsyncAfter => Self::ASYNC_CONTINUATION,
+            JobKind::Timer => Self::TRIGGER_TIMER,
+        }
+    }
+
+    /// TYPE_.
+    pub fn job_type(self) -> &'static str {
+        match self {
+            JobKind::Timer => "timer",
+            _ => "message",
+        }
+    }
+
+    /// HANDLER_CFG_ (JSON): which element and which side of it.
+    pub fn config(self, activity: &str) -> String {
+        let phase = match self {
+            JobKind::AsyncBefore => "before",
+            JobKind::AsyncAfter => "after",
+            JobKind::Timer => "timer",
+        };
+        serde_json::json!({ "activityId": activity, "phase": phase }).to_string()
+    }
+
+    /// The kind from HANDLER_TYPE_ and HANDLER_CFG_.
+    pub fn from_row(handler_type: &str, config: Option<&str>) -> Option<JobKind> {
+        let phase = config
+            .and_then(|c| serde_json::from_str::<Json>(c).ok())
+            .and_then(|v| v.get("phase").and_then(Json::as_str).map(str::to_string));
+        match (handler_type, phase.as_deref()) {
+            (Self::ASYNC_CONTINUATION, Some("after")) => Some(JobKind::AsyncAfter),
+            (Self::ASYNC_CONTINUATION, _) => Some(JobKind::AsyncBefore),
+            (Self::TRIGGER_TIMER, _) => Some(JobKind::Timer),
+            _ => None,
+        }
+    }
+}
+
+/// An ACT_HI_ACTINST row that is open (no end) or was opened by this command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivityRecord {
+    pub id: String,
+    pub execution_id: String,
+    pub activity_id: String,
+    pub activity_name: Option<String>,
+    pub activity_type: String,
+    pub task_id: Option<String>,
+    pub assignee: Option<String>,
+    pub start: Timestamp,
+    pub end: Option<Timestamp>,
+    pub delete_reason: Option<String>,
+    /// Start order within the instance.
+    pub seq: i64,
+}
+
+/// One process instance: the root execution and everything that hangs off it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Instance {
+    /// PROC_INST_ID_ = the root execution's ID_.
+    pub id: String,
+    pub definition_id: String,
+    pub definition_key: String,
+    pub business_key: Option<String>,
+    pub tenant_id: String,
+    pub start_time: Timestamp,
+    pub start_activity: Option<String>,
+    pub start_user: Option<String>,
+    /// The call activity's execution in the calling instance, if called.
+    pub super_exec: Option<String>,
+    /// REV_ of the root execution when loaded: every command on the instance bumps it, so two
+    /// commands on one instance never both commit (seed 003 §2.1's optimistic lock).
+    pub root_rev: i32,
+    /// SEQ_ of the root: the last history sequence number used.
+    pub seq: i64,
+    pub executions: Vec<Execution>,
+    pub tasks: Vec<Task>,
+    pub variables: Vec<Variable>,
+    pub subscriptions: Vec<Subscription>,
+    pub jobs: Vec<ProcessJob>,
+    /// Open activity history rows (and those this command opened and closed).
+    pub activities: Vec<ActivityRecord>,
+    /// Set when the instance ended in this command: END_TIME_ and the end activity.
+    pub ended: Option<(Timestamp, Option<String>)>,
+    /// DELETE_REASON_ when it ended by deletion or termination.
+    pub delete_reason: Option<String>,
+    /// SUSPENSION_STATE_ of the instance.
+    pub suspension_state: i32,
+    /// Tasks this command completed or cancelled (their history rows get an end).
+    pub ended_tasks: Vec<EndedTask>,
+}
+
+/// A task that ended in this command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndedTask {
+    pub id: String,
+    pub start: Timestamp,
+    pub end: Timestamp,
+    /// DELETE_REASON_: `None` when completed.
+    pub reason: Option<String>,
+}
+
+impl Instance {
+    pub fn execution(&self, id: &str) -> Option<&Execution> {
+        self.executions.iter().find(|e| e.id == id)
+    }
+
+    pub fn execution_mut(&mut self, id: &str) -> Option<&mut Execution> {
+        self.executions.iter_mut().find(|e| e.id == id)
+    }
+
+    /// The children of an execution, in creation order.
+    pub fn children(&self, id: &str) -> Vec<&Execution> {
+        self.executions.iter().filter(|e| e.parent_id.as_deref() == Some(id)).collect()
+    }
+
+    pub fn task(&self, id: &str) -> Option<&Task> {
+        self.tasks.iter().find(|t| t.id == id)
+    }
+
+    /// The instance variable `name` (root scope).
+    pub fn variable(&self, name: &str) -> Option<&Json> {
+        self.variables.iter().find(|v| v.name == name && v.execution_id == self.id).map(|v| &v.value)
+    }
+
+    /// The variable visible from `execution`: its own scope first, then each parent's.
+    pub fn visible_variable(&self, execution: &str, name: &str) -> Option<&Json> {
+        let mut at = Some(execution.to_string());
+        while let Some(id) = at {
+            if let Some(v) = self.variables.iter().find(|v| v.name == name && v.execution_id == id) {
+                return Some(&v.value);
+            }
+            at = self.execution(&id).and_then(|e| e.parent_id.clone());
+        }
+        None
+    }
+
+    /// Every variable visible from `execution`, inner scopes shadowing outer ones.
+    pub fn visible_variables(&self, execution: &str) -> serde_json::Map<String, Json> {
+        let mut chain = Vec::new();
+        let mut at = Some(execution.to_string());
+        while let Some(id) = at {
+            at = self.execution(&id).and_then(|e| e.parent_id.clone());
+            chain.push(id);
+        }
+        let mut out = serde_json::Map::new();
+        for id in chain.iter().rev() {
+            for v in self.variables.iter().filter(|v| &v.execution_id == id) {
+                out.insert(v.name.clone(), v.value.clone());
+            }
+        }
+        out
+    }
+
+    /// True while the instance has not ended.
+    pub fn is_running(&self) -> bool {
+        self.ended.is_none()
+    }
+}
