@@ -140,5 +140,7 @@ proptest! {
         let body: String = picks.iter().map(|&i| TOKENS[i]).collect();
         check(&body, &context());
         check(&format!("${{{body}}}"), &context());
+        // And without a clock (or an execution), where `dateTime()` fails.
+        check(&format!("${{{body}}}"), &standard());
     }
 }

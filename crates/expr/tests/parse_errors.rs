@@ -69,9 +69,21 @@ fn date_time_methods_only_parse_on_date_times() {
         // `toString()` is still refused before anything runs.
         ("${a.toString()}", "method 'toString' can only be called on a date-time, such as dateTime()", 4),
         ("${dueDate.plusDays(1)}", "method 'plusDays' can only be called on a date-time, such as dateTime()", 10),
-        ("${dateTime().getMillis().plusDays(1)}", "method 'plusDays' can only be called on a date-time, such as dateTime()", 25),
-        ("${dateTime().toString().isBefore(x)}", "method 'isBefore' can only be called on a date-time, such as dateTime()", 24),
-        ("${(t ? dateTime() : 'x').plusDays(1)}", "method 'plusDays' can only be called on a date-time, such as dateTime()", 25),
+        (
+            "${dateTime().getMillis().plusDays(1)}",
+            "method 'plusDays' can only be called on a date-time, such as dateTime()",
+            25,
+        ),
+        (
+            "${dateTime().toString().isBefore(x)}",
+            "method 'isBefore' can only be called on a date-time, such as dateTime()",
+            24,
+        ),
+        (
+            "${(t ? dateTime() : 'x').plusDays(1)}",
+            "method 'plusDays' can only be called on a date-time, such as dateTime()",
+            25,
+        ),
         ("${dateTime().trim()}", "method 'trim' cannot be called on a date-time", 13),
         ("${dateTime().plusDays(1).contains('x')}", "method 'contains' cannot be called on a date-time", 25),
         ("${(t ? dateTime() : dateTime().minusDays(1)).size()}", "method 'size' cannot be called on a date-time", 45),

@@ -292,7 +292,115 @@ async fn bad_deployments_are_refused_with_the_line_and_nothing_is_written(backen
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const CALLER: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <process id="purchase" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="callExec"/>
+    <callActivity id="callExec" calledElement="execution">
+      <extensionElements>
+        <camunda:in businessKey="${execution.processBusinessKey}"/>
+        <camunda:in source="amount" target="amount"/>
+        <camunda:out source="orderNo" target="orderNo"/>
+      </extensionElements>
+    </callActivity>
+    <sequenceFlow id="f2" sourceRef="callExec" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+  <process id="execution" isExecutable="true">
+    <startEvent id="s"/>
+    <sequenceFlow id="g1" sourceRef="s" targetRef="place"/>
+    <userTask id="place"/>
+    <sequenceFlow id="g2" sourceRef="place" targetRef="e"/>
+    <endEvent id="e"/>
+  </process>
+</definitions>"#;
+
+/// Seed 003 §3.3, verbatim (the sub-process root id bound for its placeholder).
+const SEED_003_CALL_CHAIN: &str = "SELECT e.PROC_INST_ID_ AS sub_process_id, pe.ID_ AS caller_execution_id, pe.PROC_INST_ID_ AS parent_process_id FROM ACT_RU_EXECUTION e LEFT JOIN ACT_RU_EXECUTION pe ON pe.ID_ = e.SUPER_EXEC_ID_ WHERE e.ID_ = ?;";
+
+async fn a_call_activity_links_the_called_instance_through_super_exec(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("purchase.bpmn", CALLER).await.unwrap();
+    let parent = p.start(start("purchase", "PO-7", json!({"amount": 12}))).await.unwrap();
+    let subs = p.instances(None, Some("execution"), Some(false)).await.unwrap();
+    assert_eq!(subs.len(), 1);
+    let sub = &subs[0];
+    assert_eq!(sub.business_key.as_deref(), Some("PO-7"), "business key passed in");
+    assert_eq!(sub.super_process_instance_id.as_deref(), Some(parent.id.as_str()));
+    assert_eq!(p.variables(&sub.id).await.unwrap()["amount"], json!(12), "in mapping");
+    let chain = engine.store().sql_query(SEED_003_CALL_CHAIN, &[SqlValue::Text(sub.id.clone())]).await.unwrap();
+    assert_eq!(chain.len(), 1);
+    assert_eq!(chain[0][0].as_str(), Some(sub.id.as_str()));
+    let caller_exec = chain[0][1].as_str().unwrap().to_string();
+    assert_eq!(chain[0][2].as_str(), Some(parent.id.as_str()));
+    let parent_execs = p.executions(&parent.id).await.unwrap();
+    assert!(parent_execs.iter().any(|e| e.id == caller_exec && e.activity_id.as_deref() == Some("callExec")));
+    // The called instance ends: the caller goes on, with the out mapping, in the same commit.
+    let task = p.tasks(Some(&sub.id), None, None, None).await.unwrap().remove(0);
+    p.complete_task(&task.id, vars(json!({"orderNo": "X-1"}))).await.unwrap();
+    assert!(p.instance(&sub.id).await.unwrap().ended);
+    let parent_now = p.instance(&parent.id).await.unwrap();
+    assert!(parent_now.ended, "the caller continued to its end");
+    assert_eq!(trace(&engine, &parent.id).await, ["start", "callExec", "end"]);
+    // Deleting a caller deletes what it called (P10).
+    let parent2 = p.start(start("purchase", "PO-8", json!({"amount": 1}))).await.unwrap();
+    p.delete_instance(&parent2.id, "order withdrawn").await.unwrap();
+    let running = p.instances(None, None, Some(false)).await.unwrap();
+    assert!(running.is_empty(), "{running:?}");
+    let hist = p.instances(Some("PO-8"), Some("execution"), None).await.unwrap();
+    assert_eq!(hist[0].delete_reason.as_deref(), Some("order withdrawn"));
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+async fn a_suspended_instance_keeps_its_jobs_apart_and_refuses_task_completion(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("timers.bpmn", &TIMERS.replace("PT5S", "PT1H").replace("R3/PT1S", "R3/PT1H")).await.unwrap();
+    let inst = p.start(start("timers", "S1", json!({}))).await.unwrap();
+    wait_until(LIMIT, "the user task", || async {
+        !p.tasks(Some(&inst.id), None, None, None).await.unwrap().is_empty()
+    })
+    .await;
+    let count = |table: &'static str| {
+        let store = engine.store().clone();
+        let id = inst.id.clone();
+        async move {
+            store
+                .sql_query(
+                    &format!("SELECT COUNT(*) FROM {table} WHERE PROCESS_INSTANCE_ID_ = ?"),
+                    &[SqlValue::Text(id)],
+                )
+                .await
+                .unwrap()[0][0]
+                .as_i64()
+                .unwrap()
+        }
+    };
+    assert_eq!((count("ACT_RU_JOB").await, count("ACT_RU_SUSPENDED_JOB").await), (2, 0));
+    p.set_instance_suspended(&inst.id, true).await.unwrap();
+    assert_eq!((count("ACT_RU_JOB").await, count("ACT_RU_SUSPENDED_JOB").await), (0, 2));
+    let task = p.tasks(Some(&inst.id), None, None, None).await.unwrap().remove(0);
+    assert!(task.suspended);
+    let err = p.complete_task(&task.id, Map::new()).await.unwrap_err();
+    assert!(err.to_string().contains("suspended"), "{err}");
+    p.set_instance_suspended(&inst.id, false).await.unwrap();
+    assert_eq!((count("ACT_RU_JOB").await, count("ACT_RU_SUSPENDED_JOB").await), (2, 0));
+    p.complete_task(&task.id, Map::new()).await.unwrap();
+    assert!(p.instance(&inst.id).await.unwrap().ended);
+    // A suspended definition refuses new starts.
+    let def = p.definitions_list(Some("timers"), true).await.unwrap().remove(0);
+    p.set_definition_suspended(&def.id, true).await.unwrap();
+    let err = p.start(start("timers", "S2", json!({}))).await.unwrap_err();
+    assert!(err.to_string().contains("suspended"), "{err}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    a_call_activity_links_the_called_instance_through_super_exec,
+    a_suspended_instance_keeps_its_jobs_apart_and_refuses_task_completion,
     a_user_task_flow_runs_with_history_and_an_unchanged_redeploy_adds_no_version,
     a_parallel_join_of_ten_branches_completed_concurrently_fires_once,
     two_simultaneous_completions_of_one_task_exactly_one_wins,

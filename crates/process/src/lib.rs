@@ -12,5 +12,5 @@ pub mod state;
 
 pub use changes::{Changes, changes};
 pub use error::{ErrorKind, ProcessError, Result};
-pub use runtime::{Command, Env, Runtime, ServiceCall, ServiceResult, Step, validate_variable_name};
+pub use runtime::{CalledStart, Command, Env, Runtime, ServiceCall, ServiceResult, Step, validate_variable_name};
 pub use state::*;

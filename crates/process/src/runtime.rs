@@ -82,6 +82,12 @@ pub enum Command {
     /// Suspend or activate the instance (SPEC P8).
     Suspend,
     Activate,
+    /// The instance called by the call activity `execution_id` waits at has ended with these
+    /// variables: apply the `out` mappings and go on.
+    CalledEnded {
+        execution_id: String,
+        variables: Map<String, Json>,
+    },
 }
 
 /// Where a command stopped.
@@ -91,6 +97,21 @@ pub enum Step {
     Done,
     /// A service task's handler must run; call [`Runtime::resume`] with its result.
     Call(ServiceCall),
+    /// A call activity starts another process; start it and call [`Runtime::resume_called`].
+    StartCalled(CalledStart),
+}
+
+/// What a call activity asks the engine to start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalledStart {
+    /// The call activity's execution: SUPER_EXEC_ of the called instance.
+    pub execution_id: String,
+    pub activity_id: String,
+    /// The key of the process to start (latest version).
+    pub process_key: String,
+    pub business_key: Option<String>,
+    /// The `in` mappings' result.
+    pub variables: Map<String, Json>,
 }
 
 /// A handler invocation a service task asks for.
@@ -124,6 +145,12 @@ enum Op {
     End { exec: String },
 }
 
+/// Why [`Runtime::enter`] stopped the agenda.
+enum Pause {
+    Service(ServiceCall),
+    Called(CalledStart),
+}
+
 /// One command's run over one instance.
 pub struct Runtime<'a> {
     env: Env<'a>,
@@ -131,11 +158,13 @@ pub struct Runtime<'a> {
     agenda: VecDeque<Op>,
     /// The service task waiting for its handler's result.
     waiting: Option<(String, NodeIdx)>,
+    /// The call activity waiting for its called instance to start.
+    waiting_call: Option<(String, NodeIdx)>,
 }
 
 impl<'a> Runtime<'a> {
     pub fn new(env: Env<'a>, inst: Instance) -> Runtime<'a> {
-        Runtime { env, inst, agenda: VecDeque::new(), waiting: None }
+        Runtime { env, inst, agenda: VecDeque::new(), waiting: None, waiting_call: None }
     }
 
     /// A new, empty instance of `env.process` with its root execution.
@@ -165,6 +194,7 @@ impl<'a> Runtime<'a> {
             start_activity: None,
             start_user: None,
             super_exec: None,
+            super_instance: None,
             root_rev: 0,
             seq: 0,
             executions: vec![root],
@@ -177,6 +207,7 @@ impl<'a> Runtime<'a> {
             delete_reason: None,
             suspension_state: ACTIVE,
             ended_tasks: Vec::new(),
+            final_variables: Map::new(),
         }
     }
 
@@ -285,6 +316,20 @@ impl<'a> Runtime<'a> {
                     }
                 }
             }
+            Command::CalledEnded { execution_id, variables } => {
+                let node = self.node_of(&execution_id)?;
+                let NodeKind::CallActivity(ca) = &self.node(node).kind else {
+                    return Err(ProcessError::new(
+                        ErrorKind::Conflict,
+                        format!("execution {execution_id} is not at a call activity"),
+                    ));
+                };
+                let outputs = ca.outputs.clone();
+                let id = self.node(node).id.clone();
+                let out = self.map_variables(&outputs, &variables, &id)?;
+                self.set_variables(&execution_id, out)?;
+                self.agenda.push_back(Op::Leave { exec: execution_id, node, skip_async: false });
+            }
             Command::SetVariables { variables } => {
                 let root = self.inst.id.clone();
                 self.set_variables(&root, variables)?;
@@ -341,6 +386,67 @@ impl<'a> Runtime<'a> {
         }
     }
 
+    /// Continues after the engine started the instance a call activity asked for: `ended`
+    /// with its final variables when it ran to its end at once, else the call activity waits
+    /// for [`Command::CalledEnded`].
+    pub fn resume_called(&mut self, ended: Option<Map<String, Json>>) -> Result<Step> {
+        let Some((exec, node)) = self.waiting_call.take() else {
+            return Err(ProcessError::new(ErrorKind::Invalid, "no call activity is waiting for its called instance"));
+        };
+        match ended {
+            Some(variables) => {
+                let NodeKind::CallActivity(ca) = &self.node(node).kind else {
+                    unreachable!("waiting_call is a call activity")
+                };
+                let outputs = ca.outputs.clone();
+                let id = self.node(node).id.clone();
+                let out = self.map_variables(&outputs, &variables, &id)?;
+                self.set_variables(&exec, out)?;
+                self.agenda.push_front(Op::Leave { exec, node, skip_async: false });
+            }
+            None => self.wait(&exec),
+        }
+        self.run()
+    }
+
+    /// Applies call-activity mappings to `from` (the caller's visible variables for `in`, the
+    /// called instance's final ones for `out`).
+    fn map_variables(
+        &self,
+        mappings: &[kairos_bpmn::VariableMapping],
+        from: &Map<String, Json>,
+        element: &str,
+    ) -> Result<Map<String, Json>> {
+        let mut out = Map::new();
+        for m in mappings {
+            match m {
+                kairos_bpmn::VariableMapping::All { .. } => out.extend(from.clone()),
+                kairos_bpmn::VariableMapping::Variable { source, target, .. } => {
+                    out.insert(target.clone(), from.get(source).cloned().unwrap_or(Json::Null));
+                }
+                kairos_bpmn::VariableMapping::Expression { expression, target, .. } => {
+                    let expr = Expression::parse(expression).map_err(|e| {
+                        ProcessError::at(
+                            ErrorKind::Model,
+                            element,
+                            format!("mapping '{expression}' of '{element}': {e}"),
+                        )
+                    })?;
+                    let v = expr.eval(from).map_err(|e| {
+                        ProcessError::at(
+                            ErrorKind::Model,
+                            element,
+                            format!("mapping '{expression}' of '{element}': {e}"),
+                        )
+                    })?;
+                    out.insert(target.clone(), v);
+                }
+                _ => {}
+            }
+        }
+        Ok(out)
+    }
+
     // ----- the agenda ------------------------------------------------------------------------
 
     fn run(&mut self) -> Result<Step> {
@@ -354,11 +460,11 @@ impl<'a> Runtime<'a> {
                 ));
             }
             match op {
-                Op::Enter { exec, node, skip_async } => {
-                    if let Some(call) = self.enter(&exec, node, skip_async)? {
-                        return Ok(Step::Call(call));
-                    }
-                }
+                Op::Enter { exec, node, skip_async } => match self.enter(&exec, node, skip_async)? {
+                    Some(Pause::Service(call)) => return Ok(Step::Call(call)),
+                    Some(Pause::Called(start)) => return Ok(Step::StartCalled(start)),
+                    None => {}
+                },
                 Op::Leave { exec, node, skip_async } => self.leave(&exec, node, skip_async)?,
                 Op::End { exec } => self.end_token(&exec)?,
             }
@@ -371,7 +477,7 @@ impl<'a> Runtime<'a> {
     }
 
     /// A token arrives at `node`.
-    fn enter(&mut self, exec: &str, node: NodeIdx, skip_async: bool) -> Result<Option<ServiceCall>> {
+    fn enter(&mut self, exec: &str, node: NodeIdx, skip_async: bool) -> Result<Option<Pause>> {
         let n = self.node(node).clone();
         if let Some(e) = self.inst.execution_mut(exec) {
             e.activity = Some(n.id.clone());
@@ -429,12 +535,12 @@ impl<'a> Runtime<'a> {
                         payload.insert("fields".into(), Json::Object(fields));
                     }
                     self.waiting = Some((exec.to_string(), node));
-                    return Ok(Some(ServiceCall {
+                    return Ok(Some(Pause::Service(ServiceCall {
                         execution_id: exec.to_string(),
                         activity_id: n.id.clone(),
                         handler: name.clone(),
                         payload: Json::Object(payload),
-                    }));
+                    })));
                 }
                 _ => {
                     return Err(ProcessError::at(
@@ -494,6 +600,25 @@ impl<'a> Runtime<'a> {
                     self.arm_trigger(exec, &target, &trigger)?;
                 }
                 self.wait(exec);
+            }
+            NodeKind::CallActivity(ca) => {
+                let ca = ca.clone();
+                let process_key = self.eval_string(exec, &n.id, &ca.called_element)?;
+                let business_key = match (&ca.business_key, ca.inherit_business_key) {
+                    (Some(expr), _) => Some(self.eval_string(exec, &n.id, expr)?),
+                    (None, true) => self.inst.business_key.clone(),
+                    (None, false) => None,
+                };
+                let visible = self.inst.visible_variables(exec);
+                let variables = self.map_variables(&ca.inputs, &visible, &n.id)?;
+                self.waiting_call = Some((exec.to_string(), node));
+                return Ok(Some(Pause::Called(CalledStart {
+                    execution_id: exec.to_string(),
+                    activity_id: n.id.clone(),
+                    process_key,
+                    business_key,
+                    variables,
+                })));
             }
             NodeKind::SubProcess(sp) if !sp.triggered_by_event => {
                 let start = self
@@ -1026,6 +1151,7 @@ impl<'a> Runtime<'a> {
         let current = self.inst.execution(exec).and_then(|e| e.activity.clone());
         VarContext {
             inst: &self.inst,
+            now: self.env.now,
             exec: exec.to_string(),
             info: ExecutionInfo {
                 id: exec.to_string(),
@@ -1294,6 +1420,8 @@ impl<'a> Runtime<'a> {
         self.inst.tasks.clear();
         self.inst.jobs.clear();
         self.inst.subscriptions.clear();
+        let root = self.inst.id.clone();
+        self.inst.final_variables = self.inst.visible_variables(&root);
         self.inst.variables.clear();
         self.inst.ended = Some((self.env.now, end_activity));
         self.inst.delete_reason = reason;
@@ -1427,6 +1555,8 @@ impl<'a> Runtime<'a> {
 /// The variables and `execution` an expression sees.
 struct VarContext<'i> {
     inst: &'i Instance,
+    /// The database's now, for `dateTime()`.
+    now: Timestamp,
     exec: String,
     info: ExecutionInfo,
 }
@@ -1442,6 +1572,10 @@ impl Context for VarContext<'_> {
 
     fn execution(&self) -> Option<&ExecutionInfo> {
         Some(&self.info)
+    }
+
+    fn now(&self) -> Option<Timestamp> {
+        Some(self.now)
     }
 }
 

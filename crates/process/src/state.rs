@@ -178,6 +178,8 @@ pub struct Instance {
     pub start_user: Option<String>,
     /// The call activity's execution in the calling instance, if called.
     pub super_exec: Option<String>,
+    /// The calling instance (PROC_INST_ID_ of `super_exec`).
+    pub super_instance: Option<String>,
     /// REV_ of the root execution when loaded: every command on the instance bumps it, so two
     /// commands on one instance never both commit (seed 003 §2.1's optimistic lock).
     pub root_rev: i32,
@@ -198,6 +200,9 @@ pub struct Instance {
     pub suspension_state: i32,
     /// Tasks this command completed or cancelled (their history rows get an end).
     pub ended_tasks: Vec<EndedTask>,
+    /// The instance variables as they were when the instance ended (for a call activity's
+    /// `out` mappings; the rows themselves are gone).
+    pub final_variables: serde_json::Map<String, Json>,
 }
 
 /// A task that ended in this command.

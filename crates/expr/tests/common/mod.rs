@@ -41,6 +41,7 @@ pub fn standard() -> TestContext {
         "list": [1, "two", 3.0, null], "emptyList": [], "emptyObj": {},
         "obj": { "a": 1, "b": { "c": "deep" }, "blank": "" },
         "big": i64::MAX, "small": i64::MIN, "amount": 1500, "name": "  Ada Lovelace ",
+        "deadline": "2026-01-31T17:00:00+01:00",
     });
     let Value::Object(vars) = vars else { unreachable!() };
     TestContext { vars, ..TestContext::default() }

@@ -229,7 +229,6 @@ impl Processes {
                         }
                         _ => {}
                     },
-                    NodeKind::CallActivity(_) => problems.push(what("call activities are not supported yet")),
                     NodeKind::SubProcess(sp) if sp.triggered_by_event => {
                         problems.push(what("event sub-processes are not supported yet"))
                     }

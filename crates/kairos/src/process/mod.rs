@@ -25,6 +25,17 @@ use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+/// ACT_RU_JOB's columns (ACT_RU_SUSPENDED_JOB has the same), for moving rows between them.
+const JOB_COLUMNS: &str = "ID_, REV_, TYPE_, LOCK_EXP_TIME_, LOCK_OWNER_, LOCK_TIME_, EXCLUSIVE_, EXCLUSIVE_KEY_, \
+    EXECUTION_ID_, PROCESS_INSTANCE_ID_, PROC_DEF_ID_, ELEMENT_ID_, ELEMENT_NAME_, SCOPE_ID_, SCOPE_TYPE_, \
+    SCOPE_DEFINITION_ID_, RETRIES_, ATTEMPTS_, EXCEPTION_STACK_ID_, EXCEPTION_MSG_, DUEDATE_, REPEAT_, RETRY_CYCLE_, \
+    HANDLER_TYPE_, HANDLER_CFG_, CUSTOMVALUES_ID_, CREATE_TIME_, TENANT_ID_";
+/// The same, with the lease cleared.
+const JOB_COLUMNS_UNLOCKED: &str = "ID_, REV_, TYPE_, NULL, NULL, NULL, EXCLUSIVE_, EXCLUSIVE_KEY_, \
+    EXECUTION_ID_, PROCESS_INSTANCE_ID_, PROC_DEF_ID_, ELEMENT_ID_, ELEMENT_NAME_, SCOPE_ID_, SCOPE_TYPE_, \
+    SCOPE_DEFINITION_ID_, RETRIES_, ATTEMPTS_, EXCEPTION_STACK_ID_, EXCEPTION_MSG_, DUEDATE_, REPEAT_, RETRY_CYCLE_, \
+    HANDLER_TYPE_, HANDLER_CFG_, CUSTOMVALUES_ID_, CREATE_TIME_, TENANT_ID_";
+
 /// How often a command is re-run after losing the optimistic lock before giving up with a 409.
 /// (Ten concurrent completions of one instance's tasks need up to ten rounds.)
 const CONFLICT_RETRIES: usize = 50;
@@ -121,8 +132,33 @@ impl Processes {
         Ok(views::instance_view(&instance, &def.key))
     }
 
+    /// Suspends or activates an instance (SPEC P8): its tasks cannot be completed and its jobs
+    /// move to ACT_RU_SUSPENDED_JOB (where no executor looks) until it is activated again.
+    pub async fn set_instance_suspended(&self, id: &str, suspended: bool) -> Result<(), Error> {
+        let (from, to) =
+            if suspended { ("ACT_RU_JOB", "ACT_RU_SUSPENDED_JOB") } else { ("ACT_RU_SUSPENDED_JOB", "ACT_RU_JOB") };
+        let key = SqlValue::Text(id.to_string());
+        // A leased job moved away loses its lease: its completion is then refused (fenced).
+        let moves = vec![
+            Write::new(
+                format!(
+                    "INSERT INTO {to} ({JOB_COLUMNS}) SELECT {JOB_COLUMNS_UNLOCKED} FROM {from} WHERE PROCESS_INSTANCE_ID_ = ?"
+                ),
+                vec![key.clone()],
+            ),
+            Write::new(format!("DELETE FROM {from} WHERE PROCESS_INSTANCE_ID_ = ?"), vec![key]),
+        ];
+        let command = if suspended { Command::Suspend } else { Command::Activate };
+        self.command_with(id, command, &moves).await
+    }
+
     /// Runs `command` on instance `id` with the optimistic-lock retry loop.
     pub async fn command(&self, id: &str, command: Command) -> Result<(), Error> {
+        self.command_with(id, command, &[]).await
+    }
+
+    /// [`Processes::command`], with `extra` writes committed in the same transaction.
+    async fn command_with(&self, id: &str, command: Command, extra: &[Write]) -> Result<(), Error> {
         let mut lost_race = false;
         for _ in 0..CONFLICT_RETRIES {
             let Some(before) = rows::load(self.store.as_ref(), id).await? else {
@@ -147,6 +183,8 @@ impl Processes {
             let (after, staged) = result;
             let mut writes = rows::writes(Some(&before), &after, true);
             writes.extend(staged);
+            writes.extend(extra.iter().cloned());
+            self.continue_callers(&after, &mut writes).await?;
             match self.store.write_all(&writes).await {
                 Ok(_) => return Ok(()),
                 Err(e) if e.kind == kairos_store::ErrorKind::Conflict => {
@@ -205,8 +243,71 @@ impl Processes {
                     };
                     step = rt.resume(answer);
                 }
+                Step::StartCalled(call) => {
+                    let caller = rt.instance();
+                    let (called, writes) = Box::pin(self.start_called(&call, &caller.id)).await?;
+                    staged.extend(writes);
+                    step = rt.resume_called(called.ended.is_some().then(|| called.final_variables.clone()));
+                }
             }
         }
+    }
+
+    /// Starts the instance a call activity asks for (SPEC P4: SUPER_EXEC_, variables in,
+    /// business key); returns it and its writes, which commit with the caller's.
+    async fn start_called(
+        &self,
+        call: &kairos_process::CalledStart,
+        caller: &str,
+    ) -> Result<(Instance, Vec<Write>), Error> {
+        let def = deploy::latest(self.store.as_ref(), &call.process_key).await?;
+        if def.suspended {
+            return Err(Error::Process(ProcessError::at(
+                ErrorKind::Conflict,
+                &call.activity_id,
+                format!("call activity '{}': process definition {} is suspended", call.activity_id, def.id),
+            )));
+        }
+        let defs = self.definitions(&def.id).await?;
+        let process = process_of(&defs, &def.key)?;
+        let now = self.store.db_now().await?;
+        let mut ids = kairos_core::new_id;
+        let mut env = Env { definitions: &defs, process, now, ids: &mut ids };
+        let mut inst = Runtime::new_instance(&mut env, &def.id, call.business_key.clone());
+        inst.super_exec = Some(call.execution_id.clone());
+        inst.super_instance = Some(caller.to_string());
+        let mut rt = Runtime::new(env, inst);
+        let step = rt.apply(Command::Start { variables: call.variables.clone(), start_user: None });
+        let (after, mut staged) = self.drive(&mut rt, step).await?;
+        let mut writes = rows::writes(None, &after, true);
+        writes.append(&mut staged);
+        Ok((after, writes))
+    }
+
+    /// When `ended` was called by a call activity, the caller goes on (and its caller, when
+    /// that ends it too): their writes join `writes`, in the same transaction.
+    async fn continue_callers(&self, ended: &Instance, writes: &mut Vec<Write>) -> Result<(), Error> {
+        let mut current = ended.clone();
+        // An instance deleted with a reason does not continue its caller: the caller is being
+        // deleted (P10 cascades downwards) or the operator cancelled the called work.
+        while let (Some(_), None, Some(exec), Some(caller)) =
+            (&current.ended, &current.delete_reason, &current.super_exec, &current.super_instance)
+        {
+            let Some(before) = rows::load(self.store.as_ref(), caller).await? else { break };
+            let defs = self.definitions(&before.definition_id).await?;
+            let process = process_of(&defs, &before.definition_key)?;
+            let now = self.store.db_now().await?;
+            let mut ids = kairos_core::new_id;
+            let env = Env { definitions: &defs, process, now, ids: &mut ids };
+            let mut rt = Runtime::new(env, before.clone());
+            let step = rt
+                .apply(Command::CalledEnded { execution_id: exec.clone(), variables: current.final_variables.clone() });
+            let (after, staged) = Box::pin(self.drive(&mut rt, step)).await?;
+            writes.extend(rows::writes(Some(&before), &after, true));
+            writes.extend(staged);
+            current = after;
+        }
+        Ok(())
     }
 
     /// Runs a process job (async continuation, timer) inside its attempt: the outcome is staged
@@ -226,7 +327,10 @@ impl Processes {
         let mut rt = Runtime::new(env, before.clone());
         let step = rt.apply(Command::RunJob { job_id: ctx.job_id.clone() });
         let (after, staged) = self.drive(&mut rt, step).await?;
-        for w in rows::writes(Some(&before), &after, true).into_iter().chain(staged) {
+        let mut writes = rows::writes(Some(&before), &after, true);
+        writes.extend(staged);
+        self.continue_callers(&after, &mut writes).await?;
+        for w in writes {
             ctx.stage(w);
         }
         Ok(())
@@ -316,7 +420,19 @@ impl Processes {
         Ok(n)
     }
 
+    /// Deletes an instance with a reason (SPEC P10), its called instances first.
     pub async fn delete_instance(&self, id: &str, reason: &str) -> Result<(), Error> {
+        let called = self
+            .store
+            .read(
+                "SELECT ID_ FROM ACT_RU_EXECUTION WHERE PARENT_ID_ IS NULL AND SUPER_EXEC_ IN \
+                 (SELECT ID_ FROM ACT_RU_EXECUTION WHERE PROC_INST_ID_ = ?)",
+                &[SqlValue::Text(id.into())],
+            )
+            .await?;
+        for c in called.iter().filter_map(|r| r[0].as_str()) {
+            Box::pin(self.delete_instance(c, reason)).await?;
+        }
         self.command(id, Command::Delete { reason: reason.into() }).await
     }
 

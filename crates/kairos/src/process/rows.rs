@@ -77,8 +77,9 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
         .read(
             "SELECT e.ID_, e.REV_, e.PARENT_ID_, e.SUPER_EXEC_, e.ACT_ID_, e.IS_ACTIVE_, e.IS_CONCURRENT_, e.IS_SCOPE_, \
              e.IS_EVENT_SCOPE_, e.IS_MI_ROOT_, e.START_TIME_, e.SUSPENSION_STATE_, e.BUSINESS_KEY_, e.PROC_DEF_ID_, \
-             e.TENANT_ID_, e.START_ACT_ID_, e.START_USER_ID_, e.SEQ_, d.KEY_ \
+             e.TENANT_ID_, e.START_ACT_ID_, e.START_USER_ID_, e.SEQ_, d.KEY_, s.PROC_INST_ID_ \
              FROM ACT_RU_EXECUTION e LEFT JOIN ACT_RE_PROCDEF d ON d.ID_ = e.PROC_DEF_ID_ \
+             LEFT JOIN ACT_RU_EXECUTION s ON s.ID_ = e.SUPER_EXEC_ \
              WHERE e.PROC_INST_ID_ = ? ORDER BY e.START_TIME_, e.ID_",
             &key,
         )
@@ -224,6 +225,7 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
         start_activity: otext(&root[15]),
         start_user: otext(&root[16]),
         super_exec: otext(&root[3]),
+        super_instance: otext(&root[19]),
         root_rev: int(&root[1]) as i32,
         seq: int(&root[17]),
         suspension_state: int(&root[11]) as i32,
@@ -236,6 +238,7 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
         ended: None,
         delete_reason: None,
         ended_tasks: Vec::new(),
+        final_variables: Default::default(),
     }))
 }
 
@@ -574,7 +577,7 @@ pub fn writes(before: Option<&Instance>, after: &Instance, history: bool) -> Vec
                 ts(after.start_time),
                 ot(&after.start_user),
                 ot(&after.start_activity),
-                SqlValue::Null,
+                ot(&after.super_instance),
                 t(&after.tenant_id),
             ],
         ));

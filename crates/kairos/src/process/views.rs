@@ -78,7 +78,7 @@ pub(crate) fn instance_view(i: &Instance, key: &str) -> InstanceView {
         process_definition_id: i.definition_id.clone(),
         process_definition_key: key.to_string(),
         business_key: i.business_key.clone(),
-        super_process_instance_id: None,
+        super_process_instance_id: i.super_instance.clone(),
         ended: i.ended.is_some(),
         suspended: i.suspension_state == kairos_process::SUSPENDED,
         start_time: Some(i.start_time),
