@@ -398,7 +398,56 @@ async fn a_suspended_instance_keeps_its_jobs_apart_and_refuses_task_completion(b
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const STARTS: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <message id="m1" name="newOrder"/>
+  <signal id="s1" name="goLive"/>
+  <process id="byMessage" isExecutable="true">
+    <startEvent id="onOrder"><messageEventDefinition messageRef="m1"/></startEvent>
+    <sequenceFlow id="a" sourceRef="onOrder" targetRef="t"/>
+    <userTask id="t"/>
+    <sequenceFlow id="b" sourceRef="t" targetRef="e"/>
+    <endEvent id="e"/>
+  </process>
+  <process id="bySignal" isExecutable="true">
+    <startEvent id="onGoLive"><signalEventDefinition signalRef="s1"/></startEvent>
+    <sequenceFlow id="c" sourceRef="onGoLive" targetRef="e2"/>
+    <endEvent id="e2"/>
+  </process>
+  <process id="byTimer" isExecutable="true">
+    <startEvent id="every"><timerEventDefinition><timeCycle>R2/PT1S</timeCycle></timerEventDefinition></startEvent>
+    <sequenceFlow id="d" sourceRef="every" targetRef="e3"/>
+    <endEvent id="e3"/>
+  </process>
+</definitions>"#;
+
+async fn message_signal_and_timer_start_events_start_instances(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("starts.bpmn", STARTS).await.unwrap();
+    let timer_jobs = engine
+        .store()
+        .sql_query("SELECT TYPE_, REPEAT_ FROM ACT_RU_JOB WHERE HANDLER_TYPE_ = 'timer-start-event'", &[])
+        .await
+        .unwrap();
+    assert_eq!(timer_jobs.len(), 1, "one timer job for the timer start event: {timer_jobs:?}");
+    let id = p.message("newOrder", None, Some("ORD-1"), vars(json!({"total": 3}))).await.unwrap();
+    let inst = p.instance(&id).await.unwrap();
+    assert_eq!((inst.process_definition_key.as_str(), inst.business_key.as_deref()), ("byMessage", Some("ORD-1")));
+    assert_eq!(trace(&engine, &id).await, ["onOrder", "t"]);
+    assert_eq!(p.signal("goLive", Map::new()).await.unwrap(), 1);
+    assert_eq!(p.instances(None, Some("bySignal"), Some(true)).await.unwrap().len(), 1);
+    wait_until(LIMIT, "the R2/PT1S timer start to start two instances", || async {
+        p.instances(None, Some("byTimer"), Some(true)).await.unwrap().len() == 2
+    })
+    .await;
+    let err = p.message("noSuchMessage", None, None, Map::new()).await.unwrap_err().to_string();
+    assert!(err.contains("noSuchMessage"), "{err}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    message_signal_and_timer_start_events_start_instances,
     a_call_activity_links_the_called_instance_through_super_exec,
     a_suspended_instance_keeps_its_jobs_apart_and_refuses_task_completion,
     a_user_task_flow_runs_with_history_and_an_unchanged_redeploy_adds_no_version,

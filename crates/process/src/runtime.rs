@@ -43,9 +43,11 @@ pub struct Env<'a> {
 pub enum Command {
     /// Start a new instance at the none start event (the instance passed in is empty).
     /// `start_user` goes to START_USER_ID_ and to the start event's `initiator` variable.
+    /// `start_event` picks a message, signal or timer start event; `None` is the none start.
     Start {
         variables: Map<String, Json>,
         start_user: Option<String>,
+        start_event: Option<String>,
     },
     /// Complete a user task, setting variables first.
     CompleteTask {
@@ -228,8 +230,11 @@ impl<'a> Runtime<'a> {
         }
         let suspended = self.inst.suspension_state == SUSPENDED;
         match command {
-            Command::Start { mut variables, start_user } => {
-                let start = self.none_start()?;
+            Command::Start { mut variables, start_user, start_event } => {
+                let start = match start_event {
+                    Some(id) => self.node_idx(&id)?,
+                    None => self.none_start()?,
+                };
                 self.inst.start_activity = Some(self.node(start).id.clone());
                 if let (NodeKind::StartEvent(s), Some(user)) = (&self.node(start).kind, &start_user)
                     && let Some(var) = &s.initiator
@@ -490,12 +495,20 @@ impl<'a> Runtime<'a> {
             }
             return Ok(None);
         }
+        let mi_child = self.is_mi_child(exec, &n.id);
+        if let Some(mi) = n.multi_instance.as_ref().filter(|_| !mi_child) {
+            // The multi-instance body: this token becomes its root, the instances its children.
+            if !n.boundary_events.is_empty() {
+                self.arm_boundary_events(exec, &n)?;
+            }
+            return self.start_multi_instance(exec, node, &mi.clone()).map(|()| None);
+        }
         // A join is one activity in history, recorded when it fires, not once per arrival.
         let join = matches!(n.kind, NodeKind::ParallelGateway | NodeKind::InclusiveGateway) && n.incoming.len() > 1;
         if !join {
             self.open_record(exec, &n, None);
         }
-        if !n.boundary_events.is_empty() {
+        if !n.boundary_events.is_empty() && !mi_child {
             self.arm_boundary_events(exec, &n)?;
         }
         match &n.kind {
@@ -654,7 +667,16 @@ impl<'a> Runtime<'a> {
     fn leave(&mut self, exec: &str, node: NodeIdx, skip_async: bool) -> Result<()> {
         let n = self.node(node).clone();
         self.close_record(exec, &n.id, None);
+        if n.multi_instance.is_some() && self.is_mi_child(exec, &n.id) {
+            return self.multi_instance_child_done(exec, node);
+        }
         self.disarm_boundary_events(exec);
+        if let Some(e) = self.inst.execution_mut(exec).filter(|e| e.is_mi_root) {
+            e.is_mi_root = false;
+            e.is_concurrent = false;
+            let root = exec.to_string();
+            self.inst.variables.retain(|v| v.execution_id != root);
+        }
         if n.async_after && !skip_async {
             self.add_job(exec, &n, JobKind::AsyncAfter, None, None);
             self.wait(exec);
@@ -683,6 +705,162 @@ impl<'a> Runtime<'a> {
             ops.push(Op::Enter { exec: token, node: target, skip_async: false });
         }
         self.agenda.extend(ops);
+    }
+
+    // ----- multi-instance ----------------------------------------------------------------------
+
+    fn is_mi_child(&self, exec: &str, activity: &str) -> bool {
+        let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone());
+        parent
+            .and_then(|p| self.inst.execution(&p))
+            .is_some_and(|p| p.is_mi_root && p.activity.as_deref() == Some(activity))
+    }
+
+    /// Sets up the multi-instance body at `exec` (seed 003 §3.2 and §5.3: the root is a scope
+    /// and concurrent; each instance a concurrent child with its own `loopCounter` and element
+    /// variable; `nrOfInstances` / `nrOfCompletedInstances` / `nrOfActiveInstances` live on
+    /// the root).
+    fn start_multi_instance(&mut self, exec: &str, node: NodeIdx, mi: &kairos_bpmn::MultiInstance) -> Result<()> {
+        let id = self.node(node).id.clone();
+        let items: Option<Vec<Json>> = match &mi.collection {
+            Some(c) => {
+                let value = if c.contains("${") || c.contains("#{") {
+                    self.eval(exec, &id, c)?
+                } else {
+                    self.inst.visible_variable(exec, c).cloned().ok_or_else(|| {
+                        ProcessError::at(
+                            ErrorKind::Model,
+                            &id,
+                            format!("multi-instance collection '{c}' of '{id}' is not a variable"),
+                        )
+                    })?
+                };
+                match value {
+                    Json::Array(a) => Some(a),
+                    other => {
+                        return Err(ProcessError::at(
+                            ErrorKind::Model,
+                            &id,
+                            format!("multi-instance collection '{c}' of '{id}' is not a list but {other}"),
+                        ));
+                    }
+                }
+            }
+            None => None,
+        };
+        let count = match (&items, &mi.cardinality) {
+            (Some(items), _) => items.len() as i64,
+            (None, Some(card)) => {
+                let v = self.eval_string(exec, &id, card)?;
+                v.trim().parse::<i64>().ok().filter(|n| (0..=10_000).contains(n)).ok_or_else(|| {
+                    ProcessError::at(
+                        ErrorKind::Model,
+                        &id,
+                        format!("loopCardinality of '{id}' is not an integer 0..=10000: '{v}'"),
+                    )
+                })?
+            }
+            (None, None) => {
+                return Err(ProcessError::at(
+                    ErrorKind::Model,
+                    &id,
+                    format!("multi-instance '{id}' has no collection and no loopCardinality"),
+                ));
+            }
+        };
+        if let Some(e) = self.inst.execution_mut(exec) {
+            e.is_mi_root = true;
+            e.is_scope = true;
+            e.is_concurrent = true;
+            e.is_active = false;
+        }
+        self.set_local(exec, "nrOfInstances", Json::from(count));
+        self.set_local(exec, "nrOfCompletedInstances", Json::from(0));
+        let active = if mi.sequential { count.min(1) } else { count };
+        self.set_local(exec, "nrOfActiveInstances", Json::from(active));
+        if count == 0 {
+            self.agenda.push_back(Op::Leave { exec: exec.to_string(), node, skip_async: true });
+            return Ok(());
+        }
+        let first_batch = if mi.sequential { 1 } else { count };
+        for i in 0..first_batch {
+            self.start_mi_child(exec, node, mi, i, items.as_ref().and_then(|it| it.get(i as usize)).cloned());
+        }
+        Ok(())
+    }
+
+    fn start_mi_child(
+        &mut self,
+        root: &str,
+        node: NodeIdx,
+        mi: &kairos_bpmn::MultiInstance,
+        i: i64,
+        item: Option<Json>,
+    ) {
+        let child = self.new_token(root, node);
+        if let Some(e) = self.inst.execution_mut(&child) {
+            e.is_concurrent = true;
+        }
+        self.set_local(&child, "loopCounter", Json::from(i));
+        if let (Some(var), Some(item)) = (&mi.element_variable, item) {
+            self.set_local(&child, var, item);
+        }
+        self.agenda.push_back(Op::Enter { exec: child, node, skip_async: true });
+    }
+
+    /// One instance of a multi-instance activity completed.
+    fn multi_instance_child_done(&mut self, child: &str, node: NodeIdx) -> Result<()> {
+        let n = self.node(node).clone();
+        let Some(mi) = n.multi_instance.clone() else { return Ok(()) };
+        let root = self.inst.execution(child).and_then(|e| e.parent_id.clone()).unwrap_or_default();
+        let get = |rt: &Self, name: &str| rt.inst.visible_variable(&root, name).and_then(Json::as_i64).unwrap_or(0);
+        let total = get(self, "nrOfInstances");
+        let completed = get(self, "nrOfCompletedInstances") + 1;
+        let active = (get(self, "nrOfActiveInstances") - 1).max(0);
+        self.set_local(&root, "nrOfCompletedInstances", Json::from(completed));
+        self.set_local(&root, "nrOfActiveInstances", Json::from(active));
+        let done_early = match &mi.completion_condition {
+            Some(c) => self.eval_bool(child, &n.id, c)?,
+            None => false,
+        };
+        let loop_counter = self.inst.visible_variable(child, "loopCounter").and_then(Json::as_i64).unwrap_or(0);
+        self.remove_execution_tree(child, None);
+        if done_early || completed >= total {
+            // Instances still running are cancelled (a completion condition that held).
+            let others: Vec<String> = self
+                .inst
+                .executions
+                .iter()
+                .filter(|e| e.parent_id.as_deref() == Some(&root) && !e.is_event_scope)
+                .map(|e| e.id.clone())
+                .collect();
+            for o in others {
+                self.remove_execution_tree(&o, Some("multi-instance completion condition held"));
+            }
+            self.agenda.push_back(Op::Leave { exec: root, node, skip_async: false });
+        } else if mi.sequential {
+            let next = loop_counter + 1;
+            let item = match &mi.collection {
+                Some(c) if c.contains("${") || c.contains("#{") => {
+                    self.eval(&root, &n.id, c)?.get(next as usize).cloned()
+                }
+                Some(c) => self.inst.visible_variable(&root, c).and_then(|v| v.get(next as usize)).cloned(),
+                None => None,
+            };
+            self.set_local(&root, "nrOfActiveInstances", Json::from(1));
+            self.start_mi_child(&root, node, &mi, next, item);
+        }
+        Ok(())
+    }
+
+    /// Sets a variable in `exec`'s own scope.
+    fn set_local(&mut self, exec: &str, name: &str, value: Json) {
+        if let Some(v) = self.inst.variables.iter_mut().find(|v| v.name == name && v.execution_id == exec) {
+            v.value = value;
+        } else {
+            let id = (self.env.ids)();
+            self.inst.variables.push(Variable { id, rev: 0, name: name.into(), execution_id: exec.into(), value });
+        }
     }
 
     /// A token ends; when it was the last of its scope, the scope completes.
@@ -1440,9 +1618,11 @@ impl<'a> Runtime<'a> {
                 .filter(|e| e.parent_id.as_deref() == Some(&id) && !e.is_event_scope)
                 .map(|e| e.id.clone())
                 .collect();
-            let concurrent = tokens.len() > 1;
+            // Instances of a multi-instance body are concurrent even when one is left.
+            let mi_root = self.inst.execution(&id).is_some_and(|e| e.is_mi_root);
+            let concurrent = tokens.len() > 1 || mi_root;
             for t in &tokens {
-                if let Some(e) = self.inst.execution_mut(t) {
+                if let Some(e) = self.inst.execution_mut(t).filter(|e| !e.is_mi_root) {
                     e.is_concurrent = concurrent;
                 }
             }

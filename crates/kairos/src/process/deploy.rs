@@ -159,6 +159,7 @@ impl Processes {
                         },
                     ],
                 ));
+                writes.extend(start_event_writes(p, &id, &now));
                 out.push(DefinitionInfo {
                     id,
                     key: p.id.clone(),
@@ -232,15 +233,7 @@ impl Processes {
                     NodeKind::SubProcess(sp) if sp.triggered_by_event => {
                         problems.push(what("event sub-processes are not supported yet"))
                     }
-                    NodeKind::StartEvent(s)
-                        if n.scope.is_none() && !matches!(s.trigger, kairos_bpmn::EventTrigger::None) =>
-                    {
-                        problems.push(what("timer, message and signal start events are not supported yet"))
-                    }
                     _ => {}
-                }
-                if n.multi_instance.is_some() {
-                    problems.push(what("multi-instance is not supported yet"));
                 }
                 if let Some(kairos_bpmn::EventTrigger::Timer(t)) = n.kind.trigger()
                     && matches!(t.value, TimerValue::Cron(_))
@@ -291,4 +284,71 @@ impl Processes {
         }
         definition(self.store.as_ref(), id).await
     }
+}
+
+/// What makes a definition start by itself (SPEC P4): a subscription per message or signal
+/// start event (ACT_RU_EVENT_SUBSCR without execution, CONFIGURATION_ = the definition), a
+/// timer job per timer start event; those of the key's earlier versions go (only the latest
+/// version starts by events, as in Activiti).
+fn start_event_writes(p: &kairos_bpmn::Process, def_id: &str, now: &jiff::Timestamp) -> Vec<Write> {
+    let mut w = vec![
+        Write::new(
+            "DELETE FROM ACT_RU_EVENT_SUBSCR WHERE EXECUTION_ID_ IS NULL AND PROC_DEF_ID_ IN \
+             (SELECT ID_ FROM ACT_RE_PROCDEF WHERE KEY_ = ? AND TENANT_ID_ = '')",
+            vec![text(&p.id)],
+        ),
+        Write::new(
+            "DELETE FROM ACT_RU_JOB WHERE HANDLER_TYPE_ = ? AND PROC_DEF_ID_ IN \
+             (SELECT ID_ FROM ACT_RE_PROCDEF WHERE KEY_ = ? AND TENANT_ID_ = '')",
+            vec![text(super::TIMER_START), text(&p.id)],
+        ),
+    ];
+    for &s in &p.start_events {
+        let n = p.node(s);
+        let (event_type, name) = match n.kind.trigger() {
+            Some(kairos_bpmn::EventTrigger::Message(m)) => ("message", m.name.clone()),
+            Some(kairos_bpmn::EventTrigger::Signal(g)) => ("signal", g.name.clone()),
+            Some(kairos_bpmn::EventTrigger::Timer(t)) => {
+                let (due, repeat) = match &t.value {
+                    TimerValue::Date(at) => (Some(*at), None),
+                    TimerValue::Duration(d) => (d.add_to(*now).ok(), None),
+                    TimerValue::Cycle(c) => (c.first_due(*now).ok().flatten(), Some(c.to_string())),
+                    _ => (None, None),
+                };
+                let Some(due) = due else { continue };
+                w.push(Write::new(
+                    "INSERT INTO ACT_RU_JOB (ID_, REV_, TYPE_, EXCLUSIVE_, PROC_DEF_ID_, ELEMENT_ID_, RETRIES_, ATTEMPTS_, \
+                     DUEDATE_, REPEAT_, HANDLER_TYPE_, HANDLER_CFG_, CREATE_TIME_, TENANT_ID_) \
+                     VALUES (?, 1, 'timer', ?, ?, ?, 3, 0, ?, ?, ?, ?, ?, '')",
+                    vec![
+                        text(&kairos_core::new_id()),
+                        SqlValue::Bool(false),
+                        text(def_id),
+                        text(&n.id),
+                        SqlValue::Timestamp(due),
+                        repeat.map_or(SqlValue::Null, SqlValue::Text),
+                        text(super::TIMER_START),
+                        SqlValue::Text(serde_json::json!({"processDefinitionId": def_id, "activityId": n.id}).to_string()),
+                        SqlValue::Timestamp(*now),
+                    ],
+                ));
+                continue;
+            }
+            _ => continue,
+        };
+        w.push(Write::new(
+            "INSERT INTO ACT_RU_EVENT_SUBSCR (ID_, REV_, EVENT_TYPE_, EVENT_NAME_, ACTIVITY_ID_, CONFIGURATION_, CREATED_, \
+             PROC_DEF_ID_, TENANT_ID_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, '')",
+            vec![
+                text(&kairos_core::new_id()),
+                text(event_type),
+                text(&name),
+                text(&n.id),
+                text(def_id),
+                SqlValue::Timestamp(*now),
+                text(def_id),
+            ],
+        ));
+    }
+    w
 }

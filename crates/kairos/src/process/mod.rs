@@ -36,6 +36,9 @@ const JOB_COLUMNS_UNLOCKED: &str = "ID_, REV_, TYPE_, NULL, NULL, NULL, EXCLUSIV
     SCOPE_DEFINITION_ID_, RETRIES_, ATTEMPTS_, EXCEPTION_STACK_ID_, EXCEPTION_MSG_, DUEDATE_, REPEAT_, RETRY_CYCLE_, \
     HANDLER_TYPE_, HANDLER_CFG_, CUSTOMVALUES_ID_, CREATE_TIME_, TENANT_ID_";
 
+/// HANDLER_TYPE_ of a timer start event's job: starts an instance when due.
+pub(crate) const TIMER_START: &str = "timer-start-event";
+
 /// How often a command is re-run after losing the optimistic lock before giving up with a 409.
 /// (Ten concurrent completions of one instance's tasks need up to ten rounds.)
 const CONFLICT_RETRIES: usize = 50;
@@ -64,6 +67,8 @@ pub struct StartRequest {
     pub business_key: Option<String>,
     pub variables: Map<String, Json>,
     pub start_user: Option<String>,
+    /// A message, signal or timer start event to start at (the none start event otherwise).
+    pub start_event: Option<String>,
 }
 
 impl Processes {
@@ -76,6 +81,7 @@ impl Processes {
         vec![
             (kairos_process::JobKind::ASYNC_CONTINUATION, ProcessJobHandler(self.clone())),
             (kairos_process::JobKind::TRIGGER_TIMER, ProcessJobHandler(self.clone())),
+            (TIMER_START, ProcessJobHandler(self.clone())),
         ]
     }
 
@@ -97,8 +103,30 @@ impl Processes {
         Ok(defs)
     }
 
+    /// A timer start event fired: a new instance of the definition, committed with the job.
+    async fn start_by_timer(&self, ctx: &JobContext) -> Result<String, Error> {
+        let def_id = ctx.payload.get("processDefinitionId").and_then(Json::as_str).unwrap_or_default().to_string();
+        let req = StartRequest {
+            process_definition_id: Some(def_id),
+            start_event: ctx.element_id.clone(),
+            ..Default::default()
+        };
+        let (view, writes) = self.prepare_start(req).await?;
+        for w in writes {
+            ctx.stage(w);
+        }
+        Ok(view.id)
+    }
+
     /// Starts an instance; returns it as it stands after the start (ended when it ran through).
     pub async fn start(&self, req: StartRequest) -> Result<InstanceView, Error> {
+        let (view, writes) = self.prepare_start(req).await?;
+        self.store.write_all(&writes).await?;
+        Ok(view)
+    }
+
+    /// An instance started in memory, and the writes that store it.
+    async fn prepare_start(&self, req: StartRequest) -> Result<(InstanceView, Vec<Write>), Error> {
         let def = match (&req.process_definition_id, &req.process_definition_key) {
             (Some(id), _) => deploy::definition(self.store.as_ref(), id).await?,
             (None, Some(key)) => deploy::latest(self.store.as_ref(), key).await?,
@@ -120,16 +148,18 @@ impl Processes {
             let mut env = Env { definitions: &defs, process, now, ids: &mut ids };
             let inst = Runtime::new_instance(&mut env, &def.id, req.business_key.clone());
             let mut rt = Runtime::new(env, inst);
-            let step =
-                rt.apply(Command::Start { variables: req.variables.clone(), start_user: req.start_user.clone() });
+            let step = rt.apply(Command::Start {
+                variables: req.variables.clone(),
+                start_user: req.start_user.clone(),
+                start_event: req.start_event.clone(),
+            });
             let (after, staged) = self.drive(&mut rt, step).await?;
             let mut w = rows::writes(None, &after, true);
             w.extend(staged);
             (after, w)
         };
-        self.store.write_all(&writes).await?;
         instance.root_rev = 1;
-        Ok(views::instance_view(&instance, &def.key))
+        Ok((views::instance_view(&instance, &def.key), writes))
     }
 
     /// Suspends or activates an instance (SPEC P8): its tasks cannot be completed and its jobs
@@ -277,7 +307,7 @@ impl Processes {
         inst.super_exec = Some(call.execution_id.clone());
         inst.super_instance = Some(caller.to_string());
         let mut rt = Runtime::new(env, inst);
-        let step = rt.apply(Command::Start { variables: call.variables.clone(), start_user: None });
+        let step = rt.apply(Command::Start { variables: call.variables.clone(), start_user: None, start_event: None });
         let (after, mut staged) = self.drive(&mut rt, step).await?;
         let mut writes = rows::writes(None, &after, true);
         writes.append(&mut staged);
@@ -383,6 +413,33 @@ impl Processes {
         let mut ids: Vec<String> = rows.iter().filter_map(|r| r[0].as_str().map(str::to_string)).collect();
         ids.dedup();
         match ids.as_slice() {
+            [] if instance.is_none() => {
+                // No instance waits: a definition whose message start event has this name starts one.
+                let starts = self
+                    .store
+                    .read(
+                        "SELECT CONFIGURATION_, ACTIVITY_ID_ FROM ACT_RU_EVENT_SUBSCR \
+                         WHERE EVENT_TYPE_ = 'message' AND EVENT_NAME_ = ? AND EXECUTION_ID_ IS NULL",
+                        &[SqlValue::Text(name.into())],
+                    )
+                    .await?;
+                let Some(r) = starts.first() else {
+                    return Err(Error::Process(ProcessError::new(
+                        ErrorKind::NotFound,
+                        format!("no process instance waits for message '{name}' and no definition starts by it"),
+                    )));
+                };
+                let started = self
+                    .start(StartRequest {
+                        process_definition_id: r[0].as_str().map(str::to_string),
+                        start_event: r[1].as_str().map(str::to_string),
+                        business_key: business_key.map(str::to_string),
+                        variables,
+                        ..Default::default()
+                    })
+                    .await?;
+                Ok(started.id)
+            }
             [] => Err(Error::Process(ProcessError::new(
                 ErrorKind::NotFound,
                 format!("no process instance waits for message '{name}'"),
@@ -411,6 +468,24 @@ impl Processes {
             )
             .await?;
         let mut n = 0;
+        let starts = self
+            .store
+            .read(
+                "SELECT CONFIGURATION_, ACTIVITY_ID_ FROM ACT_RU_EVENT_SUBSCR \
+                 WHERE EVENT_TYPE_ = 'signal' AND EVENT_NAME_ = ? AND EXECUTION_ID_ IS NULL",
+                &[SqlValue::Text(name.into())],
+            )
+            .await?;
+        for r in &starts {
+            self.start(StartRequest {
+                process_definition_id: r[0].as_str().map(str::to_string),
+                start_event: r[1].as_str().map(str::to_string),
+                variables: variables.clone(),
+                ..Default::default()
+            })
+            .await?;
+            n += 1;
+        }
         for r in rows {
             if let Some(id) = r[0].as_str() {
                 self.command(id, Command::Signal { name: name.into(), variables: variables.clone() }).await?;
@@ -466,6 +541,10 @@ pub struct ProcessJobHandler(Arc<Processes>);
 #[async_trait]
 impl Handler for ProcessJobHandler {
     async fn run(&self, ctx: JobContext) -> Result<Option<String>, HandlerError> {
+        if ctx.handler_type == TIMER_START {
+            let started = self.0.start_by_timer(&ctx).await.map_err(|e| Box::new(e) as HandlerError)?;
+            return Ok(Some(format!("started process instance {started}")));
+        }
         self.0.run_job(&ctx).await.map_err(|e| Box::new(e) as HandlerError)?;
         Ok(None)
     }
