@@ -179,17 +179,36 @@ pub(crate) struct Pos {
     pub column: u32,
 }
 
+/// Bytes between two character-count checkpoints of a [`LineIndex`].
+const CHECKPOINT_BYTES: usize = 256;
+
 /// Start offsets of every line of a document, for offset → [`Pos`].
+///
+/// Columns count characters, and a modeler may write a whole file on one
+/// line, so counting from the line start for each of thousands of elements
+/// would be quadratic. Character counts are therefore kept at checkpoints
+/// every [`CHECKPOINT_BYTES`]; a position costs a binary search and a short
+/// scan.
 pub(crate) struct LineIndex<'a> {
     text: &'a str,
     starts: Vec<usize>,
+    /// `(byte offset, characters before it)`, at char boundaries, ascending.
+    checkpoints: Vec<(usize, usize)>,
 }
 
 impl<'a> LineIndex<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
-        LineIndex { text, starts }
+        let mut checkpoints = vec![(0, 0)];
+        let mut next = CHECKPOINT_BYTES;
+        for (chars, (i, _)) in text.char_indices().enumerate() {
+            if i >= next {
+                checkpoints.push((i, chars));
+                next = i + CHECKPOINT_BYTES;
+            }
+        }
+        LineIndex { text, starts, checkpoints }
     }
 
     /// Position of byte `offset`. Never panics: an offset past the end points
@@ -198,12 +217,25 @@ impl<'a> LineIndex<'a> {
         let offset = offset.min(self.text.len());
         let line = self.starts.partition_point(|&s| s <= offset).max(1);
         let start = self.starts[line - 1];
-        let column = self
-            .text
-            .get(start..)
-            .map_or(0, |rest| rest.char_indices().take_while(|(i, _)| start + i < offset).count());
+        let column = if offset - start <= CHECKPOINT_BYTES {
+            count_chars(self.text, start, offset)
+        } else {
+            self.chars_before(offset) - self.chars_before(start)
+        };
         Pos { line: clamp_u32(line), column: clamp_u32(column + 1) }
     }
+
+    /// Number of characters that start before byte `offset`.
+    fn chars_before(&self, offset: usize) -> usize {
+        let i = self.checkpoints.partition_point(|&(b, _)| b <= offset).max(1);
+        let (byte, chars) = self.checkpoints[i - 1];
+        chars + count_chars(self.text, byte, offset)
+    }
+}
+
+/// Characters of `text` that start in `from..to` (`from` is a char boundary).
+fn count_chars(text: &str, from: usize, to: usize) -> usize {
+    text.get(from..).unwrap_or_default().char_indices().take_while(|(j, _)| from + j < to).count()
 }
 
 fn clamp_u32(n: usize) -> u32 {
@@ -241,6 +273,20 @@ mod tests {
         assert_eq!(idx.pos(4), Pos { line: 2, column: 2 }); // inside 'é': no panic
         assert_eq!(idx.pos(999), Pos { line: 3, column: 1 });
         assert_eq!(LineIndex::new("").pos(5), Pos { line: 1, column: 1 });
+    }
+
+    #[test]
+    fn columns_on_long_lines_use_checkpoints() {
+        let text = format!("{}\n{}<x", "é".repeat(3000), "ü".repeat(2500));
+        let idx = LineIndex::new(&text);
+        assert!(idx.checkpoints.len() > 5);
+        let at = text.find('<').unwrap();
+        assert_eq!(idx.pos(at), Pos { line: 2, column: 2501 });
+        for probe in (0..text.len()).step_by(997) {
+            let line_start = text.as_bytes()[..probe].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let naive = text[line_start..].char_indices().take_while(|(j, _)| line_start + j < probe).count() + 1;
+            assert_eq!(idx.pos(probe).column as usize, naive, "offset {probe}");
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! `bpmn:task`, `bpmn2:task`, `semantic:task` and a default-namespace `task`
 //! alike, and never looks at prefixes.
 
-use quick_xml::escape::{EscapeError, resolve_predefined_entity};
+use quick_xml::escape::{EscapeError, resolve_xml_entity};
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::ResolveResult;
 use quick_xml::reader::NsReader;
@@ -101,7 +101,7 @@ pub(crate) fn read(xml: &str, lines: &LineIndex<'_>) -> Result<Element, ParseErr
                 let name = r.decode().map_err(|e| fail(offset, format!("malformed reference: {e}")))?;
                 let text = match r.resolve_char_ref() {
                     Ok(Some(c)) => c.to_string(),
-                    Ok(None) => match resolve_predefined_entity(&name) {
+                    Ok(None) => match resolve_xml_entity(&name) {
                         Some(s) => s.to_owned(),
                         None => return Err(fail(offset, undeclared_entity(&name))),
                     },
@@ -155,7 +155,9 @@ fn open(reader: &NsReader<&[u8]>, ns: Ns, start: &BytesStart<'_>, offset: usize)
         let (resolved, name) = reader.resolve_attribute(attr.key);
         let ns = namespace_of(&resolved).map_err(|p| format!("undeclared namespace prefix '{}'", quote(&p)))?;
         let name = utf8(name.into_inner())?;
-        let value = attr.decode_and_unescape_value(reader.decoder()).map_err(|e| match e {
+        // `resolve_xml_entity` knows exactly the five XML entities, even if some
+        // other crate turns on quick-xml's `escape-html` feature.
+        let value = attr.decode_and_unescape_value_with(reader.decoder(), resolve_xml_entity).map_err(|e| match e {
             quick_xml::Error::Escape(EscapeError::UnrecognizedEntity(_, entity)) => undeclared_entity(&entity),
             other => format!("attribute {} of <{}>: {}", quote(&name), quote(&local), xml_error_text(&other)),
         })?;

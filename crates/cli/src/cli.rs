@@ -82,6 +82,61 @@ finish, hands the rest back and exits 0. A second signal exits at once.")]
 Exit status: 0 when no finding is a warning or an error, 3 when at least one is (so a cron job or
 a health check can alert on it), 1 when the diagnosis could not run, 2 on bad input.")]
     Doctor(DoctorArgs),
+    /// Deploy BPMN documents: each file becomes a new version of the processes it defines
+    #[command(after_help = "Examples:
+  kairos deploy order.bpmn
+  kairos deploy processes/*.bpmn20.xml --json
+
+A process whose document is byte-for-byte the one of its latest version gets no new version (the
+output says so), so deploying on every release is safe. Every file is read and checked before
+anything is written: one refused file (its line and element are named) deploys none of them.
+Service tasks may name the built-in handlers only (log, sleep, fail, noop); deploy processes
+that call handlers of your own from the application that registers them.")]
+    Deploy(DeployArgs),
+    /// Start a process instance of the latest version of a process definition
+    #[command(after_help = "Examples:
+  kairos start leaveProcess --business-key LEAVE-42 --var applicant=kermit --var days=3
+  kairos start orderProcess --vars-json '{\"items\": [1, 2], \"express\": true}' --json
+  kairos start orderProcess --vars-json @order.json --var express=false
+
+A --var value is JSON when it parses as JSON (3, true, null, [1,2], {\"a\":1}, \"text\"), else
+the text itself: --var note=hello is the string \"hello\", --var zip='\"01234\"' keeps a number-like
+string a string. --var wins over the same name in --vars-json.
+
+Prints the instance as it stands after the start: it may already have ended, or be waiting in a
+user task (kairos tasks --instance ID lists them). Service tasks up to the first wait state run
+in this process; timers and async continuations become jobs that a `kairos serve` node runs.")]
+    Start(StartArgs),
+    /// List process instances (running ones unless --all)
+    #[command(after_help = "Examples:
+  kairos instances
+  kairos instances --key leaveProcess --business-key LEAVE-42 --all
+  kairos instances --all --json")]
+    Instances(InstancesArgs),
+    /// Show one process instance: its execution tree (ACT_RU_EXECUTION), variables and activity history
+    #[command(after_help = "Examples:
+  kairos instance 0190c3e2-...
+  kairos instance 0190c3e2-... --json
+
+The tree shows each execution under its parent with the flags of SPEC P3 (IS_ACTIVE_,
+IS_CONCURRENT_, IS_SCOPE_, IS_EVENT_SCOPE_): where an instance waits and why. An ended instance
+has no executions left; its activity history (ACT_HI_ACTINST) remains.")]
+    Instance(InstanceArgs),
+    /// List open user tasks (ACT_RU_TASK)
+    #[command(after_help = "Examples:
+  kairos tasks
+  kairos tasks --instance 0190c3e2-...
+  kairos tasks --candidate-group managers     # unclaimed tasks the group may take
+  kairos tasks --assignee kermit --json")]
+    Tasks(TasksArgs),
+    /// Complete a user task, optionally setting process variables; the instance moves on
+    #[command(after_help = "Examples:
+  kairos complete 0190c3e2-...
+  kairos complete 0190c3e2-... --var approved=true --var comment='looks fine'
+
+--var and --vars-json work as for kairos start. Of two completions of one task, exactly one wins;
+the other is told that the task does not exist any more.")]
+    Complete(CompleteArgs),
     /// Benchmarks (measurements, not tests)
     Bench(BenchArgs),
 }
@@ -291,6 +346,112 @@ pub struct DoctorArgs {
     /// Diagnose this process instance
     #[arg(long, value_name = "ID")]
     pub instance: Option<String>,
+}
+
+/// `kairos deploy`.
+#[derive(Debug, Args)]
+pub struct DeployArgs {
+    /// BPMN 2.0 XML documents (.bpmn, .bpmn20.xml); each is one deployment named after its file
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<std::path::PathBuf>,
+}
+
+/// Process variables given on the command line (`kairos start`, `kairos complete`).
+#[derive(Debug, Clone, Args)]
+pub struct VarsArgs {
+    /// A process variable, NAME=VALUE (repeatable); VALUE is JSON when it parses, else text
+    #[arg(long = "var", value_parser = var_arg, value_name = "NAME=VALUE")]
+    pub vars: Vec<VarArg>,
+    /// Process variables as one JSON object, or @FILE to read it from a file (@- for stdin)
+    #[arg(long, value_name = "JSON")]
+    pub vars_json: Option<String>,
+}
+
+/// One `--var NAME=VALUE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VarArg {
+    pub name: String,
+    pub value: serde_json::Value,
+}
+
+/// Parses `NAME=VALUE`: the name is checked as the engine checks it, the value is JSON when it
+/// parses as JSON, else the text itself (so `--var note=hello` needs no quoting).
+pub fn var_arg(s: &str) -> Result<VarArg, String> {
+    let Some((name, text)) = s.split_once('=') else {
+        return Err("expected NAME=VALUE, e.g. --var approved=true".into());
+    };
+    kairos_process::validate_variable_name(name).map_err(|e| e.message)?;
+    let value = serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_string()));
+    Ok(VarArg { name: name.to_string(), value })
+}
+
+/// `kairos start`.
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// The process definition key (the BPMN process id); its latest version starts
+    #[arg(value_name = "KEY")]
+    pub key: String,
+    /// A business key to find the instance by later (kairos instances --business-key)
+    #[arg(long, value_name = "K")]
+    pub business_key: Option<String>,
+    #[command(flatten)]
+    pub vars: VarsArgs,
+    /// The user starting the instance (START_USER_ID_; a start event's initiator variable)
+    #[arg(long, value_name = "U")]
+    pub user: Option<String>,
+}
+
+/// `kairos instances`.
+#[derive(Debug, Args)]
+pub struct InstancesArgs {
+    /// Only instances of this process definition key
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+    /// Only instances with this business key
+    #[arg(long, value_name = "K")]
+    pub business_key: Option<String>,
+    /// Also ended and deleted instances (from history); running ones only by default
+    #[arg(long)]
+    pub all: bool,
+    #[command(flatten)]
+    pub page: PageArgs,
+}
+
+/// `kairos instance`.
+#[derive(Debug, Args)]
+pub struct InstanceArgs {
+    /// The process instance's id
+    #[arg(value_name = "ID")]
+    pub id: String,
+}
+
+/// `kairos tasks`.
+#[derive(Debug, Args)]
+pub struct TasksArgs {
+    /// Only tasks of this process instance
+    #[arg(long, value_name = "ID")]
+    pub instance: Option<String>,
+    /// Only tasks assigned to this user
+    #[arg(long, value_name = "U")]
+    pub assignee: Option<String>,
+    /// Only unassigned tasks this user is a candidate for
+    #[arg(long, value_name = "U")]
+    pub candidate_user: Option<String>,
+    /// Only unassigned tasks this group is a candidate for
+    #[arg(long, value_name = "G")]
+    pub candidate_group: Option<String>,
+    #[command(flatten)]
+    pub page: PageArgs,
+}
+
+/// `kairos complete`.
+#[derive(Debug, Args)]
+pub struct CompleteArgs {
+    /// The task's id (kairos tasks lists them)
+    #[arg(value_name = "TASK_ID")]
+    pub task_id: String,
+    #[command(flatten)]
+    pub vars: VarsArgs,
 }
 
 #[derive(Debug, Args)]

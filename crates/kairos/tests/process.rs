@@ -446,7 +446,61 @@ async fn message_signal_and_timer_start_events_start_instances(backend: Backend)
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const SHAPES: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <process id="shapes" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="a" sourceRef="start" targetRef="sub"/>
+    <subProcess id="sub">
+      <startEvent id="ss"/>
+      <sequenceFlow id="b" sourceRef="ss" targetRef="review"/>
+      <userTask id="review" camunda:assignee="${reviewer}">
+        <multiInstanceLoopCharacteristics camunda:collection="${reviewers}" camunda:elementVariable="reviewer">
+          <completionCondition>${nrOfCompletedInstances >= 2}</completionCondition>
+        </multiInstanceLoopCharacteristics>
+      </userTask>
+      <sequenceFlow id="c" sourceRef="review" targetRef="se"/>
+      <endEvent id="se"/>
+    </subProcess>
+    <sequenceFlow id="d" sourceRef="sub" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+/// Seed 003 §5.3's IS_SCOPE_ / IS_CONCURRENT_ combinations, for a sub-process and a
+/// multi-instance task inside it; the completion condition ends the body after two of three.
+async fn scope_and_concurrency_flags_follow_seed_003(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("shapes.bpmn", SHAPES).await.unwrap();
+    let inst = p.start(start("shapes", "MI", json!({"reviewers": ["ann", "bob", "cid"]}))).await.unwrap();
+    let execs = p.executions(&inst.id).await.unwrap();
+    let by_act = |a: &str| execs.iter().filter(|e| e.activity_id.as_deref() == Some(a)).collect::<Vec<_>>();
+    let sub = by_act("sub");
+    assert_eq!(sub.len(), 1);
+    assert!(sub[0].is_scope && !sub[0].is_concurrent, "sub-process root: scope, not concurrent");
+    let review = by_act("review");
+    let mi_root: Vec<_> = review.iter().filter(|e| e.is_scope).collect();
+    assert_eq!(mi_root.len(), 1);
+    assert!(mi_root[0].is_concurrent, "multi-instance root: scope and concurrent (§5.3's rare case)");
+    let children: Vec<_> = review.iter().filter(|e| !e.is_scope).collect();
+    assert_eq!(children.len(), 3);
+    assert!(children.iter().all(|e| e.is_concurrent && e.parent_id.as_deref() == Some(mi_root[0].id.as_str())));
+    let tasks = p.tasks(Some(&inst.id), None, None, None).await.unwrap();
+    let mut who: Vec<_> = tasks.iter().filter_map(|t| t.assignee.clone()).collect();
+    who.sort();
+    assert_eq!(who, ["ann", "bob", "cid"], "element variable per instance");
+    p.complete_task(&tasks[0].id, Map::new()).await.unwrap();
+    p.complete_task(&tasks[1].id, Map::new()).await.unwrap();
+    assert!(p.instance(&inst.id).await.unwrap().ended, "the completion condition held after two");
+    let hist = p.activity_history(&inst.id).await.unwrap();
+    let cancelled = hist.iter().filter(|a| a.activity_id == "review" && a.delete_reason.is_some()).count();
+    assert_eq!(cancelled, 1, "the third review was cancelled: {hist:?}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    scope_and_concurrency_flags_follow_seed_003,
     message_signal_and_timer_start_events_start_instances,
     a_call_activity_links_the_called_instance_through_super_exec,
     a_suspended_instance_keeps_its_jobs_apart_and_refuses_task_completion,

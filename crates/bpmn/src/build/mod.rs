@@ -232,22 +232,23 @@ fn check_root_child(ctx: &mut Ctx<'_>, child: &Element) {
 /// `attachedToRef`, `bpmnElement`) are document-wide, and a duplicate makes
 /// one of them silently point at the wrong element.
 fn check_unique_ids(ctx: &mut Ctx<'_>, root: &Element) {
-    let mut seen: HashMap<&str, Pos> = HashMap::new();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
     let mut stack = vec![root];
     let mut dups = Vec::new();
     while let Some(el) = stack.pop() {
         if let (Ns::Bpmn | Ns::BpmnDi | Ns::Dc | Ns::Di, Some(id)) = (el.ns, el.id()) {
             // Depth-first in document order: the one already seen came first.
             match seen.get(id) {
-                Some(first) => dups.push((el, first.line)),
+                Some(&first) => dups.push((el, first)),
                 None => {
-                    seen.insert(id, ctx.pos(el));
+                    seen.insert(id, el.offset);
                 }
             }
         }
         stack.extend(el.children.iter().rev());
     }
-    for (el, first_line) in dups {
+    for (el, first) in dups {
+        let first_line = ctx.lines.pos(first).line;
         ctx.problem(el, format!("duplicate id (first used on line {first_line})"));
     }
 }

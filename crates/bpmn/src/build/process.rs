@@ -75,12 +75,16 @@ pub(crate) fn build_process(ctx: &mut Ctx<'_>, el: &Element) -> Option<Process> 
     };
     walk_scope(ctx, &mut b, el, None, ScopeKind::Process);
     let linked = validate::link(ctx, &mut b);
-    let start_events = b
-        .nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| n.scope.is_none() && matches!(n.kind, NodeKind::StartEvent(_)))
-        .map(|(i, _)| NodeIdx(i as u32))
+    let mut scope_children: HashMap<Option<NodeIdx>, Vec<NodeIdx>> = HashMap::new();
+    for (i, n) in b.nodes.iter().enumerate() {
+        scope_children.entry(n.scope).or_default().push(NodeIdx(i as u32));
+    }
+    let start_events = scope_children
+        .get(&None)
+        .into_iter()
+        .flatten()
+        .copied()
+        .filter(|i| matches!(b.nodes[i.index()].kind, NodeKind::StartEvent(_)))
         .collect();
     Some(Process {
         id: id.to_owned(),
@@ -92,6 +96,7 @@ pub(crate) fn build_process(ctx: &mut Ctx<'_>, el: &Element) -> Option<Process> 
         line: ctx.pos(el).line,
         node_ids: b.node_ids,
         flow_ids: linked.flow_ids,
+        scope_children,
     })
 }
 

@@ -236,12 +236,18 @@ fn link_boundary_events(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'_>) {
 /// one of them plain), an embedded sub-process exactly one none start, an
 /// event sub-process exactly one triggered start.
 fn check_start_events(ctx: &mut Ctx<'_>, b: &ProcessBuilder<'_>) {
+    // (starts, plain starts) per scope, in one pass over the nodes.
+    let mut counts: HashMap<Option<NodeIdx>, (usize, usize)> = HashMap::new();
+    for n in &b.nodes {
+        if let NodeKind::StartEvent(s) = &n.kind {
+            let c = counts.entry(n.scope).or_default();
+            c.0 += 1;
+            c.1 += usize::from(s.trigger == EventTrigger::None);
+        }
+    }
     for &(scope, kind, el) in &b.scopes {
-        let starts: Vec<usize> = (0..b.nodes.len())
-            .filter(|&i| b.nodes[i].scope == scope && matches!(b.nodes[i].kind, NodeKind::StartEvent(_)))
-            .collect();
-        let plain = starts.iter().filter(|&&i| b.nodes[i].kind.trigger() == Some(&EventTrigger::None)).count();
-        match (kind, starts.len()) {
+        let (starts, plain) = counts.get(&scope).copied().unwrap_or_default();
+        match (kind, starts) {
             (ScopeKind::Process, 0) => ctx.problem(el, "has no start event (none, timer, message or signal)"),
             (ScopeKind::Process, _) if plain > 1 => {
                 ctx.problem(el, format!("has {plain} none start events; a process may have only one"))

@@ -130,6 +130,10 @@ pub struct Process {
     pub(crate) node_ids: HashMap<String, NodeIdx>,
     #[serde(skip)]
     pub(crate) flow_ids: HashMap<String, FlowIdx>,
+    /// Nodes directly inside each scope, so that entering a scope does not
+    /// scan the whole arena.
+    #[serde(skip)]
+    pub(crate) scope_children: HashMap<Option<NodeIdx>, Vec<NodeIdx>>,
 }
 
 impl Process {
@@ -171,7 +175,7 @@ impl Process {
 
     /// The nodes directly inside `scope` (`None`: the process itself).
     pub fn children(&self, scope: Option<NodeIdx>) -> impl Iterator<Item = NodeIdx> + '_ {
-        self.iter_nodes().filter(move |(_, n)| n.scope == scope).map(|(i, _)| i)
+        self.scope_children.get(&scope).into_iter().flatten().copied()
     }
 
     /// Start events directly inside `scope`: for the process those of

@@ -5,6 +5,7 @@ mod chaos;
 mod doctor;
 mod jobs;
 mod migrate;
+mod process;
 mod serve;
 
 use crate::cli::{BenchCommand, Cli, Command};
@@ -18,6 +19,12 @@ pub async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Migrate => migrate::run(&global).await,
         Command::Jobs(args) => jobs::run(&global, args).await,
         Command::Doctor(args) => doctor::run(&global, args).await,
+        Command::Deploy(args) => process::deploy(&global, args).await,
+        Command::Start(args) => process::start(&global, args).await,
+        Command::Instances(args) => process::instances(&global, args).await,
+        Command::Instance(args) => process::instance(&global, args).await,
+        Command::Tasks(args) => process::tasks(&global, args).await,
+        Command::Complete(args) => process::complete(&global, args).await,
         Command::Bench(args) => match args.command {
             BenchCommand::Jobs(args) => crate::bench::jobs::run(&global, args).await,
         },

@@ -114,11 +114,18 @@ pub(crate) async fn resource_of(store: &dyn Store, id: &str) -> Result<String, E
 }
 
 impl Processes {
-    /// Deploys one BPMN document. Everything is checked first (XML, model, handlers, what
-    /// this engine can run); a refused deployment writes nothing.
-    pub async fn deploy(&self, name: &str, xml: &str) -> Result<DeploymentInfo, Error> {
+    /// Checks a BPMN document as [`Processes::deploy`] would (XML, model, handlers, what this
+    /// engine can run), writing nothing: for tools that deploy several documents all or none.
+    pub fn validate(&self, xml: &str) -> Result<Definitions, Error> {
         let defs = kairos_bpmn::parse(xml).map_err(Error::Deploy)?;
         self.check_runnable(&defs)?;
+        Ok(defs)
+    }
+
+    /// Deploys one BPMN document. Everything is checked first (see [`Processes::validate`]); a
+    /// refused deployment writes nothing.
+    pub async fn deploy(&self, name: &str, xml: &str) -> Result<DeploymentInfo, Error> {
+        let defs = self.validate(xml)?;
         let resource = if name.ends_with(".bpmn") || name.ends_with(".xml") {
             name.to_string()
         } else {

@@ -1,0 +1,199 @@
+//! One case per validation rule: a process body with one mistake, and the
+//! problem it must produce (naming the element, on the element's line).
+
+use kairos_bpmn::parse;
+
+/// Wraps `body` in a document with a start event `s`, an end event `e`, a
+/// flow between them, and declarations to refer to.
+fn doc(body: &str) -> String {
+    format!(
+        r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL"
+    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" xmlns:flowable="http://flowable.org/bpmn"
+    xmlns:kairos="urn:kairos:bpmn" xmlns:bpmndi="http://www.omg.org/spec/BPMN/20100524/DI"
+    xmlns:dc="http://www.omg.org/spec/DD/20100524/DC">
+  <message id="m_named" name="paid"/>
+  <message id="m_anon"/>
+  <signal id="sig" name="stop"/>
+  <error id="err" errorCode="E1"/>
+  <process id="p" camunda:historyTimeToLive="P7D">
+    <startEvent id="s"/>
+    <sequenceFlow id="se" sourceRef="s" targetRef="e"/>
+    <endEvent id="e"/>
+{body}
+  </process>
+</definitions>"#
+    )
+}
+
+/// `(body, element id, message fragment)`.
+const CASES: &[(&str, &str, &str)] = &[
+    (
+        r#"<subProcess id="esp" triggeredByEvent="true"><startEvent id="es"><messageEventDefinition messageRef="m_named"/></startEvent></subProcess>
+           <sequenceFlow id="x" sourceRef="s" targetRef="esp"/>"#,
+        "esp",
+        "an event sub-process cannot have incoming flows",
+    ),
+    (
+        r#"<subProcess id="sp"><startEvent id="ss"/><task id="inner"/></subProcess>
+           <task id="outer"/>
+           <boundaryEvent id="b" attachedToRef="inner"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition></boundaryEvent>"#,
+        "b",
+        "attachedToRef 'inner' is in another scope",
+    ),
+    (r#"<subProcess id="sp"><startEvent id="a"/><startEvent id="b"/></subProcess>"#, "sp", "has 2 start events"),
+    (r#"<startEvent id="s2"/>"#, "p", "has 2 none start events"),
+    (r#"<receiveTask id="r" messageRef="m_anon"/>"#, "r", "message 'm_anon' has no name"),
+    (
+        r#"<subProcess id="sp"><startEvent id="ts"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition></startEvent></subProcess>"#,
+        "ts",
+        "unsupported element timerEventDefinition in startEvent 'ts': startEvent accepts: none",
+    ),
+    (r#"<serviceTask id="t" camunda:type="external"/>"#, "t", "camunda:type=\"external\" needs a camunda:topic"),
+    (r#"<serviceTask id="t" camunda:topic="x"/>"#, "t", "a topic needs camunda:type=\"external\""),
+    (r#"<serviceTask id="t" flowable:type="mail"/>"#, "t", "unsupported flowable:type 'mail'"),
+    (r#"<serviceTask id="t" kairos:handler="  "/>"#, "t", "kairos:handler is empty"),
+    (r#"<task id="t" camunda:asyncBefore="yes"/>"#, "t", "camunda:asyncBefore must be true or false, not 'yes'"),
+    (
+        r#"<task id="t"><multiInstanceLoopCharacteristics><loopCardinality>many</loopCardinality></multiInstanceLoopCharacteristics></task>"#,
+        "t",
+        "loopCardinality 'many' must be a whole number or an expression",
+    ),
+    (
+        r#"<intermediateCatchEvent id="c"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition><signalEventDefinition signalRef="sig"/></intermediateCatchEvent>"#,
+        "c",
+        "has 2 event definitions",
+    ),
+    (
+        r#"<intermediateCatchEvent id="c"><timerEventDefinition><timeDate>2030-01-01T00:00:00Z</timeDate><timeDuration>PT1M</timeDuration></timerEventDefinition></intermediateCatchEvent>"#,
+        "c",
+        "needs exactly one of timeDate, timeDuration, timeCycle",
+    ),
+    (r#"<intermediateCatchEvent id="c"/>"#, "c", "needs a timer, message or signal event definition"),
+    (r#"<eventBasedGateway id="g" instantiate="true"/>"#, "g", "unsupported element eventBasedGateway 'g'"),
+    (r#"<task id="t" isForCompensation="true"/>"#, "t", "unsupported element task 't': compensation"),
+    (r#"<callActivity id="c"/>"#, "c", "has no calledElement"),
+    (
+        r#"<callActivity id="c" calledElement="x"><extensionElements><camunda:in source="a"/></extensionElements></callActivity>"#,
+        "c",
+        "camunda:in needs source or sourceExpression with a target",
+    ),
+    (
+        r#"<sequenceFlow id="cond" sourceRef="s" targetRef="e"><conditionExpression>${x}</conditionExpression></sequenceFlow>"#,
+        "cond",
+        "has a condition but leaves startEvent 's'",
+    ),
+    (
+        r#"<parallelGateway id="g" default="se"/>"#,
+        "g",
+        "only exclusive and inclusive gateways and activities have a default flow",
+    ),
+    (r#"<exclusiveGateway id="g" default="nope"/>"#, "g", "default flow 'nope' does not exist"),
+    (
+        r#"<task id="t"><standardLoopCharacteristics/></task>"#,
+        "t",
+        "unsupported element standardLoopCharacteristics in task 't'",
+    ),
+    (
+        r#"<intermediateThrowEvent id="l"><linkEventDefinition name="go"/></intermediateThrowEvent>"#,
+        "l",
+        "unsupported element linkEventDefinition in intermediateThrowEvent 'l': link events",
+    ),
+    (
+        r#"<boundaryEvent id="b" attachedToRef="nope"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition></boundaryEvent>"#,
+        "b",
+        "attachedToRef 'nope' does not exist",
+    ),
+    (
+        r#"<task id="t"/><boundaryEvent id="b" attachedToRef="t"><signalEventDefinition signalRef="nope"/></boundaryEvent>"#,
+        "b",
+        "signalRef 'nope' does not exist",
+    ),
+    (r#"<endEvent id="x"><errorEventDefinition/></endEvent>"#, "x", "no errorRef, so there is no error code to throw"),
+    (
+        r#"<endEvent id="x"><signalEventDefinition signalRef="sig"/></endEvent>"#,
+        "x",
+        "unsupported element signalEventDefinition in endEvent 'x'",
+    ),
+    (r#"<task id="t"><ioBinding/></task>"#, "t", "unsupported element ioBinding in task 't'"),
+    (r#"<adHocSubProcess id="ah"/>"#, "ah", "unsupported element adHocSubProcess 'ah'"),
+    (r#"<businessRuleTask id="br" camunda:decisionRef="d"/>"#, "br", "unsupported element businessRuleTask 'br'"),
+    (
+        r#"<sequenceFlow id="fl" sourceRef="s" targetRef="e"><extensionElements><camunda:executionListener class="X" event="take"/></extensionElements></sequenceFlow>"#,
+        "fl",
+        "unsupported element camunda:executionListener in sequenceFlow 'fl'",
+    ),
+];
+
+#[test]
+fn each_rule_reports_the_element_and_its_line() {
+    for (body, id, fragment) in CASES {
+        let xml = doc(body);
+        let errors = parse(&xml).expect_err(body);
+        let hit = errors.iter().find(|e| e.message.contains(fragment));
+        let Some(hit) = hit else { panic!("{body}\nexpected '{fragment}', got:\n{errors}") };
+        assert_eq!(hit.element_id.as_deref(), Some(*id), "{hit}");
+        // The reported line is one that mentions the element's id.
+        let line = xml.lines().nth(hit.line as usize - 1).unwrap();
+        assert!(line.contains(&format!("\"{id}\"")), "{hit} points at: {line}");
+        assert_eq!(errors.len(), 1, "{body}\nexpected one problem, got:\n{errors}");
+    }
+}
+
+#[test]
+fn the_wrapper_itself_is_valid() {
+    let defs = parse(&doc("")).unwrap();
+    assert!(defs.process("p").is_some());
+}
+
+#[test]
+fn history_time_to_live_is_days_or_a_duration() {
+    let bad = doc("").replace("P7D", "forever");
+    let errors = parse(&bad).unwrap_err();
+    assert!(errors.first().message.contains("historyTimeToLive 'forever' must be a number of days"), "{errors}");
+}
+
+#[test]
+fn diagram_numbers_must_be_numbers() {
+    let xml = doc("").replace(
+        "</definitions>",
+        r#"<bpmndi:BPMNDiagram id="d"><bpmndi:BPMNPlane id="pl" bpmnElement="p">
+  <bpmndi:BPMNShape id="sh" bpmnElement="s"><dc:Bounds x="NaN" y="1" width="2" height="3"/></bpmndi:BPMNShape>
+</bpmndi:BPMNPlane></bpmndi:BPMNDiagram></definitions>"#,
+    );
+    let errors = parse(&xml).unwrap_err();
+    assert!(errors.first().message.contains("x 'NaN' is not a number"), "{errors}");
+}
+
+#[test]
+fn unknown_top_level_elements_are_refused_and_descriptive_ones_ignored() {
+    let xml = doc("").replace(
+        "<process id=\"p\"",
+        r#"<choreography id="ch"/><itemDefinition id="i"/><escalation id="esc"/><dataStore id="ds"/>
+  <process id="p""#,
+    );
+    let errors = parse(&xml).unwrap_err();
+    assert_eq!(errors.len(), 1, "{errors}");
+    assert!(errors.first().message.starts_with("unsupported element choreography 'ch'"));
+}
+
+#[test]
+fn an_invalid_is_executable_is_a_problem() {
+    let xml = doc("").replace("<process id=\"p\"", "<process id=\"p\" isExecutable=\"maybe\"");
+    assert!(parse(&xml).unwrap_err().first().message.contains("isExecutable must be true or false"));
+}
+
+#[test]
+fn a_large_single_line_model_parses() {
+    let mut body = String::new();
+    let mut prev = "s".to_owned();
+    for i in 0..3000 {
+        body.push_str(&format!(r#"<task id="t{i}"/><sequenceFlow id="f{i}" sourceRef="{prev}" targetRef="t{i}"/>"#));
+        prev = format!("t{i}");
+    }
+    let xml = doc(&body).replace('\n', " ");
+    let defs = parse(&xml).unwrap();
+    assert_eq!(defs.processes[0].nodes.len(), 3002);
+    let last = defs.processes[0].node_by_id("t2999").unwrap();
+    assert_eq!(last.line, 1);
+    assert_eq!(last.column as usize, xml.find(r#"<task id="t2999""#).unwrap() + 1);
+}
