@@ -178,3 +178,83 @@ impl NodeDto {
         }
     }
 }
+
+/// The answer to `POST /repository/deployments`. One document is one deployment; a form of
+/// several files makes one deployment per file (the engine deploys one document at a time):
+/// the first one's `id`, `name` and `deploymentTime`, every file's definitions, and each
+/// deployment under `deployments`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentDto {
+    pub id: String,
+    pub name: String,
+    pub deployment_time: Timestamp,
+    pub process_definitions: Vec<kairos::process::DefinitionInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deployments: Option<Vec<kairos::process::DeploymentInfo>>,
+}
+
+impl DeploymentDto {
+    /// `done` holds at least one deployment.
+    pub fn new(mut done: Vec<kairos::process::DeploymentInfo>) -> Self {
+        if done.len() == 1 {
+            let d = done.remove(0);
+            return DeploymentDto {
+                id: d.id,
+                name: d.name,
+                deployment_time: d.deployment_time,
+                process_definitions: d.process_definitions,
+                deployments: None,
+            };
+        }
+        let first = &done[0];
+        DeploymentDto {
+            id: first.id.clone(),
+            name: first.name.clone(),
+            deployment_time: first.deployment_time,
+            process_definitions: done.iter().flat_map(|d| d.process_definitions.clone()).collect(),
+            deployments: Some(done),
+        }
+    }
+}
+
+/// A user task of ACT_HI_TASKINST, open or done.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoricTaskDto {
+    pub id: String,
+    pub process_instance_id: Option<String>,
+    pub process_definition_id: Option<String>,
+    pub execution_id: Option<String>,
+    pub task_definition_key: Option<String>,
+    pub name: Option<String>,
+    pub assignee: Option<String>,
+    pub start_time: Option<Timestamp>,
+    pub claim_time: Option<Timestamp>,
+    pub end_time: Option<Timestamp>,
+    pub duration_in_millis: Option<i64>,
+    pub delete_reason: Option<String>,
+}
+
+impl HistoricTaskDto {
+    /// From `ID_, PROC_INST_ID_, PROC_DEF_ID_, EXECUTION_ID_, TASK_DEF_KEY_, NAME_, ASSIGNEE_,
+    /// START_TIME_, CLAIM_TIME_, END_TIME_, DURATION_, DELETE_REASON_`.
+    pub fn from_row(r: &[kairos::store::SqlValue]) -> Self {
+        let text = |i: usize| r.get(i).and_then(|v| v.as_str()).map(str::to_string);
+        let time = |i: usize| r.get(i).and_then(|v| v.as_timestamp());
+        HistoricTaskDto {
+            id: text(0).unwrap_or_default(),
+            process_instance_id: text(1),
+            process_definition_id: text(2),
+            execution_id: text(3),
+            task_definition_key: text(4),
+            name: text(5),
+            assignee: text(6),
+            start_time: time(7),
+            claim_time: time(8),
+            end_time: time(9),
+            duration_in_millis: r.get(10).and_then(|v| v.as_i64()),
+            delete_reason: text(11),
+        }
+    }
+}

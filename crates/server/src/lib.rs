@@ -21,6 +21,17 @@
 //! | `GET, POST, DELETE /management/deadletter-jobs/{id}` | one / `{"action": "move", "retries"?}` / delete |
 //! | `GET /management/deadletter-jobs/{id}/exception-stacktrace` | text/plain |
 //! | `GET /history/job-log?jobId=&processInstanceId=` | every attempt, oldest first |
+//! | `POST /repository/deployments` | one BPMN document (application/xml) or a multipart form of files (201) |
+//! | `GET /repository/process-definitions?key=&latest=` | definitions |
+//! | `GET, PUT /repository/process-definitions/{id}` | one / `{"action": "suspend"\|"activate"}` |
+//! | `GET /repository/process-definitions/{id}/resourcedata` | the deployed XML |
+//! | `GET, POST /runtime/process-instances` | running instances / start one (201) |
+//! | `GET, PUT, DELETE /runtime/process-instances/{id}` | one / `{"action": "suspend"\|"activate"}` / delete (`?deleteReason=`) |
+//! | `GET, PUT /runtime/process-instances/{id}/variables` | the instance's variables (a JSON object) |
+//! | `GET /runtime/executions?processInstanceId=` | the execution tree |
+//! | `GET /runtime/tasks`, `GET, POST /runtime/tasks/{id}` | open tasks / one / `{"action": "complete"\|"claim"}` |
+//! | `POST /runtime/messages`, `POST /runtime/signals` | deliver a message / broadcast a signal |
+//! | `GET /history/historic-process-instances`, `…-activity-instances`, `…-task-instances` | process history |
 
 pub mod dto;
 pub mod error;
@@ -30,8 +41,9 @@ pub mod routes;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::get;
+use axum::routing::{get, post};
 use kairos::Engine;
+use routes::processes::{self, repository, tasks};
 use routes::{deadletter, health, history, jobs, management};
 use std::future::Future;
 use std::sync::Arc;
@@ -62,6 +74,24 @@ pub fn router(engine: Arc<Engine>) -> Router {
         )
         .route("/management/deadletter-jobs/{id}/exception-stacktrace", get(deadletter::stacktrace))
         .route("/history/job-log", get(history::job_log))
+        .route(
+            "/repository/deployments",
+            post(repository::deploy).layer(DefaultBodyLimit::max(repository::DEPLOY_MAX_BODY_BYTES)),
+        )
+        .route("/repository/process-definitions", get(repository::definitions))
+        .route("/repository/process-definitions/{id}", get(repository::definition).put(repository::update_definition))
+        .route("/repository/process-definitions/{id}/resourcedata", get(repository::resource))
+        .route("/runtime/process-instances", get(processes::list).post(processes::start))
+        .route("/runtime/process-instances/{id}", get(processes::get).put(processes::update).delete(processes::delete))
+        .route("/runtime/process-instances/{id}/variables", get(processes::get_variables).put(processes::put_variables))
+        .route("/runtime/executions", get(processes::executions))
+        .route("/runtime/tasks", get(tasks::list))
+        .route("/runtime/tasks/{id}", get(tasks::get).post(tasks::act))
+        .route("/runtime/messages", post(processes::message))
+        .route("/runtime/signals", post(processes::signal))
+        .route("/history/historic-process-instances", get(processes::history::instances))
+        .route("/history/historic-activity-instances", get(processes::history::activities))
+        .route("/history/historic-task-instances", get(processes::history::tasks))
         .fallback(error::no_route)
         .method_not_allowed_fallback(error::wrong_method)
         .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))

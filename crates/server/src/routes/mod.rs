@@ -5,3 +5,4 @@ pub mod health;
 pub mod history;
 pub mod jobs;
 pub mod management;
+pub mod processes;

@@ -1,0 +1,322 @@
+//! The process API (API.md "Processes", SPEC P), in Flowable's REST shapes:
+//!
+//! * [`repository`]: `POST /repository/deployments`, `/repository/process-definitions…`
+//! * this module: `/runtime/process-instances…`, `/runtime/executions`, `/runtime/messages`,
+//!   `/runtime/signals`
+//! * [`tasks`]: `/runtime/tasks` and `/runtime/tasks/{id}`
+//! * [`history`]: `/history/historic-process-instances`, `…-activity-instances`, `…-task-instances`
+//!
+//! Every body and query is checked here before the engine is asked (unknown fields refused,
+//! `variables` must be an object of valid names, lengths fit their columns), so a bad request
+//! answers 4xx naming the field and writes nothing. Lists are `{"data", "total", "start", "size"}`.
+
+pub mod history;
+pub mod repository;
+pub mod tasks;
+
+use crate::AppState;
+use crate::dto::List;
+use crate::error::ApiError;
+use crate::extract::{Id, Json, Query, page};
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use kairos::process::{ExecutionView, InstanceView, StartRequest};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// Longest business key, message or signal name, assignee: their columns' VARCHAR(255).
+pub const MAX_NAME_CHARS: usize = 255;
+/// Longest delete reason (DELETE_REASON_ VARCHAR(4000)).
+pub const MAX_REASON_CHARS: usize = 4000;
+
+/// `variables` of a body: absent or null → none; an object of valid names → the map; anything
+/// else → 400 naming `variables`.
+pub fn variables(value: Option<Value>) -> Result<Map<String, Value>, ApiError> {
+    let map = match value {
+        None | Some(Value::Null) => return Ok(Map::new()),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            let kind = match other {
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                _ => "a boolean",
+            };
+            return Err(ApiError::invalid(
+                "variables",
+                format!("variables must be a JSON object of name: value, such as {{\"amount\": 100}}, not {kind}"),
+            ));
+        }
+    };
+    for name in map.keys() {
+        kairos_process::validate_variable_name(name)
+            .map_err(|e| ApiError::invalid("variables", format!("variables: {}", e.message)))?;
+    }
+    Ok(map)
+}
+
+/// A text field that must be given, non-blank and at most `max` characters.
+pub fn required(field: &'static str, value: Option<String>, max: usize) -> Result<String, ApiError> {
+    match value {
+        Some(v) if !v.trim().is_empty() => limited(field, v, max),
+        Some(_) => Err(ApiError::invalid(field, format!("{field} must not be empty"))),
+        None => Err(ApiError::invalid(field, format!("{field} is required"))),
+    }
+}
+
+/// A text field of at most `max` characters.
+pub fn limited(field: &'static str, value: String, max: usize) -> Result<String, ApiError> {
+    let n = value.chars().count();
+    if n > max {
+        return Err(ApiError::invalid(field, format!("{field} may have at most {max} characters, not {n}")));
+    }
+    Ok(value)
+}
+
+/// An optional filter: empty means absent.
+pub fn filter(v: Option<String>) -> Option<String> {
+    v.filter(|s| !s.is_empty())
+}
+
+/// A list held in memory, paged by `start` and `size` (API.md's list shape).
+pub fn paged<T>(all: Vec<T>, start: Option<&str>, size: Option<&str>) -> Result<List<T>, ApiError> {
+    let (start, size) = page(start, size)?;
+    let total = all.len() as u64;
+    let data: Vec<T> = all.into_iter().skip(start as usize).take(size as usize).collect();
+    Ok(List { size: data.len() as u64, total, start, data })
+}
+
+/// `{"action": ...}` bodies name one of a few actions.
+fn unknown_action(action: &str, known: &str) -> ApiError {
+    ApiError::invalid("action", format!("action \"{action}\" is not known here; use {known}"))
+}
+
+// ---- process instances -------------------------------------------------------------------
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StartBody {
+    process_definition_key: Option<String>,
+    process_definition_id: Option<String>,
+    business_key: Option<String>,
+    variables: Option<Value>,
+    /// Accepted for API.md's idempotent retries; not acted on yet (a retried start starts
+    /// another instance).
+    #[allow(dead_code)]
+    request_id: Option<String>,
+}
+
+/// `POST /runtime/process-instances` → 201 with the instance as it stands after the start
+/// (`ended` when it ran straight through).
+pub async fn start(State(app): State<AppState>, Json(body): Json<StartBody>) -> Result<Response, ApiError> {
+    let key = body.process_definition_key.map(|k| required("processDefinitionKey", Some(k), MAX_NAME_CHARS));
+    let id = body.process_definition_id.map(|i| required("processDefinitionId", Some(i), 64));
+    let (key, id) = match (key, id) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid(
+                "processDefinitionId",
+                "give processDefinitionKey or processDefinitionId, not both",
+            ));
+        }
+        (None, None) => {
+            return Err(ApiError::invalid(
+                "processDefinitionKey",
+                "processDefinitionKey is required (or processDefinitionId to start one version)",
+            ));
+        }
+        (key, id) => (key.transpose()?, id.transpose()?),
+    };
+    let business_key = body.business_key.map(|b| limited("businessKey", b, MAX_NAME_CHARS)).transpose()?;
+    let variables = variables(body.variables)?;
+    let field = if key.is_some() { "processDefinitionKey" } else { "processDefinitionId" };
+    let req = StartRequest {
+        process_definition_key: key,
+        process_definition_id: id,
+        business_key,
+        variables,
+        ..Default::default()
+    };
+    let instance = app.engine.processes().start(req).await.map_err(|e| {
+        let mut e = ApiError::from(e);
+        if e.status == StatusCode::NOT_FOUND {
+            e.field = Some(field.into());
+        }
+        e
+    })?;
+    let location = format!("/runtime/process-instances/{}", instance.id);
+    Ok((StatusCode::CREATED, [(header::LOCATION, location)], axum::Json(instance)).into_response())
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InstancesQuery {
+    business_key: Option<String>,
+    process_definition_key: Option<String>,
+    super_process_instance_id: Option<String>,
+    start: Option<String>,
+    size: Option<String>,
+}
+
+/// `GET /runtime/process-instances?businessKey=&processDefinitionKey=&superProcessInstanceId=`:
+/// running instances, oldest first.
+pub async fn list(
+    State(app): State<AppState>,
+    Query(q): Query<InstancesQuery>,
+) -> Result<axum::Json<List<InstanceView>>, ApiError> {
+    let (bk, key, sup) =
+        (filter(q.business_key), filter(q.process_definition_key), filter(q.super_process_instance_id));
+    let mut all = app.engine.processes().instances(bk.as_deref(), key.as_deref(), Some(false)).await?;
+    if let Some(sup) = sup {
+        all.retain(|i| i.super_process_instance_id.as_deref() == Some(sup.as_str()));
+    }
+    Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
+}
+
+/// A running instance, or a 404 that says where an ended one is.
+async fn running(app: &AppState, id: &str) -> Result<InstanceView, ApiError> {
+    let instance = app.engine.processes().instance(id).await?;
+    if instance.ended {
+        return Err(ApiError::not_found(format!(
+            "process instance {id} has ended; it is in GET /history/historic-process-instances?processInstanceId={id}"
+        )));
+    }
+    Ok(instance)
+}
+
+/// `GET /runtime/process-instances/{id}`.
+pub async fn get(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<InstanceView>, ApiError> {
+    Ok(axum::Json(running(&app, &id).await?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeleteQuery {
+    delete_reason: Option<String>,
+}
+
+/// `DELETE /runtime/process-instances/{id}?deleteReason=` → 204; the instance ends with the
+/// reason (kept in its history).
+pub async fn delete(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Query(q): Query<DeleteQuery>,
+) -> Result<StatusCode, ApiError> {
+    let reason = filter(q.delete_reason).unwrap_or_else(|| "deleted".to_string());
+    let reason = limited("deleteReason", reason, MAX_REASON_CHARS)?;
+    app.engine.processes().delete_instance(&id, &reason).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InstanceUpdate {
+    action: Option<String>,
+    business_key: Option<String>,
+}
+
+/// `PUT /runtime/process-instances/{id}` `{"action": "suspend"|"activate"}` → the instance.
+/// (`{"businessKey"}` is refused until the engine can change it.)
+pub async fn update(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Json(body): Json<InstanceUpdate>,
+) -> Result<axum::Json<InstanceView>, ApiError> {
+    let suspend = match (body.action.as_deref(), body.business_key) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid("businessKey", "give either action or businessKey, not both"));
+        }
+        (None, Some(_)) => {
+            return Err(ApiError::invalid(
+                "businessKey",
+                "changing the business key of a running instance is not supported yet",
+            ));
+        }
+        (None, None) => return Err(ApiError::invalid("action", "action is required: \"suspend\" or \"activate\"")),
+        (Some("suspend"), None) => true,
+        (Some("activate"), None) => false,
+        (Some(other), None) => return Err(unknown_action(other, "\"suspend\" or \"activate\"")),
+    };
+    // Also parks the instance's jobs in ACT_RU_SUSPENDED_JOB (and back).
+    app.engine.processes().set_instance_suspended(&id, suspend).await?;
+    Ok(axum::Json(app.engine.processes().instance(&id).await?))
+}
+
+/// `GET /runtime/process-instances/{id}/variables`: the instance-level variables.
+pub async fn get_variables(
+    State(app): State<AppState>,
+    Id(id): Id,
+) -> Result<axum::Json<Map<String, Value>>, ApiError> {
+    Ok(axum::Json(app.engine.processes().variables(&id).await?))
+}
+
+/// `PUT /runtime/process-instances/{id}/variables` `{name: value, ...}`: sets (creates or
+/// overwrites) them, returns all of the instance's variables.
+pub async fn put_variables(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Json(body): Json<Value>,
+) -> Result<axum::Json<Map<String, Value>>, ApiError> {
+    let vars = variables(Some(body))?;
+    let processes = app.engine.processes();
+    processes.set_variables(&id, vars).await?;
+    Ok(axum::Json(processes.variables(&id).await?))
+}
+
+// ---- executions, messages, signals ---------------------------------------------------------
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExecutionsQuery {
+    process_instance_id: Option<String>,
+    start: Option<String>,
+    size: Option<String>,
+}
+
+/// `GET /runtime/executions?processInstanceId=` (required): the instance's execution tree.
+pub async fn executions(
+    State(app): State<AppState>,
+    Query(q): Query<ExecutionsQuery>,
+) -> Result<axum::Json<List<ExecutionView>>, ApiError> {
+    let pi = required("processInstanceId", q.process_instance_id, 64)?;
+    let all = app.engine.processes().executions(&pi).await?;
+    Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MessageBody {
+    message_name: Option<String>,
+    business_key: Option<String>,
+    process_instance_id: Option<String>,
+    variables: Option<Value>,
+}
+
+/// `POST /runtime/messages` → `{"messageName", "processInstanceId"}` of the instance that
+/// received it; 404 when none waits for it, 409 when several do and the body does not say which.
+pub async fn message(
+    State(app): State<AppState>,
+    Json(body): Json<MessageBody>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let name = required("messageName", body.message_name, MAX_NAME_CHARS)?;
+    let bk = filter(body.business_key).map(|b| limited("businessKey", b, MAX_NAME_CHARS)).transpose()?;
+    let pi = filter(body.process_instance_id).map(|p| limited("processInstanceId", p, 64)).transpose()?;
+    let vars = variables(body.variables)?;
+    let got = app.engine.processes().message(&name, pi.as_deref(), bk.as_deref(), vars).await?;
+    Ok(axum::Json(serde_json::json!({ "messageName": name, "processInstanceId": got })))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SignalBody {
+    signal_name: Option<String>,
+    variables: Option<Value>,
+}
+
+/// `POST /runtime/signals` → `{"signalName", "received": N}`: every instance waiting for it.
+pub async fn signal(State(app): State<AppState>, Json(body): Json<SignalBody>) -> Result<axum::Json<Value>, ApiError> {
+    let name = required("signalName", body.signal_name, MAX_NAME_CHARS)?;
+    let vars = variables(body.variables)?;
+    let n = app.engine.processes().signal(&name, vars).await?;
+    Ok(axum::Json(serde_json::json!({ "signalName": name, "received": n })))
+}

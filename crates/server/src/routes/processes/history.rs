@@ -1,0 +1,113 @@
+//! `/history/historic-*` (SPEC P9): instances (running and ended), the activities an instance
+//! went through in start order, and its tasks (ACT_HI_PROCINST, ACT_HI_ACTINST, ACT_HI_TASKINST).
+
+use super::{filter, paged, required};
+use crate::AppState;
+use crate::dto::{HistoricTaskDto, List};
+use crate::error::ApiError;
+use crate::extract::{Query, flag, page};
+use axum::extract::State;
+use kairos::process::{HistoricActivity, InstanceView};
+use kairos::store::SqlValue;
+use kairos_process::ErrorKind;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InstancesQuery {
+    process_instance_id: Option<String>,
+    process_definition_key: Option<String>,
+    business_key: Option<String>,
+    finished: Option<String>,
+    start: Option<String>,
+    size: Option<String>,
+}
+
+/// `GET /history/historic-process-instances?processInstanceId=&processDefinitionKey=&businessKey=&finished=`,
+/// oldest first.
+pub async fn instances(
+    State(app): State<AppState>,
+    Query(q): Query<InstancesQuery>,
+) -> Result<axum::Json<List<InstanceView>>, ApiError> {
+    let finished = flag("finished", q.finished.as_deref())?;
+    let (bk, key) = (filter(q.business_key), filter(q.process_definition_key));
+    let processes = app.engine.processes();
+    let all = match filter(q.process_instance_id) {
+        Some(id) => match processes.instance(&id).await {
+            Ok(i) => vec![i]
+                .into_iter()
+                .filter(|i| bk.as_ref().is_none_or(|b| i.business_key.as_ref() == Some(b)))
+                .filter(|i| key.as_ref().is_none_or(|k| &i.process_definition_key == k))
+                .filter(|i| finished.is_none_or(|f| i.ended == f))
+                .collect(),
+            Err(kairos::Error::Process(p)) if p.kind == ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e.into()),
+        },
+        None => processes.instances(bk.as_deref(), key.as_deref(), finished).await?,
+    };
+    Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ByInstanceQuery {
+    process_instance_id: Option<String>,
+    start: Option<String>,
+    size: Option<String>,
+}
+
+/// `GET /history/historic-activity-instances?processInstanceId=` (required), in start order.
+pub async fn activities(
+    State(app): State<AppState>,
+    Query(q): Query<ByInstanceQuery>,
+) -> Result<axum::Json<List<HistoricActivity>>, ApiError> {
+    let pi = required("processInstanceId", q.process_instance_id, 64)?;
+    let all = app.engine.processes().activity_history(&pi).await?;
+    Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TasksQuery {
+    process_instance_id: Option<String>,
+    finished: Option<String>,
+    start: Option<String>,
+    size: Option<String>,
+}
+
+const TASK_COLUMNS: &str = "ID_, PROC_INST_ID_, PROC_DEF_ID_, EXECUTION_ID_, TASK_DEF_KEY_, NAME_, ASSIGNEE_, \
+     START_TIME_, CLAIM_TIME_, END_TIME_, DURATION_, DELETE_REASON_";
+const TASK_WHERE: &str = "WHERE (CAST(? AS VARCHAR(64)) IS NULL OR PROC_INST_ID_ = ?) \
+     AND (? = 0 OR (? = 1 AND END_TIME_ IS NOT NULL) OR (? = 2 AND END_TIME_ IS NULL))";
+
+/// `GET /history/historic-task-instances?processInstanceId=&finished=`: every user task,
+/// open or done, oldest first.
+pub async fn tasks(
+    State(app): State<AppState>,
+    Query(q): Query<TasksQuery>,
+) -> Result<axum::Json<List<HistoricTaskDto>>, ApiError> {
+    let (start, size) = page(q.start.as_deref(), q.size.as_deref())?;
+    let finished = match flag("finished", q.finished.as_deref())? {
+        None => 0,
+        Some(true) => 1,
+        Some(false) => 2,
+    };
+    let pi = filter(q.process_instance_id).map_or(SqlValue::Null, SqlValue::Text);
+    let binds = [pi.clone(), pi, SqlValue::Int(finished), SqlValue::Int(finished), SqlValue::Int(finished)];
+    let store = app.engine.store();
+    let total = store.read(&format!("SELECT COUNT(*) FROM ACT_HI_TASKINST {TASK_WHERE}"), &binds).await?;
+    let total = total.first().and_then(|r| r[0].as_i64()).unwrap_or(0).max(0) as u64;
+    let mut paged_binds = binds.to_vec();
+    paged_binds.push(SqlValue::Int(i64::try_from(size).unwrap_or(i64::MAX)));
+    paged_binds.push(SqlValue::Int(i64::try_from(start).unwrap_or(i64::MAX)));
+    let rows = store
+        .read(
+            &format!(
+                "SELECT {TASK_COLUMNS} FROM ACT_HI_TASKINST {TASK_WHERE} ORDER BY START_TIME_, ID_ LIMIT ? OFFSET ?"
+            ),
+            &paged_binds,
+        )
+        .await?;
+    let data: Vec<HistoricTaskDto> = rows.iter().map(|r| HistoricTaskDto::from_row(r)).collect();
+    Ok(axum::Json(List { size: data.len() as u64, total, start, data }))
+}

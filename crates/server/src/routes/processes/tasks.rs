@@ -1,0 +1,93 @@
+//! `/runtime/tasks` (SPEC P5): open user tasks, claiming and completing them. Of two
+//! concurrent completions of one task exactly one succeeds; the other gets a 409 (or a 404 when
+//! it arrives after the task is gone).
+
+use super::{MAX_NAME_CHARS, filter, paged, required, unknown_action, variables};
+use crate::AppState;
+use crate::dto::List;
+use crate::error::ApiError;
+use crate::extract::{Id, Json, Query};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use kairos::process::TaskView;
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TasksQuery {
+    process_instance_id: Option<String>,
+    assignee: Option<String>,
+    candidate_user: Option<String>,
+    candidate_group: Option<String>,
+    start: Option<String>,
+    size: Option<String>,
+}
+
+/// `GET /runtime/tasks?processInstanceId=&assignee=&candidateUser=&candidateGroup=`, oldest
+/// first; the candidate filters find unclaimed tasks only.
+pub async fn list(
+    State(app): State<AppState>,
+    Query(q): Query<TasksQuery>,
+) -> Result<axum::Json<List<TaskView>>, ApiError> {
+    let (pi, assignee) = (filter(q.process_instance_id), filter(q.assignee));
+    let (user, group) = (filter(q.candidate_user), filter(q.candidate_group));
+    let all =
+        app.engine.processes().tasks(pi.as_deref(), assignee.as_deref(), user.as_deref(), group.as_deref()).await?;
+    Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
+}
+
+/// `GET /runtime/tasks/{id}`.
+pub async fn get(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<TaskView>, ApiError> {
+    Ok(axum::Json(app.engine.processes().task(&id).await?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TaskAction {
+    action: Option<String>,
+    assignee: Option<String>,
+    variables: Option<Value>,
+    /// Accepted for API.md's idempotent retries; not acted on yet (a retried completion of a
+    /// completed task answers 404).
+    #[allow(dead_code)]
+    request_id: Option<String>,
+}
+
+/// `POST /runtime/tasks/{id}`: `{"action": "complete", "variables"?}` → 204, the process moves
+/// on; `{"action": "claim", "assignee"}` → 200 with the task.
+pub async fn act(State(app): State<AppState>, Id(id): Id, Json(body): Json<TaskAction>) -> Result<Response, ApiError> {
+    let action = required("action", body.action, MAX_NAME_CHARS)?;
+    let processes = app.engine.processes();
+    match action.as_str() {
+        "complete" => {
+            if body.assignee.is_some() {
+                return Err(ApiError::invalid(
+                    "assignee",
+                    "assignee is for the claim action; claim the task first, then complete it",
+                ));
+            }
+            let vars = variables(body.variables)?;
+            processes.complete_task(&id, vars).await?;
+            Ok(StatusCode::NO_CONTENT.into_response())
+        }
+        "claim" => {
+            if body.variables.is_some() {
+                return Err(ApiError::invalid("variables", "variables are for the complete action, not claim"));
+            }
+            let assignee = match body.assignee {
+                None => {
+                    return Err(ApiError::invalid(
+                        "assignee",
+                        "claim needs the assignee: {\"action\": \"claim\", \"assignee\": \"kermit\"}",
+                    ));
+                }
+                Some(a) => required("assignee", Some(a), MAX_NAME_CHARS)?,
+            };
+            processes.claim_task(&id, &assignee).await?;
+            Ok(axum::Json(processes.task(&id).await?).into_response())
+        }
+        other => Err(unknown_action(other, "\"complete\" or \"claim\"")),
+    }
+}
