@@ -73,6 +73,17 @@ pub enum Command {
         name: String,
         variables: Map<String, Json>,
     },
+    /// An external worker completed the service task of job `job_id`.
+    CompleteExternal {
+        job_id: String,
+        variables: Map<String, Json>,
+    },
+    /// An external worker reported a BPMN error for job `job_id`'s service task.
+    ExternalBpmnError {
+        job_id: String,
+        code: String,
+        variables: Map<String, Json>,
+    },
     /// Set instance variables.
     SetVariables {
         variables: Map<String, Json>,
@@ -335,6 +346,17 @@ impl<'a> Runtime<'a> {
                 self.set_variables(&execution_id, out)?;
                 self.agenda.push_back(Op::Leave { exec: execution_id, node, skip_async: false });
             }
+            Command::CompleteExternal { job_id, variables } => {
+                let job = self.external_job(&job_id, suspended)?;
+                self.set_variables(&job.execution_id, variables)?;
+                let node = self.node_idx(&job.activity_id)?;
+                self.agenda.push_back(Op::Leave { exec: job.execution_id, node, skip_async: false });
+            }
+            Command::ExternalBpmnError { job_id, code, variables } => {
+                let job = self.external_job(&job_id, suspended)?;
+                self.set_variables(&job.execution_id, variables)?;
+                self.throw_error(&job.execution_id, &job.activity_id, &code)?;
+            }
             Command::SetVariables { variables } => {
                 let root = self.inst.id.clone();
                 self.set_variables(&root, variables)?;
@@ -555,11 +577,18 @@ impl<'a> Runtime<'a> {
                         payload: Json::Object(payload),
                     })));
                 }
+                Implementation::External { topic } => {
+                    self.add_job(exec, &n, JobKind::External, None, None);
+                    if let Some(j) = self.inst.jobs.last_mut() {
+                        j.topic = Some(topic.clone());
+                    }
+                    self.wait(exec);
+                }
                 _ => {
                     return Err(ProcessError::at(
                         ErrorKind::Model,
                         &n.id,
-                        format!("service task '{}': external workers are not supported yet", n.id),
+                        format!("service task '{}' names no handler this engine can run", n.id),
                     ));
                 }
             },
@@ -888,6 +917,19 @@ impl<'a> Runtime<'a> {
 
     // ----- jobs, timers, events ----------------------------------------------------------------
 
+    /// Takes an external-worker job out of the instance (its row is deleted with the command).
+    fn external_job(&mut self, job_id: &str, suspended: bool) -> Result<ProcessJob> {
+        if suspended {
+            return Err(ProcessError::new(ErrorKind::Conflict, "the process instance is suspended"));
+        }
+        let job =
+            self.inst.jobs.iter().find(|j| j.id == job_id && j.kind == JobKind::External).cloned().ok_or_else(
+                || ProcessError::new(ErrorKind::NotFound, format!("external task {job_id} does not exist")),
+            )?;
+        self.inst.jobs.retain(|j| j.id != job_id);
+        Ok(job)
+    }
+
     fn run_job(&mut self, job_id: &str) -> Result<()> {
         let job = self.inst.jobs.iter().find(|j| j.id == job_id).cloned().ok_or_else(|| {
             ProcessError::new(
@@ -907,6 +949,12 @@ impl<'a> Runtime<'a> {
                 self.agenda.push_back(Op::Leave { exec: job.execution_id, node, skip_async: true });
             }
             JobKind::Timer => self.fire(&job.execution_id, &job.activity_id, None)?,
+            JobKind::External => {
+                return Err(ProcessError::new(
+                    ErrorKind::Conflict,
+                    format!("job {job_id} is done by an external worker"),
+                ));
+            }
         }
         Ok(())
     }
@@ -1079,6 +1127,7 @@ impl<'a> Runtime<'a> {
             repeat,
             exclusive: n.exclusive,
             retry_cycle: n.retry_time_cycle.clone(),
+            topic: None,
         });
     }
 

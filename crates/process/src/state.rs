@@ -90,6 +90,8 @@ pub struct ProcessJob {
     pub exclusive: bool,
     /// failedJobRetryTimeCycle of the element.
     pub retry_cycle: Option<String>,
+    /// The topic of an external-worker job.
+    pub topic: Option<String>,
 }
 
 /// HANDLER_TYPE_ of the process engine's jobs.
@@ -101,17 +103,22 @@ pub enum JobKind {
     AsyncAfter,
     /// A timer of a catch event, a boundary event or an event-based gateway's branch.
     Timer,
+    /// A service task done by an external worker (SPEC I4): fetched and locked over HTTP,
+    /// never run by the executor. HANDLER_CFG_ is the topic.
+    External,
 }
 
 impl JobKind {
     pub const ASYNC_CONTINUATION: &'static str = "async-continuation";
     pub const TRIGGER_TIMER: &'static str = "trigger-timer";
+    pub const EXTERNAL_WORKER: &'static str = "external-worker";
 
     /// HANDLER_TYPE_.
     pub fn handler_type(self) -> &'static str {
         match self {
             JobKind::AsyncBefore | JobKind::AsyncAfter => Self::ASYNC_CONTINUATION,
             JobKind::Timer => Self::TRIGGER_TIMER,
+            JobKind::External => Self::EXTERNAL_WORKER,
         }
     }
 
@@ -119,6 +126,7 @@ impl JobKind {
     pub fn job_type(self) -> &'static str {
         match self {
             JobKind::Timer => "timer",
+            JobKind::External => "external-worker",
             _ => "message",
         }
     }
@@ -129,6 +137,7 @@ impl JobKind {
             JobKind::AsyncBefore => "before",
             JobKind::AsyncAfter => "after",
             JobKind::Timer => "timer",
+            JobKind::External => "external",
         };
         serde_json::json!({ "activityId": activity, "phase": phase }).to_string()
     }
@@ -142,6 +151,7 @@ impl JobKind {
             (Self::ASYNC_CONTINUATION, Some("after")) => Some(JobKind::AsyncAfter),
             (Self::ASYNC_CONTINUATION, _) => Some(JobKind::AsyncBefore),
             (Self::TRIGGER_TIMER, _) => Some(JobKind::Timer),
+            (Self::EXTERNAL_WORKER, _) => Some(JobKind::External),
             _ => None,
         }
     }

@@ -232,9 +232,6 @@ impl Processes {
                         Implementation::Handler { name, .. } if !self.handlers.contains(name) => {
                             problems.push(what(&format!("handler '{name}' is not registered with this engine")))
                         }
-                        Implementation::External { .. } => {
-                            problems.push(what("external workers are not supported yet"))
-                        }
                         _ => {}
                     },
                     NodeKind::SubProcess(sp) if sp.triggered_by_event => {

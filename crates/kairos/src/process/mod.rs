@@ -8,10 +8,12 @@
 //! conflict hands the job back to run again.
 
 mod deploy;
+mod external;
 mod rows;
 mod views;
 
 pub use deploy::{DefinitionInfo, DeploymentInfo};
+pub use external::ExternalTask;
 pub use views::{ExecutionView, HistoricActivity, InstanceView, TaskView};
 
 use crate::Error;
@@ -26,12 +28,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// ACT_RU_JOB's columns (ACT_RU_SUSPENDED_JOB has the same), for moving rows between them.
-const JOB_COLUMNS: &str = "ID_, REV_, TYPE_, LOCK_EXP_TIME_, LOCK_OWNER_, LOCK_TIME_, EXCLUSIVE_, EXCLUSIVE_KEY_, \
+pub(crate) const JOB_COLUMNS: &str = "ID_, REV_, TYPE_, LOCK_EXP_TIME_, LOCK_OWNER_, LOCK_TIME_, EXCLUSIVE_, EXCLUSIVE_KEY_, \
     EXECUTION_ID_, PROCESS_INSTANCE_ID_, PROC_DEF_ID_, ELEMENT_ID_, ELEMENT_NAME_, SCOPE_ID_, SCOPE_TYPE_, \
     SCOPE_DEFINITION_ID_, RETRIES_, ATTEMPTS_, EXCEPTION_STACK_ID_, EXCEPTION_MSG_, DUEDATE_, REPEAT_, RETRY_CYCLE_, \
     HANDLER_TYPE_, HANDLER_CFG_, CUSTOMVALUES_ID_, CREATE_TIME_, TENANT_ID_";
 /// The same, with the lease cleared.
-const JOB_COLUMNS_UNLOCKED: &str = "ID_, REV_, TYPE_, NULL, NULL, NULL, EXCLUSIVE_, EXCLUSIVE_KEY_, \
+pub(crate) const JOB_COLUMNS_UNLOCKED: &str = "ID_, REV_, TYPE_, NULL, NULL, NULL, EXCLUSIVE_, EXCLUSIVE_KEY_, \
     EXECUTION_ID_, PROCESS_INSTANCE_ID_, PROC_DEF_ID_, ELEMENT_ID_, ELEMENT_NAME_, SCOPE_ID_, SCOPE_TYPE_, \
     SCOPE_DEFINITION_ID_, RETRIES_, ATTEMPTS_, EXCEPTION_STACK_ID_, EXCEPTION_MSG_, DUEDATE_, REPEAT_, RETRY_CYCLE_, \
     HANDLER_TYPE_, HANDLER_CFG_, CUSTOMVALUES_ID_, CREATE_TIME_, TENANT_ID_";
@@ -179,16 +181,17 @@ impl Processes {
             Write::new(format!("DELETE FROM {from} WHERE PROCESS_INSTANCE_ID_ = ?"), vec![key]),
         ];
         let command = if suspended { Command::Suspend } else { Command::Activate };
-        self.command_with(id, command, &moves).await
+        self.command_with(id, command, &[], &moves).await
     }
 
     /// Runs `command` on instance `id` with the optimistic-lock retry loop.
     pub async fn command(&self, id: &str, command: Command) -> Result<(), Error> {
-        self.command_with(id, command, &[]).await
+        self.command_with(id, command, &[], &[]).await
     }
 
-    /// [`Processes::command`], with `extra` writes committed in the same transaction.
-    async fn command_with(&self, id: &str, command: Command, extra: &[Write]) -> Result<(), Error> {
+    /// [`Processes::command`], with `first` and `extra` writes committed before and after the
+    /// command's own, in the same transaction.
+    async fn command_with(&self, id: &str, command: Command, first: &[Write], extra: &[Write]) -> Result<(), Error> {
         let mut lost_race = false;
         for _ in 0..CONFLICT_RETRIES {
             let Some(before) = rows::load(self.store.as_ref(), id).await? else {
@@ -211,7 +214,8 @@ impl Processes {
                 Err(e) => return Err(e),
             };
             let (after, staged) = result;
-            let mut writes = rows::writes(Some(&before), &after, true);
+            let mut writes = first.to_vec();
+            writes.extend(rows::writes(Some(&before), &after, true));
             writes.extend(staged);
             writes.extend(extra.iter().cloned());
             self.continue_callers(&after, &mut writes).await?;

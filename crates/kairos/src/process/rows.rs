@@ -175,15 +175,17 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
     let jobs = store
         .read(
             "SELECT ID_, HANDLER_TYPE_, HANDLER_CFG_, EXECUTION_ID_, ELEMENT_ID_, DUEDATE_, REPEAT_, EXCLUSIVE_, RETRY_CYCLE_ \
-             FROM ACT_RU_JOB WHERE PROCESS_INSTANCE_ID_ = ? AND HANDLER_TYPE_ IN (?, ?)",
-            &[t(id), t(JobKind::ASYNC_CONTINUATION), t(JobKind::TRIGGER_TIMER)],
+             FROM ACT_RU_JOB WHERE PROCESS_INSTANCE_ID_ = ? AND HANDLER_TYPE_ IN (?, ?, ?)",
+            &[t(id), t(JobKind::ASYNC_CONTINUATION), t(JobKind::TRIGGER_TIMER), t(JobKind::EXTERNAL_WORKER)],
         )
         .await?
         .iter()
         .filter_map(|r| {
+            let kind = JobKind::from_row(&text(&r[1]), r[2].as_str())?;
             Some(ProcessJob {
+                topic: (kind == JobKind::External).then(|| text(&r[2])),
                 id: text(&r[0]),
-                kind: JobKind::from_row(&text(&r[1]), r[2].as_str())?,
+                kind,
                 execution_id: text(&r[3]),
                 activity_id: text(&r[4]),
                 due: r[5].as_timestamp(),
@@ -517,7 +519,11 @@ pub fn writes(before: Option<&Instance>, after: &Instance, history: bool) -> Vec
                 ot(&j.repeat),
                 ot(&j.retry_cycle),
                 t(j.kind.handler_type()),
-                t(&j.kind.config(&j.activity_id)),
+                // An external-worker job's HANDLER_CFG_ is its topic (what fetch-and-lock matches).
+                match &j.topic {
+                    Some(topic) => t(topic),
+                    None => t(&j.kind.config(&j.activity_id)),
+                },
                 ts(now),
                 t(&after.tenant_id),
             ],
