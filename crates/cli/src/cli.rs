@@ -476,6 +476,45 @@ lateness. Prints one JSON line on stdout; progress goes to stderr.
 The job table must be empty for a fresh measurement: --reset deletes every job and the job log
 first. A node running against the same database makes the bench refuse to start.")]
     Jobs(BenchJobsArgs),
+    /// Process instances per second: start → service task (`log`) → end, with full history
+    #[command(after_help = "Examples:
+  kairos bench process --db sqlite:///tmp/bench.db --instances 20000 --mode sync --reset
+  kairos bench process --db \"$KAIROS_TEST_PG_URL\" --instances 20000 --mode async --reset
+
+sync runs each instance to its end inside its start (from --concurrency starters at once);
+async puts asyncBefore on the service task, so each start commits a job that the executor
+(--workers) finishes. The clock runs from the first start until the last instance has ended.
+--reset deletes every process and job row first. Prints one JSON line.")]
+    Process(BenchProcessArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchProcessArgs {
+    /// Instances to start
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000), value_name = "N")]
+    pub instances: u64,
+    /// sync: the instance runs in its start; async: asyncBefore on the service task
+    #[arg(long, value_enum, default_value = "sync")]
+    pub mode: ProcessMode,
+    /// Starts in flight at once
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1_000), value_name = "C")]
+    pub concurrency: u32,
+    /// Executor workers (async mode)
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "W")]
+    pub workers: u32,
+    /// Give up after this long
+    #[arg(long, default_value = "PT10M", value_parser = parse::duration, value_name = "DUR")]
+    pub timeout: SignedDuration,
+    /// Delete every process and job row first
+    #[arg(long)]
+    pub reset: bool,
+}
+
+/// `kairos bench process --mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProcessMode {
+    Sync,
+    Async,
 }
 
 #[derive(Debug, Args)]

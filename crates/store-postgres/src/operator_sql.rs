@@ -240,9 +240,11 @@ fn decode(row: &PgRow, i: usize, read: Read) -> Result<SqlValue, sqlx::Error> {
 }
 
 /// Runs a handler's staged write inside the completion's transaction (see `JobEffect`).
+/// Prepared and cached per connection: the process engine's effects are a small set of
+/// statements run for every job.
 pub(crate) async fn execute_effect(conn: &mut sqlx::PgConnection, sql: &str, binds: &[SqlValue]) -> Result<u64> {
     let sql = prepare(sql, binds)?;
-    let q = bind_all(sqlx::query(AssertSqlSafe(sql)).persistent(false), binds);
+    let q = bind_all(sqlx::query(AssertSqlSafe(sql)), binds);
     Ok(q.execute(&mut *conn).await.db()?.rows_affected())
 }
 

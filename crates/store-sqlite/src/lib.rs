@@ -45,6 +45,8 @@ pub struct SqliteStore {
     pool: SqlitePool,
     /// Queues this process's write transactions (see the crate docs).
     writer: Arc<Mutex<()>>,
+    /// The engine's write lists waiting for the next group commit (see `Store::write_all`).
+    group: Arc<std::sync::Mutex<Vec<operator::Pending>>>,
 }
 
 /// A write transaction together with the in-process writer slot it holds.
@@ -64,7 +66,7 @@ impl SqliteStore {
     /// [`SqliteStore::connect`] sets (WAL, synchronous=FULL, a busy timeout); this constructor
     /// does not change them.
     pub fn from_pool(pool: SqlitePool) -> SqliteStore {
-        SqliteStore { pool, writer: Arc::new(Mutex::new(())) }
+        SqliteStore { pool, writer: Arc::new(Mutex::new(())), group: Arc::default() }
     }
 
     /// The pool, for callers that run kairos commands inside their own transaction (C1, see

@@ -3,7 +3,7 @@
 //! the operator's, and values always travel as bound parameters.
 
 use crate::SqliteStore;
-use crate::errors::operator_err;
+use crate::errors::{db_err, operator_err};
 use crate::time::to_text;
 use kairos_store::{Result, SqlValue};
 use sqlx::query::Query;
@@ -49,6 +49,54 @@ fn decode_row(row: &SqliteRow) -> Result<Vec<SqlValue>> {
         .collect()
 }
 
+/// One caller's writes waiting for the next group commit.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    writes: Vec<kairos_store::Write>,
+    reply: tokio::sync::oneshot::Sender<Result<Vec<u64>>>,
+}
+
+/// Runs one caller's writes inside a savepoint of the group's transaction: on any failure they
+/// are rolled back alone and the error is that caller's.
+async fn run_in_savepoint(
+    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    writes: &[kairos_store::Write],
+) -> Result<Vec<u64>> {
+    const OP: &str = "write_all";
+    sqlx::query("SAVEPOINT kairos_write").execute(&mut **tx).await.map_err(operator_err(OP))?;
+    let mut affected = Vec::with_capacity(writes.len());
+    let mut failure = None;
+    for (i, write) in writes.iter().enumerate() {
+        match bind_all(&write.sql, &write.binds) {
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+            Ok(q) => match q.execute(&mut **tx).await {
+                Err(e) => {
+                    failure = Some(operator_err(OP)(e));
+                    break;
+                }
+                Ok(done) => {
+                    let n = done.rows_affected();
+                    if let Some(want) = write.expect.filter(|&want| want != n) {
+                        failure = Some(kairos_store::write_conflict(i, write, want, n));
+                        break;
+                    }
+                    affected.push(n);
+                }
+            },
+        }
+    }
+    if let Some(e) = failure {
+        sqlx::query("ROLLBACK TO kairos_write").execute(&mut **tx).await.map_err(operator_err(OP))?;
+        sqlx::query("RELEASE kairos_write").execute(&mut **tx).await.map_err(operator_err(OP))?;
+        return Err(e);
+    }
+    sqlx::query("RELEASE kairos_write").execute(&mut **tx).await.map_err(operator_err(OP))?;
+    Ok(affected)
+}
+
 /// Runs a handler's staged write inside the completion's transaction (see `JobEffect`).
 pub(crate) async fn execute_effect(conn: &mut sqlx::SqliteConnection, sql: &str, binds: &[SqlValue]) -> Result<u64> {
     let done = bind_all(sql, binds)?.execute(&mut *conn).await.map_err(operator_err("job effect"))?;
@@ -64,23 +112,61 @@ impl SqliteStore {
 
     /// The engine's own writes in one `BEGIN IMMEDIATE` transaction, each checked against the
     /// rows it must affect.
+    ///
+    /// Group commit: SQLite has one writer and every commit waits for an fsync, so callers that
+    /// arrive while another commit is under way queue up, and the next one to hold the writer
+    /// commits all of them together, each inside its own SAVEPOINT (one caller's conflict rolls
+    /// back that caller's writes only). One fsync then acknowledges many commands; each caller
+    /// still returns only once its writes are durable.
     pub(crate) async fn engine_write_all(&self, writes: &[kairos_store::Write]) -> Result<Vec<u64>> {
-        const OP: &str = "write_all";
-        let mut w = self.write(OP).await?;
-        let mut affected = Vec::with_capacity(writes.len());
-        for (i, write) in writes.iter().enumerate() {
-            let n = bind_all(&write.sql, &write.binds)?
-                .execute(&mut *w.tx)
-                .await
-                .map_err(operator_err(OP))?
-                .rows_affected();
-            if let Some(want) = write.expect.filter(|&want| want != n) {
-                return Err(kairos_store::write_conflict(i, write, want, n));
+        let (reply, mut answer) = tokio::sync::oneshot::channel();
+        self.group.lock().unwrap_or_else(|e| e.into_inner()).push(Pending { writes: writes.to_vec(), reply });
+        loop {
+            if let Ok(result) = answer.try_recv() {
+                return result;
             }
-            affected.push(n);
+            let slot = self.writer.lock().await;
+            if let Ok(result) = answer.try_recv() {
+                return result;
+            }
+            let batch = std::mem::take(&mut *self.group.lock().unwrap_or_else(|e| e.into_inner()));
+            if !batch.is_empty() {
+                self.commit_group(batch).await;
+            }
+            drop(slot);
         }
-        w.commit(OP).await?;
-        Ok(affected)
+    }
+
+    /// Commits queued write lists in one transaction (the caller holds the writer slot).
+    async fn commit_group(&self, batch: Vec<Pending>) {
+        const OP: &str = "write_all";
+        let mut tx = match self.pool.begin_with("BEGIN IMMEDIATE").await {
+            Ok(tx) => tx,
+            Err(e) => {
+                let message = e.to_string();
+                for p in batch {
+                    let _ = p.reply.send(Err(db_err(OP)(sqlx::Error::Protocol(message.clone()))));
+                }
+                return;
+            }
+        };
+        let mut results = Vec::with_capacity(batch.len());
+        for p in &batch {
+            results.push(run_in_savepoint(&mut tx, &p.writes).await);
+        }
+        match tx.commit().await {
+            Ok(()) => {
+                for (p, r) in batch.into_iter().zip(results) {
+                    let _ = p.reply.send(r);
+                }
+            }
+            Err(e) => {
+                let message = e.to_string();
+                for p in batch {
+                    let _ = p.reply.send(Err(db_err(OP)(sqlx::Error::Protocol(message.clone()))));
+                }
+            }
+        }
     }
 
     pub(crate) async fn operator_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {

@@ -27,6 +27,7 @@ pub async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Complete(args) => process::complete(&global, args).await,
         Command::Bench(args) => match args.command {
             BenchCommand::Jobs(args) => crate::bench::jobs::run(&global, args).await,
+            BenchCommand::Process(args) => crate::bench::process::run(&global, args).await,
         },
     }
 }
