@@ -19,6 +19,7 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 CHARTS = os.path.join(BENCH, "charts")
 FLOOR = "sqlfloor-batch100"
 KAIROS = "kairos-pg"
+PROCESS = "process"  # the BPMN workload: instances/s sync and async, its own table and chart
 
 
 def newest():
@@ -51,6 +52,11 @@ def charts(results, workloads):
     os.makedirs(CHARTS, exist_ok=True)
     made = []
     for w in workloads:
+        if w == PROCESS:
+            rows = process_rows([r for r in results if r["workload"] == w])
+            if rows:
+                made.append(process_chart(plt, w, rows))
+            continue
         ok = [r for r in results if r["workload"] == w and not r.get("error") and r.get("jobs_per_s")]
         if not ok:
             continue
@@ -106,6 +112,128 @@ def lateness_chart(plt, w, late):
     return (w, "lateness", name)
 
 
+def process_rows(rows):
+    """The measured rows of the `process` workload (a sync or an async figure), fastest sync first."""
+    ok = [r for r in rows if not r.get("error") and
+          (r.get("sync_instances_per_s") is not None or r.get("async_instances_per_s") is not None)]
+    return sorted(ok, key=lambda r: -(r.get("sync_instances_per_s") or 0))
+
+
+def in_memory(r):
+    return bool((r.get("settings") or {}).get("in_memory"))
+
+
+def runs_on(r):
+    if in_memory(r):
+        return "in memory ‡"
+    store = (r.get("settings") or {}).get("store")
+    return {"postgres": "PostgreSQL", "sqlite": "SQLite"}.get(store, store or "?")
+
+
+def process_chart(plt, w, rows):
+    """Instances/s, sync and async side by side per peer; the in-memory peers hatched and labelled."""
+    from matplotlib.patches import Patch
+    rows = list(reversed(rows))  # barh draws bottom-up: fastest sync on top
+    fig, ax = plt.subplots(figsize=(9, 0.75 * len(rows) + 1.8))
+    h = 0.38
+    top = max(max(r.get("sync_instances_per_s") or 0, r.get("async_instances_per_s") or 0) for r in rows) or 1
+    for y, r in enumerate(rows):
+        for off, key, color in ((h / 2, "sync_instances_per_s", "#c0392b"), (-h / 2, "async_instances_per_s", "#e67e22")):
+            v = r.get(key)
+            if v is None:
+                ax.text(0, y + off, " — (no async)", va="center", fontsize=8, color="#555")
+                continue
+            ax.barh(y + off, v, height=h, color=color, hatch="//" if in_memory(r) else None,
+                    edgecolor="white" if in_memory(r) else color)
+            ax.text(v + top * 0.01, y + off, f"{v:,.0f}", va="center", fontsize=8)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([f"{r['peer']}\n(in memory)" if in_memory(r) else r["peer"] for r in rows], fontsize=9)
+    ax.set_xlabel("process instances/s")
+    ax.set_xlim(0, top * 1.15)
+    n = {r.get("jobs") for r in rows}
+    ax.set_title(f"{w}: start → service task → end" + (f" ({n.pop():,} instances)" if len(n) == 1 else ""))
+    handles = [Patch(color="#c0392b", label="synchronous"), Patch(color="#e67e22", label="async (asyncBefore)")]
+    if any(in_memory(r) for r in rows):
+        handles.append(Patch(facecolor="#bbb", hatch="//", edgecolor="white", label="in memory: no store"))
+    ax.legend(handles=handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=len(handles))
+    fig.tight_layout()
+    name = f"{w}-instances.png"
+    fig.savefig(os.path.join(CHARTS, name), dpi=100)
+    plt.close(fig)
+    return (w, "instances/s", name)
+
+
+def process_section(rows):
+    """The `process` workload's table: instances/s sync and async, and where each peer keeps its state."""
+    out = []
+    measured = process_rows(rows)
+    kairos = next((r.get("sync_instances_per_s") for r in measured if r["peer"] == KAIROS), None)
+    if measured:
+        out.append("| peer | version | runs on | instances | sync instances/s | async instances/s "
+                   "| kairos-pg ÷ peer (sync) |")
+        out.append("|---|---|---|---:|---:|---:|---:|")
+        for r in measured:
+            name = f"**{r['peer']}**" if r["peer"].startswith("kairos") else r["peer"]
+            done = fmt(r.get("completed", r.get("jobs")))
+            if r.get("partial"):
+                done = f"{done} of {fmt(r.get('jobs'))} †"
+            asy = fmt(r.get("async_instances_per_s")) if r.get("async_instances_per_s") is not None else "— §"
+            out.append(f"| {name} | {r.get('version', '?')} | {runs_on(r)} | {done} "
+                       f"| {fmt(r.get('sync_instances_per_s'))} | {asy} "
+                       f"| {ratio(kairos, r.get('sync_instances_per_s'))} |")
+        out.append("")
+        out.append("Every peer runs the same BPMN file, `bench/peers/process/service-sync.bpmn` (start → service task "
+                   "`kairos:handler=\"log\"` → end; each binds the task to a no-op its own way, see its driver); "
+                   "async runs `service-async.bpmn`, the same with `camunda:asyncBefore=\"true\"` on the task. "
+                   "kairos writes every instance with full history to its store; async instances/s counts from the "
+                   "first start until the last instance has ended.\n")
+        mem = [r for r in measured if in_memory(r)]
+        if mem:
+            out.append("‡ **In memory**: " + ", ".join(r["peer"] for r in mem) + " keep the instance as objects in "
+                       "the driver's process and write nothing: no store, no transaction, no history, nothing "
+                       "survives a crash. Their instances/s is the cost of interpreting the model alone, not a durable "
+                       "throughput like kairos' figures.\n")
+            for r in mem:
+                if r.get("cpu_s") and r.get("completed"):
+                    out.append(f"- {r['peer']}: {1000 * r['cpu_s'] / r['completed']:.2f} ms of CPU per instance "
+                               f"({r['completed'] / r['cpu_s']:,.0f} instances per CPU-second; the figure to trust "
+                               "on a loaded machine)")
+            out.append("")
+        notes = [r for r in measured if r.get("async_instances_per_s") is None]
+        if notes:
+            out.append("§ no async figure:\n")
+            for r in notes:
+                out.append(f"- {r['peer']}: {r.get('async_note') or r.get('async_error') or 'not measured'}")
+            out.append("")
+        if any(r.get("partial") for r in measured):
+            out.append("† stopped at the workload's deadline (see bench/README.md): instances/s is what it completed "
+                       "in that time.\n")
+        errs = [(r["peer"], r[k]) for r in measured for k in ("sync_error", "async_error") if r.get(k)]
+        if errs:
+            out.append("Variants that failed:\n")
+            for peer, e in errs:
+                e = e.strip().replace("\n", "\n    ")
+                out.append(f"- **{peer}**:\n\n    {e}\n")
+    unmeasured = sorted({r["peer"] for r in rows if r.get("error") == "not yet implemented"
+                         or (not r.get("error") and r not in measured)})
+    if unmeasured:
+        out.append(f"Not part of this workload (job queues without a BPMN engine, or not yet implemented): "
+                   f"{', '.join(unmeasured)}.\n")
+    na = [r for r in rows if (r.get("error") or "").startswith("not applicable")]
+    for r in na:
+        out.append(f"- {r['peer']}: {r['error']}")
+    if na:
+        out.append("")
+    failed = [r for r in rows if r.get("error") and r.get("error") != "not yet implemented"
+              and not r["error"].startswith("not applicable")]
+    if failed:
+        out.append("Could not run:\n")
+        for r in failed:
+            err = r["error"].strip().replace("\n", "\n    ")
+            out.append(f"- **{r['peer']}**:\n\n    {err}\n")
+    return out
+
+
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else newest()
     lines = [json.loads(l) for l in open(path) if l.strip()]
@@ -140,6 +268,10 @@ def main():
         floor = next((r.get("jobs_per_s") for r in ok if r["peer"] == FLOOR), None)
         kairos = next((r.get("jobs_per_s") for r in ok if r["peer"] == KAIROS), None)
         out.append(f"## Workload `{w}`\n")
+        if w == PROCESS:
+            out.extend(process_section(rows))
+            out.extend(f"![{w} {kind}](charts/{name})\n" for (cw, kind, name) in made if cw == w)
+            continue
         if ok and all(r.get("jobs_per_s") is None for r in ok):
             pass
         measured = [r for r in ok if r.get("jobs_per_s") is not None]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """kairos itself, through `kairos bench jobs` (the release binary, target/release/kairos).
 
-    driver.py --store postgres|sqlite --workload drain|steady|timers --jobs N --concurrency W --url URL
+    driver.py --store postgres|sqlite --workload drain|steady|timers|process --jobs N --concurrency W --url URL
               [--deadline S] [--rate R] [--spread S --lead L --pending P]
 
 Settings: W executor workers (256 by default: an acquisition takes at most as many jobs as there
@@ -10,6 +10,14 @@ as the best on this 2-core machine), the engine's default acquisition batch (256
 batch (512), enqueue in transactions of 10,000. Every attempt writes its job-log row
 (ACT_HI_JOB_LOG), as in production. Each workload is one phase of `kairos bench jobs` (`--phases`).
 On SQLite the store is a fresh file under /tmp (WAL mode, as kairos opens it); --url is ignored.
+
+`process` runs `kairos bench process` twice on the same store (each with --reset): --mode sync,
+then --mode async (asyncBefore on the service task, the job run by W executor workers), with 16
+starts in flight (PROCESS_STARTERS, as concurrent requests to a server) and full history. It
+deploys its compiled-in model, crates/cli/src/bench/service-sync.bpmn; the driver checks that it is
+byte for byte bench/peers/process/service-sync.bpmn, the file the other peers run (the async file
+is that one with camunda:asyncBefore="true", as the command derives it), and says so in settings.
+--deadline bounds each variant (--timeout of the command, plus 20 s for the starts here).
 """
 import argparse, json, os, shutil, subprocess, sys, tempfile
 
@@ -77,7 +85,69 @@ def timers(a, db):
                                          "enqueue_many in transactions of 1,000 with dueDate, in due order")}
 
 
-WORKLOADS = {"drain": drain, "steady": steady, "timers": timers}  # a new workload: a function here
+PROCESS_DIR = os.path.join(REPO, "bench", "peers", "process")
+# The model `kairos bench process` deploys (compiled in); it must be the file the other peers run.
+PROCESS_BUILTIN = os.path.join(REPO, "crates", "cli", "src", "bench", "service-sync.bpmn")
+PROCESS_STARTERS = 16  # sync starts in flight at once, as concurrent requests to a server (the CLI default)
+
+
+def bench_process(a, db, mode):
+    """One `kairos bench process` run: its JSON report, or {"error": ...} (the other variant still runs)."""
+    cmd = [KAIROS, "--db", db, "bench", "process", "--instances", str(a.jobs), "--mode", mode,
+           "--workers", str(a.concurrency), "--concurrency", str(PROCESS_STARTERS),
+           "--timeout", f"PT{a.deadline}S", "--reset"]
+    sys.stderr.write("$ " + " ".join(cmd) + "\n")
+    try:
+        # --timeout bounds the wait for the last instance; the starts themselves are bounded here.
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.deadline + 20)
+    except subprocess.TimeoutExpired:
+        return {"error": f"{mode}: not done {a.deadline + 20} s after the start (deadline {a.deadline} s)"}
+    sys.stderr.write(p.stderr[-4000:])
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines:
+        return {"error": f"{mode}: kairos bench process exited {p.returncode}: {p.stderr.strip()[-1500:]}"}
+    return json.loads(lines[-1])
+
+
+def process(a, db):
+    """The `process` workload: start -> service task (log) -> end, sync then async (asyncBefore)."""
+    same = os.path.exists(PROCESS_BUILTIN) and \
+        open(PROCESS_BUILTIN).read() == open(os.path.join(PROCESS_DIR, "service-sync.bpmn")).read()
+    sync, asyn = bench_process(a, db, "sync"), bench_process(a, db, "async")
+    if sync.get("error") and asyn.get("error"):
+        raise SystemExit(f"{sync['error']}\n{asyn['error']}")
+
+    def figures(r):
+        if r.get("error"):
+            return None, None, None
+        done = r.get("completed", r.get("instances", a.jobs))
+        return r.get("instances_per_s"), done, r.get("seconds")
+
+    s_ips, s_done, s_sec = figures(sync)
+    a_ips, a_done, a_sec = figures(asyn)
+    out = {
+        "jobs": a.jobs, "completed": s_done, "partial": bool(sync.get("partial") or asyn.get("partial")),
+        "seconds": s_sec, "jobs_per_s": s_ips, "sync_instances_per_s": s_ips,
+        "async_instances_per_s": a_ips, "async_seconds": a_sec, "async_completed": a_done,
+        "settings": {
+            "store": a.store, "in_memory": False, "history": sync.get("history") or asyn.get("history") or "full",
+            "bpmn": "bench/peers/process/service-sync.bpmn" + ("" if same else " (NOT identical to the model "
+                                                                               "kairos bench process deploys)"),
+            "async": "the same file with camunda:asyncBefore=\"true\" on the service task (service-async.bpmn): "
+                     "the start commits a job, the executor runs the task and the end",
+            "service_task": "kairos:handler=\"log\", the built-in handler",
+            "sync_starters": PROCESS_STARTERS, "workers": a.concurrency,
+            "measure": "sync: from the first start until every instance has ended; async: from the first start until "
+                       "every instance has ended (ACT_HI_PROCINST.END_TIME_ set)",
+        },
+    }
+    for mode, r in (("sync", sync), ("async", asyn)):
+        if r.get("error"):
+            out[f"{mode}_error"] = r["error"]
+    return out
+
+
+WORKLOADS = {"drain": drain, "steady": steady, "timers": timers, "process": process}  # a new workload: a function here
 
 
 def main():

@@ -255,6 +255,7 @@ impl<'a> Runtime<'a> {
                 self.inst.start_user = start_user;
                 let root = self.inst.id.clone();
                 self.set_variables(&root, variables)?;
+                self.arm_event_sub_processes(&root, None)?;
                 let exec = self.new_token(&root, start);
                 self.agenda.push_back(Op::Enter { exec, node: start, skip_async: false });
             }
@@ -678,6 +679,7 @@ impl<'a> Runtime<'a> {
                 if let Some(e) = self.inst.execution_mut(exec) {
                     e.is_scope = true;
                 }
+                self.arm_event_sub_processes(exec, Some(node))?;
                 let inner = self.new_token(exec, start);
                 self.agenda.push_back(Op::Enter { exec: inner, node: start, skip_async: false });
             }
@@ -700,6 +702,11 @@ impl<'a> Runtime<'a> {
             return self.multi_instance_child_done(exec, node);
         }
         self.disarm_boundary_events(exec);
+        if matches!(n.kind, NodeKind::SubProcess(_)) {
+            // The sub-process scope ends: its event sub-processes stop listening.
+            self.inst.jobs.retain(|j| j.execution_id != exec);
+            self.inst.subscriptions.retain(|s| s.execution_id != exec);
+        }
         if let Some(e) = self.inst.execution_mut(exec).filter(|e| e.is_mi_root) {
             e.is_mi_root = false;
             e.is_concurrent = false;
@@ -968,6 +975,13 @@ impl<'a> Runtime<'a> {
         let Some(e) = self.inst.execution(exec).cloned() else {
             return Err(ProcessError::new(ErrorKind::NotFound, format!("execution {exec} is gone")));
         };
+        if let (NodeKind::StartEvent(start), Some(esp)) = (&n.kind, n.scope) {
+            let interrupting = start.interrupting;
+            if let Some(sub) = subscription.filter(|_| interrupting) {
+                self.inst.subscriptions.retain(|s| s.id != sub);
+            }
+            return self.start_event_sub_process(exec, esp, node, interrupting);
+        }
         if let NodeKind::BoundaryEvent(b) = &n.kind {
             let activity_exec = e.parent_id.clone().unwrap_or_default();
             if b.cancel_activity {
@@ -1039,6 +1053,56 @@ impl<'a> Runtime<'a> {
             });
             self.arm_trigger(&es, &bn, &trigger)?;
         }
+        Ok(())
+    }
+
+    /// Arms the start events of the event sub-processes directly in `scope_node` (the process
+    /// when `None`), held by the scope execution `scope`: they listen while the scope is active.
+    fn arm_event_sub_processes(&mut self, scope: &str, scope_node: Option<NodeIdx>) -> Result<()> {
+        let esps: Vec<NodeIdx> = self.env.process.event_sub_processes_in(scope_node).collect();
+        for esp in esps {
+            let starts: Vec<NodeIdx> = self.env.process.start_events_in(Some(esp)).collect();
+            for st in starts {
+                let sn = self.node(st).clone();
+                if let Some(trigger) = sn.kind.trigger().cloned().filter(|t| !matches!(t, EventTrigger::Error(_))) {
+                    self.arm_trigger(scope, &sn, &trigger)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An event sub-process of scope execution `scope` starts at `start`: interrupting ones end
+    /// everything else the scope does first (and its other event sub-processes stop listening).
+    fn start_event_sub_process(&mut self, scope: &str, esp: NodeIdx, start: NodeIdx, interrupting: bool) -> Result<()> {
+        let esp_id = self.node(esp).id.clone();
+        if interrupting {
+            let reason = format!("interrupted by event sub-process {esp_id}");
+            let tokens: Vec<String> = self
+                .inst
+                .executions
+                .iter()
+                .filter(|e| e.parent_id.as_deref() == Some(scope))
+                .map(|e| e.id.clone())
+                .collect();
+            for t in tokens {
+                self.remove_execution_tree(&t, Some(&reason));
+            }
+            self.inst.jobs.retain(|j| j.execution_id != scope);
+            self.inst.subscriptions.retain(|s| s.execution_id != scope);
+            let alive: Vec<String> = self.inst.executions.iter().map(|e| e.id.clone()).collect();
+            self.agenda.retain(|op| match op {
+                Op::Enter { exec, .. } | Op::Leave { exec, .. } | Op::End { exec } => alive.contains(exec),
+            });
+        }
+        // The event sub-process runs as a scope token of `scope` (not in history itself: its
+        // start event and activities are).
+        let token = self.new_token(scope, esp);
+        if let Some(e) = self.inst.execution_mut(&token) {
+            e.is_scope = true;
+        }
+        let inner = self.new_token(&token, start);
+        self.agenda.push_back(Op::Enter { exec: inner, node: start, skip_async: true });
         Ok(())
     }
 
@@ -1154,6 +1218,30 @@ impl<'a> Runtime<'a> {
         // The thrower's own activity first (a service task's boundary), then enclosing scopes.
         let mut scope = Some(exec.to_string());
         while let Some(s) = scope {
+            // An error-start event sub-process of this scope (the root, or a sub-process).
+            let this = self.inst.execution(&s).cloned();
+            if let Some(e) = this.filter(|e| e.is_scope && !e.is_mi_root) {
+                let scope_node = if e.parent_id.is_none() {
+                    None
+                } else {
+                    e.activity.as_deref().and_then(|a| self.env.process.node_idx(a))
+                };
+                if e.parent_id.is_none() || scope_node.is_some() {
+                    let catcher = self.env.process.event_sub_processes_in(scope_node).find_map(|esp| {
+                        self.env
+                            .process
+                            .start_events_in(Some(esp))
+                            .find(|&st| match self.node(st).kind.trigger() {
+                                Some(EventTrigger::Error(er)) => er.code.as_deref().is_none_or(|c| c == code),
+                                _ => false,
+                            })
+                            .map(|st| (esp, st))
+                    });
+                    if let Some((esp, st)) = catcher {
+                        return self.start_event_sub_process(&s, esp, st, true);
+                    }
+                }
+            }
             let activity = self.inst.execution(&s).and_then(|e| e.activity.clone());
             if let Some(node) = activity.as_deref().and_then(|a| self.env.process.node_idx(a)) {
                 let catcher = self.node(node).boundary_events.iter().copied().find(|&b| match &self.node(b).kind {

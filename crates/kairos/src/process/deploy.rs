@@ -234,9 +234,6 @@ impl Processes {
                         }
                         _ => {}
                     },
-                    NodeKind::SubProcess(sp) if sp.triggered_by_event => {
-                        problems.push(what("event sub-processes are not supported yet"))
-                    }
                     _ => {}
                 }
                 if let Some(kairos_bpmn::EventTrigger::Timer(t)) = n.kind.trigger()

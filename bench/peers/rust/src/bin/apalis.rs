@@ -1,36 +1,61 @@
-//! apalis + apalis-postgres (crates.io 1.0.0) on the drain workload.
+//! apalis + apalis-postgres (crates.io 1.0.0) on the drain, steady and timers workloads.
 //! Settings (PEERS.md, from the crate's docs/examples: batch_size for throughput, concurrency
 //! limit on the worker): one worker with `.concurrency(C)` (C = 100) and `.parallelize(tokio::spawn)`
 //! (each task on its own tokio task), PostgresStorage Config `batch_size(C)` (batch =
 //! concurrency), other Config defaults (lock_tasks, persist_results on), polling storage.
-//! Schema: PostgresStorage::setup (the crate's own migrations). N unit tasks pushed with
-//! push_all in chunks of 10,000 before the worker starts. Timed from worker start until every
-//! row of apalis.jobs is `Done` (results committed by the crate's batched handle_result).
+//! Schema: PostgresStorage::setup (the crate's own migrations).
+//! drain: N unit tasks pushed with push_all in chunks of 10,000 before the worker starts. Timed
+//! from worker start until every row of apalis.jobs is `Done` (results committed by the crate's
+//! batched handle_result).
+//! steady: every 10 ms, the tasks whose due time has come in one push_all (run_at = now).
+//! timers: the pending timers by one INSERT … SELECT generate_series into apalis.jobs (checked
+//! against a row pushed through push_all); the N timers by push_all (10,000 per call) with
+//! TaskBuilder::run_at_timestamp, whose unit is the whole second: a timer due at t ms is given
+//! run_at = ceil(t / 1000) s (never early), so its lateness includes up to 1 s of rounding.
 use apalis::prelude::*;
 use apalis_postgres::{Config, PostgresStorage};
-use kairos_bench_rust_peers::{args, emit, measured, wait_count};
+use kairos_bench_rust_peers::{self as kb, args, emit, measured, wait_count, wait_until, Timer};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 static CALLS: AtomicU64 = AtomicU64::new(0);
+const CHUNK: usize = 10_000;
 
 async fn noop(_n: u32) -> Result<(), BoxDynError> {
     CALLS.fetch_add(1, Ordering::Relaxed);
     Ok(())
 }
 
-async fn drain(a: &kairos_bench_rust_peers::Args) -> serde_json::Value {
+async fn tick(t: Timer) -> Result<(), BoxDynError> {
+    kb::job_started(t.i, t.due_ms);
+    kb::job_done();
+    Ok(())
+}
+
+fn settings(a: &kb::Args) -> serde_json::Value {
+    serde_json::json!({"concurrency": a.concurrency, "batch_size": a.concurrency, "parallelize": "tokio::spawn",
+        "lock_tasks": true, "persist_results": true, "pool": "PgPool::connect defaults (10)", "deadline_s": a.deadline})
+}
+
+async fn setup(a: &kb::Args) -> apalis_postgres::PgPool {
     let pool = apalis_postgres::PgPool::connect(&a.url).await.expect("connect");
     PostgresStorage::setup(&pool).await.expect("setup");
+    pool
+}
+
+async fn drain(a: &kb::Args) -> serde_json::Value {
+    let pool = setup(a).await;
     let config = Config::default().batch_size(a.concurrency);
     let mut backend = PostgresStorage::new(&pool).with_config(config);
+    let te = Instant::now();
     let mut i = 0u64;
     while i < a.jobs {
-        let n = (a.jobs - i).min(10_000);
+        let n = (a.jobs - i).min(CHUNK as u64);
         let mut items = futures::stream::iter((0..n).map(|k| TaskBuilder::new(k as u32).build()));
         backend.push_all(&mut items).await.expect("push_all");
         i += n;
     }
+    let enqueue_per_s = (a.jobs as f64 / te.elapsed().as_secs_f64()).round();
     let count_pool = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&a.url).await.expect("connect");
     let worker = WorkerBuilder::new("bench")
         .backend(backend)
@@ -39,22 +64,130 @@ async fn drain(a: &kairos_bench_rust_peers::Args) -> serde_json::Value {
         .build(noop);
     // worker.run() is not Send (spawn refuses it): run it beside the watcher in this task.
     let t = Instant::now();
+    let deadline = a.deadline_at(t);
     let watch = async {
-        while CALLS.load(Ordering::Relaxed) < a.jobs {
-            tokio::time::sleep(Duration::from_millis(2)).await;
+        wait_until(|| CALLS.load(Ordering::Relaxed) >= a.jobs, deadline).await;
+        wait_count(&count_pool, "SELECT count(*) FROM apalis.jobs WHERE status <> 'Done'", 0, deadline).await
+    };
+    let left = tokio::select! {
+        r = worker.run() => panic!("worker stopped after {} tasks: {:?}", CALLS.load(Ordering::Relaxed), r),
+        left = watch => left,
+    };
+    let secs = t.elapsed().as_secs_f64();
+    kb::with(measured(a.jobs, a.jobs - left as u64, secs, settings(a)), serde_json::json!({"enqueue_per_s": enqueue_per_s}))
+}
+
+/// run_at of a timer due at `due_ms`: whole seconds, rounded up.
+fn run_at_s(due_ms: i64) -> u64 {
+    ((due_ms + 999) / 1000) as u64
+}
+
+async fn steady(a: &kb::Args) -> serde_json::Value {
+    let pool = setup(a).await;
+    let backend = PostgresStorage::<Timer>::new(&pool).with_config(Config::default().batch_size(a.concurrency));
+    let mut sink = backend.clone();
+    let worker = WorkerBuilder::new("bench").backend(backend).concurrency(a.concurrency).parallelize(tokio::spawn).build(tick);
+    let start = Instant::now();
+    let deadline = a.deadline_at(start);
+    let t0 = kb::now_ms().ceil() as i64;
+    let dues = kb::steady_dues(a.jobs, a.rate, t0);
+    kb::track(dues.clone());
+    kb::spawn_progress("steady");
+    let feed = async {
+        let mut pacer = kb::Pacer::new(dues, deadline);
+        while let Some(r) = pacer.next().await {
+            let mut items = futures::stream::iter(r.map(|i| TaskBuilder::new(Timer { i, due_ms: pacer.due(i) }).build()).collect::<Vec<_>>());
+            sink.push_all(&mut items).await.expect("push_all");
         }
-        wait_count(&count_pool, "SELECT count(*) FROM apalis.jobs WHERE status <> 'Done'", 0).await;
+        wait_until(|| kb::done_count() >= a.jobs, deadline).await;
     };
     tokio::select! {
-        r = worker.run() => panic!("worker stopped after {} tasks: {:?}", CALLS.load(Ordering::Relaxed), r),
-        _ = watch => {}
+        r = worker.run() => panic!("worker stopped: {r:?}"),
+        _ = feed => {}
     }
-    let secs = t.elapsed().as_secs_f64();
-    measured(
-        CALLS.load(Ordering::Relaxed),
-        secs,
-        serde_json::json!({"concurrency": a.concurrency, "batch_size": a.concurrency, "parallelize": "tokio::spawn",
-            "lock_tasks": true, "persist_results": true, "pool": "PgPool::connect defaults (10)"}),
+    kb::assert_no_pending_ran();
+    kb::lateness_result(t0 as f64, kb::instant_ms(deadline.expect("deadline")), kb::with(settings(a), serde_json::json!({
+        "rate": a.rate, "enqueue": "push_all per 10 ms tick, run_at = now (whole seconds)"})))
+}
+
+/// Crockford base32 of a 48-bit millisecond time: the first 10 characters of a ULID.
+fn ulid_time(ms: u64) -> String {
+    const A: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    (0..10).rev().map(|k| A[((ms >> (5 * k)) & 31) as usize] as char).collect()
+}
+
+const PENDING_SQL: &str = r#"
+    INSERT INTO apalis.jobs (id, job_type, job, status, attempts, max_attempts, run_at, priority, metadata, idempotency_key)
+    SELECT $4 || lpad(j::text, 16, '0'), $5, convert_to(format('{"i":%s,"due_ms":%s}', j, due), 'UTF8'), 'Pending', 0, 25,
+           to_timestamp((due + 999) / 1000), 0, ''::hstore, NULL
+    FROM (SELECT j, $1::bigint + j AS due FROM generate_series($2::bigint, $3::bigint) j) s"#;
+
+/// The P pending timers (due `now + 24 h + j ms`) by one INSERT … SELECT, after checking on one
+/// timer that this SQL writes the row push_all writes (all columns but the id). push_all of
+/// 1,000,000 took 44 s here (random ULIDs into two unique text indexes), this 13 s.
+async fn insert_pending(a: &kb::Args, sink: &mut PostgresStorage<Timer>, pool: &sqlx::PgPool) -> f64 {
+    let base = kb::now_ms() as i64 + kb::DAY_MS;
+    let probe = Timer { i: 0, due_ms: base };
+    let mut one = futures::stream::iter(vec![TaskBuilder::new(probe).run_at_timestamp(run_at_s(base)).build()]);
+    sink.push_all(&mut one).await.expect("push_all probe");
+    let (api_id, queue): (String, String) = sqlx::query_as("SELECT id, job_type FROM apalis.jobs").fetch_one(pool).await.expect("probe");
+    let prefix = ulid_time(kb::now_ms() as u64);
+    sqlx::query(PENDING_SQL).bind(base).bind(0i64).bind(0i64).bind(&prefix).bind(&queue).execute(pool).await.expect("probe insert");
+    kb::same_row(pool, "apalis.jobs", "id", &api_id, &format!("{prefix}{:016}", 0), &["id"]).await;
+    sqlx::query("DELETE FROM apalis.jobs").execute(pool).await.expect("delete probes");
+    let t = Instant::now();
+    if a.pending > 0 {
+        sqlx::query(PENDING_SQL).bind(base).bind(0i64).bind(a.pending as i64 - 1).bind(&prefix).bind(&queue)
+            .execute(pool).await.expect("pending insert");
+    }
+    t.elapsed().as_secs_f64()
+}
+
+async fn timers(a: &kb::Args) -> serde_json::Value {
+    let pool = setup(a).await;
+    let backend = PostgresStorage::<Timer>::new(&pool).with_config(Config::default().batch_size(a.concurrency));
+    let mut sink = backend.clone();
+    // apalis links sqlx 0.9: the driver's own sqlx (0.8) pool runs the bulk insert and counts.
+    let count_pool = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect(&a.url).await.expect("connect");
+    let pending_s = insert_pending(a, &mut sink, &count_pool).await;
+    let worker = WorkerBuilder::new("bench").backend(backend).concurrency(a.concurrency).parallelize(tokio::spawn).build(tick);
+    let start = Instant::now();
+    let deadline = a.deadline_at(start);
+    let ti = kb::now_ms();
+    let t0 = (ti + a.lead * 1000.0).ceil() as i64;
+    let dues = kb::timer_dues(a.jobs, a.spread, t0);
+    kb::track(dues.clone());
+    kb::spawn_progress("timers");
+    let mut enqueue_s = 0.0;
+    let feed = async {
+        for chunk in (0..a.jobs).collect::<Vec<_>>().chunks(CHUNK) {
+            let mut items = futures::stream::iter(chunk.iter().map(|i| {
+                let due_ms = dues[*i as usize];
+                TaskBuilder::new(Timer { i: *i, due_ms }).run_at_timestamp(run_at_s(due_ms)).build()
+            }));
+            sink.push_all(&mut items).await.expect("push_all");
+        }
+        enqueue_s = (kb::now_ms() - ti) / 1000.0;
+        wait_until(|| kb::done_count() >= a.jobs, deadline).await;
+    };
+    tokio::select! {
+        r = worker.run() => panic!("worker stopped: {r:?}"),
+        _ = feed => {}
+    }
+    let deadline_ms = kb::instant_ms(deadline.expect("deadline"));
+    kb::assert_no_pending_ran();
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM apalis.jobs WHERE run_at > now() + interval '1 hour' AND status = 'Pending'")
+        .fetch_one(&count_pool).await.expect("pending left");
+    assert_eq!(left as u64, a.pending, "pending timers missing");
+    kb::with(
+        kb::lateness_result(t0 as f64, deadline_ms, kb::with(settings(a), serde_json::json!({
+            "spread_s": a.spread, "lead_s": a.lead, "pending": a.pending,
+            "pending_path": "INSERT … SELECT generate_series into apalis.jobs (checked against push_all's row); \
+                ids are monotonic ULIDs (time prefix + counter) where push_all draws random ones",
+            "enqueue": "push_all with TaskBuilder::run_at_timestamp, 10,000 per call; run_at in whole seconds, rounded up"}))),
+        serde_json::json!({"pending_insert_s": (pending_s * 1000.0).round() / 1000.0,
+            "enqueue_s": (enqueue_s * 1000.0).round() / 1000.0, "enqueue_per_s": (a.jobs as f64 / enqueue_s).round(),
+            "pending_left": left}),
     )
 }
 
@@ -62,7 +195,9 @@ async fn drain(a: &kairos_bench_rust_peers::Args) -> serde_json::Value {
 async fn main() {
     let a = args(100);
     let r = match a.workload.as_str() {
-        "drain" => Some(drain(&a).await), // a new workload is a new arm here
+        "drain" => Some(drain(&a).await),
+        "steady" => Some(steady(&a).await),
+        "timers" => Some(timers(&a).await),
         _ => None,
     };
     emit("apalis", "1.0.0", &a.workload, r);

@@ -1,22 +1,42 @@
-//! sqlxmq (crates.io 0.6.0) on the drain workload.
+//! sqlxmq (crates.io 0.6.0) on the drain, steady and timers workloads.
 //! Settings (the crate's README: JobRunnerOptions::set_concurrency(min, max); the runner fetches
 //! more jobs when fewer than `min` run, up to `max`): concurrency min C/2, max C (C = 32), keep
 //! alive on, each job completes itself (current_job.complete()), pool of C + 4 connections.
 //! Schema: the crate's own migrations/*.up.sql, applied in order from the crate's source as cargo
-//! unpacked it (~/.cargo/registry/src/*/sqlxmq-0.6.0/migrations). Jobs are pre-enqueued with the
-//! crate's mq_insert() in chunks of 10,000, with JobBuilder's defaults (retries 4, backoff 1 s).
-use kairos_bench_rust_peers::{args, emit, measured, wait_count};
-use sqlxmq::{job, CurrentJob, JobRegistry};
+//! unpacked it (~/.cargo/registry/src/*/sqlxmq-0.6.0/migrations).
+//! Enqueue: the crate's mq_insert(mq_new_t[]) SQL function, the batch form of what
+//! JobBuilder::spawn calls with one row, with JobBuilder's defaults (retries 4, backoff 1 s,
+//! channel '', not ordered); the steady/timers rows are checked against one spawned through
+//! JobBuilder (set_json, set_delay).
+//! drain: N jobs pre-enqueued in chunks of 10,000.
+//! steady: every 10 ms, the jobs whose due time has come in one mq_insert (delay 0).
+//! timers: the pending timers by mq_insert over generate_series, 100,000 rows per call, with
+//! time-ordered ids; the N timers by mq_insert of 10,000 rows per call. sqlxmq schedules by delay (attempt_at = now() + delay): each row's delay
+//! is `due − now()` computed in the same statement, so attempt_at is exactly the due instant.
+//! The runner sleeps until the earliest attempt_at (mq_poll's wait_time) or a NOTIFY.
+use kairos_bench_rust_peers::{self as kb, args, emit, measured, wait_count, wait_until, Timer};
+use sqlxmq::{job, CurrentJob, JobRegistry, JobRunnerHandle};
 use std::error::Error;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 static CALLS: AtomicU64 = AtomicU64::new(0);
+const CHUNK: usize = 10_000;
+const PENDING_CHUNK: u64 = 100_000;
 
 #[job]
 async fn noop(mut current_job: CurrentJob) -> Result<(), Box<dyn Error + Send + Sync + 'static>> {
     CALLS.fetch_add(1, Ordering::Relaxed);
     current_job.complete().await?;
+    Ok(())
+}
+
+#[job]
+async fn tick(mut current_job: CurrentJob) -> Result<(), Box<dyn Error + Send + Sync + 'static>> {
+    let t: Timer = current_job.json()?.ok_or("no payload")?;
+    kb::job_started(t.i, t.due_ms);
+    current_job.complete().await?;
+    kb::job_done();
     Ok(())
 }
 
@@ -39,7 +59,7 @@ fn migrations() -> Vec<std::path::PathBuf> {
     panic!("sqlxmq-0.6.0/migrations not found under {}", src.display());
 }
 
-async fn drain(a: &kairos_bench_rust_peers::Args) -> serde_json::Value {
+async fn setup(a: &kb::Args) -> sqlx::PgPool {
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(a.concurrency as u32 + 4)
         .connect(&a.url)
@@ -49,10 +69,31 @@ async fn drain(a: &kairos_bench_rust_peers::Args) -> serde_json::Value {
         let sql = std::fs::read_to_string(&m).expect("read migration");
         sqlx::raw_sql(&sql).execute(&pool).await.unwrap_or_else(|e| panic!("{}: {e}", m.display()));
     }
+    pool
+}
+
+async fn runner(a: &kb::Args, pool: &sqlx::PgPool) -> JobRunnerHandle {
+    JobRegistry::new(&[noop, tick])
+        .runner(pool)
+        .set_concurrency((a.concurrency / 2).max(1), a.concurrency)
+        .set_keep_alive(true)
+        .run()
+        .await
+        .expect("runner")
+}
+
+fn settings(a: &kb::Args) -> serde_json::Value {
+    serde_json::json!({"min_concurrency": (a.concurrency / 2).max(1), "max_concurrency": a.concurrency,
+        "keep_alive": true, "pool_max": a.concurrency + 4, "deadline_s": a.deadline})
+}
+
+async fn drain(a: &kb::Args) -> serde_json::Value {
+    let pool = setup(a).await;
     let name = noop.name();
+    let te = Instant::now();
     let mut i = 0;
     while i < a.jobs {
-        let n = (a.jobs - i).min(10_000) as i32;
+        let n = (a.jobs - i).min(CHUNK as u64) as i32;
         sqlx::query(
             "SELECT mq_insert(ARRAY(SELECT ROW(gen_random_uuid(), interval '0', 4, interval '1 second', '', '', \
              NULL::interval, false, $2::text, NULL::text, NULL::bytea)::mq_new_t FROM generate_series(1, $1)))",
@@ -64,27 +105,125 @@ async fn drain(a: &kairos_bench_rust_peers::Args) -> serde_json::Value {
         .expect("mq_insert");
         i += n as u64;
     }
-    let registry = JobRegistry::new(&[noop]);
+    let enqueue_per_s = (a.jobs as f64 / te.elapsed().as_secs_f64()).round();
     let t = Instant::now();
-    let runner = registry
-        .runner(&pool)
-        .set_concurrency((a.concurrency / 2).max(1), a.concurrency)
-        .set_keep_alive(true)
-        .run()
-        .await
-        .expect("runner");
-    while CALLS.load(Ordering::Relaxed) < a.jobs {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+    let deadline = a.deadline_at(t);
+    let runner = runner(a, &pool).await;
+    wait_until(|| CALLS.load(Ordering::Relaxed) >= a.jobs, deadline).await;
     // Completed jobs are deleted; the nil-id row is sqlxmq's own sentinel.
-    wait_count(&pool, "SELECT count(*) FROM mq_msgs WHERE id <> '00000000-0000-0000-0000-000000000000'", 0).await;
+    let left =
+        wait_count(&pool, "SELECT count(*) FROM mq_msgs WHERE id <> '00000000-0000-0000-0000-000000000000'", 0, deadline).await;
     let secs = t.elapsed().as_secs_f64();
     drop(runner);
-    measured(
-        CALLS.load(Ordering::Relaxed),
-        secs,
-        serde_json::json!({"min_concurrency": (a.concurrency / 2).max(1), "max_concurrency": a.concurrency,
-            "keep_alive": true, "pool_max": a.concurrency + 4}),
+    kb::with(measured(a.jobs, a.jobs - left as u64, secs, settings(a)), serde_json::json!({"enqueue_per_s": enqueue_per_s}))
+}
+
+/// mq_insert of Timer payloads ($2 JSON texts) due at $3 (epoch ms; NULL = no delay), with
+/// JobBuilder's defaults; the delay is `due − now()`, now() being the one mq_insert uses.
+const INSERT_SQL: &str = "SELECT mq_insert(ARRAY(SELECT ROW(gen_random_uuid(), \
+     COALESCE(GREATEST(timestamptz 'epoch' + d * interval '1 millisecond' - now(), interval '0'), interval '0'), \
+     4, interval '1 second', '', '', NULL::interval, false, $1::text, p, NULL::bytea)::mq_new_t \
+     FROM unnest($2::text[], $3::bigint[]) AS u(p, d)))";
+
+async fn insert(pool: &sqlx::PgPool, timers: &[Timer], delayed: bool) {
+    let payloads: Vec<String> = timers.iter().map(|t| serde_json::to_string(t).expect("json")).collect();
+    let dues: Vec<Option<i64>> = timers.iter().map(|t| delayed.then_some(t.due_ms)).collect();
+    sqlx::query(INSERT_SQL).bind(tick.name()).bind(&payloads).bind(&dues).execute(pool).await.expect("mq_insert");
+}
+
+/// Checks that INSERT_SQL writes the rows JobBuilder::spawn writes (but id and times), then
+/// deletes both.
+async fn check_insert_path(pool: &sqlx::PgPool) {
+    let t = Timer { i: 0, due_ms: kb::now_ms() as i64 + kb::DAY_MS };
+    let api = tick.builder().set_json(&t).expect("json").set_delay(Duration::from_secs(86_400)).spawn(pool).await.expect("spawn");
+    insert(pool, &[t], true).await;
+    let api = api.to_string();
+    let sql: String = sqlx::query_scalar("SELECT id::text FROM mq_msgs WHERE id::text <> $1 AND id <> uuid_nil()")
+        .bind(&api).fetch_one(pool).await.expect("probe");
+    kb::same_row(pool, "mq_msgs", "id", &api, &sql, &["id", "created_at", "attempt_at"]).await;
+    kb::same_row(pool, "mq_payloads", "id", &api, &sql, &["id"]).await;
+    sqlx::query("SELECT mq_delete(ARRAY[$1, $2]::uuid[])").bind(&api).bind(&sql).execute(pool).await.expect("delete probes");
+}
+
+async fn steady(a: &kb::Args) -> serde_json::Value {
+    let pool = setup(a).await;
+    check_insert_path(&pool).await;
+    let start = Instant::now();
+    let deadline = a.deadline_at(start);
+    let _runner = runner(a, &pool).await;
+    let t0 = kb::now_ms().ceil() as i64;
+    let dues = kb::steady_dues(a.jobs, a.rate, t0);
+    kb::track(dues.clone());
+    kb::spawn_progress("steady");
+    let mut pacer = kb::Pacer::new(dues, deadline);
+    while let Some(r) = pacer.next().await {
+        let batch: Vec<Timer> = r.map(|i| Timer { i, due_ms: pacer.due(i) }).collect();
+        insert(&pool, &batch, false).await;
+    }
+    wait_until(|| kb::done_count() >= a.jobs, deadline).await;
+    kb::assert_no_pending_ran();
+    kb::lateness_result(t0 as f64, kb::instant_ms(deadline.expect("deadline")), kb::with(settings(a), serde_json::json!({
+        "rate": a.rate, "enqueue": "mq_insert per 10 ms tick, delay 0"})))
+}
+
+/// The P pending timers (due `now + 24 h + j ms`) through mq_insert, 100,000 rows per call.
+/// Their ids are time-ordered UUIDv7s (48-bit ms time, then the counter j), which an
+/// application may give (JobBuilder::new_with_id): random v4 ids, spawn's default, make the
+/// same insert about twice as slow here (every row lands on a random page of both primary keys).
+async fn insert_pending(a: &kb::Args, pool: &sqlx::PgPool) -> f64 {
+    let base = kb::now_ms() as i64 + kb::DAY_MS;
+    let t = Instant::now();
+    let mut j = 0;
+    while j < a.pending {
+        let n = (a.pending - j).min(PENDING_CHUNK);
+        sqlx::query(
+            r#"SELECT mq_insert(ARRAY(SELECT ROW(
+                   (substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7000-8000-' || lpad(to_hex(j), 12, '0'))::uuid,
+                   timestamptz 'epoch' + ($1::bigint + j) * interval '1 millisecond' - now(),
+                   4, interval '1 second', '', '', NULL::interval, false, $2::text,
+                   format('{"i":%s,"due_ms":%s}', j, $1::bigint + j), NULL::bytea)::mq_new_t
+               FROM generate_series($3::bigint, $4::bigint) j,
+                    (SELECT lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0') AS h) t))"#,
+        )
+        .bind(base).bind(tick.name()).bind(j as i64).bind((j + n - 1) as i64)
+        .execute(pool).await.expect("pending mq_insert");
+        j += n;
+    }
+    t.elapsed().as_secs_f64()
+}
+
+async fn timers(a: &kb::Args) -> serde_json::Value {
+    let pool = setup(a).await;
+    check_insert_path(&pool).await;
+    let pending_s = insert_pending(a, &pool).await;
+    let start = Instant::now();
+    let deadline = a.deadline_at(start);
+    let _runner = runner(a, &pool).await;
+    let ti = kb::now_ms();
+    let t0 = (ti + a.lead * 1000.0).ceil() as i64;
+    let dues = kb::timer_dues(a.jobs, a.spread, t0);
+    kb::track(dues.clone());
+    kb::spawn_progress("timers");
+    let all: Vec<Timer> = dues.iter().enumerate().map(|(i, d)| Timer { i: i as u64, due_ms: *d }).collect();
+    for chunk in all.chunks(CHUNK) {
+        insert(&pool, chunk, true).await;
+    }
+    let enqueue_s = (kb::now_ms() - ti) / 1000.0;
+    wait_until(|| kb::done_count() >= a.jobs, deadline).await;
+    let deadline_ms = kb::instant_ms(deadline.expect("deadline"));
+    kb::assert_no_pending_ran();
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM mq_msgs WHERE attempt_at > now() + interval '1 hour'")
+        .fetch_one(&pool).await.expect("pending left");
+    assert_eq!(left as u64, a.pending, "pending timers missing");
+    kb::with(
+        kb::lateness_result(t0 as f64, deadline_ms, kb::with(settings(a), serde_json::json!({
+            "spread_s": a.spread, "lead_s": a.lead, "pending": a.pending,
+            "pending_path": "mq_insert (the crate's batch SQL function) over generate_series, 100,000 rows per call, \
+                time-ordered UUIDv7 ids (spawn draws random v4)",
+            "enqueue": "mq_insert, 10,000 rows per call, delay = due − now() of the inserting statement (sqlxmq has delays, not instants)"}))),
+        serde_json::json!({"pending_insert_s": (pending_s * 1000.0).round() / 1000.0,
+            "enqueue_s": (enqueue_s * 1000.0).round() / 1000.0, "enqueue_per_s": (a.jobs as f64 / enqueue_s).round(),
+            "pending_left": left}),
     )
 }
 
@@ -92,7 +231,9 @@ async fn drain(a: &kairos_bench_rust_peers::Args) -> serde_json::Value {
 async fn main() {
     let a = args(32);
     let r = match a.workload.as_str() {
-        "drain" => Some(drain(&a).await), // a new workload is a new arm here
+        "drain" => Some(drain(&a).await),
+        "steady" => Some(steady(&a).await),
+        "timers" => Some(timers(&a).await),
         _ => None,
     };
     emit("sqlxmq", "0.6.0", &a.workload, r);
