@@ -243,15 +243,28 @@ fn decode(row: &PgRow, i: usize, read: Read) -> Result<SqlValue, sqlx::Error> {
 /// Prepared and cached per connection: the process engine's effects are a small set of
 /// statements run for every job.
 pub(crate) async fn execute_effect(conn: &mut sqlx::PgConnection, sql: &str, binds: &[SqlValue]) -> Result<u64> {
-    let sql = prepare(sql, binds)?;
+    let sql = engine_sql(sql, binds)?;
     let q = bind_all(sqlx::query(AssertSqlSafe(sql)), binds);
     Ok(q.execute(&mut *conn).await.db()?.rows_affected())
+}
+
+/// A cached statement's parameter types are fixed when it is first prepared, and a NULL bound
+/// then leaves PostgreSQL to infer the type (an INTEGER column's NULL makes `int4`, into which
+/// a later `i64` cannot be sent). So statements are cached per pattern of NULL parameters: the
+/// pattern is appended to the text as a comment, giving each its own prepared statement.
+fn engine_sql(sql: &str, binds: &[SqlValue]) -> Result<String> {
+    let sql = prepare(sql, binds)?;
+    if !binds.iter().any(SqlValue::is_null) {
+        return Ok(sql);
+    }
+    let pattern: String = binds.iter().map(|b| if b.is_null() { 'n' } else { 'v' }).collect();
+    Ok(format!("{sql} /* {pattern} */"))
 }
 
 /// The engine's own reads: prepared statements cached per connection, each column decoded by
 /// the type the row reports (the engine's queries only select plain column types).
 pub(crate) async fn engine_read(pool: &PgPool, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
-    let sql = prepare(sql, binds)?;
+    let sql = engine_sql(sql, binds)?;
     let rows = bind_all(sqlx::query(AssertSqlSafe(sql)), binds).fetch_all(pool).await.db()?;
     rows.iter().map(|row| decode_row(row, &[])).collect()
 }
@@ -261,8 +274,16 @@ pub(crate) async fn engine_write_all(pool: &PgPool, writes: &[kairos_store::Writ
     let mut tx = pool.begin().await.db()?;
     let mut affected = Vec::with_capacity(writes.len());
     for (i, w) in writes.iter().enumerate() {
-        let sql = prepare(&w.sql, &w.binds)?;
-        let n = bind_all(sqlx::query(AssertSqlSafe(sql)), &w.binds).execute(&mut *tx).await.db()?.rows_affected();
+        let sql = engine_sql(&w.sql, &w.binds)?;
+        let n = match bind_all(sqlx::query(AssertSqlSafe(sql)), &w.binds).execute(&mut *tx).await.db() {
+            Ok(done) => done.rows_affected(),
+            Err(mut e) => {
+                // Say which statement: the process engine writes many per command.
+                let head: String = w.sql.split_whitespace().take(6).collect::<Vec<_>>().join(" ");
+                e.message = format!("{} (statement {i}: {head} …)", e.message);
+                return Err(e);
+            }
+        };
         if let Some(want) = w.expect.filter(|&want| want != n) {
             return Err(kairos_store::write_conflict(i, w, want, n));
         }
