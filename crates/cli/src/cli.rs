@@ -174,6 +174,10 @@ pub struct ServeArgs {
     /// On SIGTERM, how long running jobs may take to finish before they are handed back
     #[arg(long, default_value = "PT30S", value_parser = parse::duration, value_name = "DUR")]
     pub shutdown_grace: SignedDuration,
+    /// Process history to write: none (instances only), activity (+ ACT_HI_ACTINST), audit or
+    /// full (+ tasks and variables)
+    #[arg(long, default_value = "audit", value_name = "LEVEL")]
+    pub history_level: kairos::process::HistoryLevel,
     // Test-only flags of the chaos suite (crates/cli/tests/chaos.rs, docs/chaos.md), hidden from
     // --help: `--chaos` registers the `chaos` handler (an autocommit side-effect row, a sleep,
     // and a transactional effect row staged with write_on_success; its tables are created by

@@ -17,6 +17,8 @@ pub struct EngineSettings {
     /// SPEC J10 / Activiti's asyncExecutorActivate: when false, jobs are stored but never run
     /// by this node.
     pub executor_enabled: bool,
+    /// How much process history is written.
+    pub history: crate::process::HistoryLevel,
 }
 
 /// Builds an [`Engine`].
@@ -46,6 +48,12 @@ impl EngineBuilder {
     }
     pub fn lock_time(mut self, d: jiff::SignedDuration) -> Self {
         self.settings.executor.lock_time = d;
+        self
+    }
+    /// How much process history to write (default: audit — instances, activities, tasks,
+    /// variables).
+    pub fn history_level(mut self, level: crate::process::HistoryLevel) -> Self {
+        self.settings.history = level;
         self
     }
     /// Switches the executor off (jobs wait) or on.
@@ -90,6 +98,7 @@ impl EngineBuilder {
             store.clone(),
             service_handlers,
             self.settings.executor.node_id.clone(),
+            self.settings.history,
         ));
         let mut handlers = self.handlers;
         for (name, h) in processes.job_handlers() {
@@ -126,7 +135,11 @@ impl Engine {
             url: url.into(),
             store: None,
             handlers: Handlers::with_builtins(),
-            settings: EngineSettings { executor: ExecutorConfig::new(default_node_id()), executor_enabled: true },
+            settings: EngineSettings {
+                executor: ExecutorConfig::new(default_node_id()),
+                executor_enabled: true,
+                history: Default::default(),
+            },
             migrate: true,
         }
     }

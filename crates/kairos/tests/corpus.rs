@@ -31,7 +31,7 @@ fn rows_text(rows: &[Vec<SqlValue>], i: usize) -> Vec<String> {
 }
 
 /// Deploys and drives one file; returns the trace or what went wrong.
-async fn run_file(fx: &Fixture, name: &str, xml: &str) -> Result<Vec<String>, String> {
+async fn run_file(fx: &Fixture, xml: &str) -> Result<Vec<String>, String> {
     let defs = kairos_bpmn::parse(xml).map_err(|e| e.to_string())?;
     let drive = comment(xml, "drive").unwrap_or_default();
     const ERROR_CODE: &str = "BPMN error code \"";
@@ -261,7 +261,7 @@ async fn every_corpus_file_runs_its_trace_through_the_engine(backend: Backend) {
         let Some(want) = comment(&xml, "trace") else { continue };
         let want: Vec<String> = want.split(',').map(|s| s.trim().to_string()).collect();
         let Some(fx) = Fixture::new(backend).await else { return };
-        let got = run_file(&fx, &name, &xml).await;
+        let got = run_file(&fx, &xml).await;
         if let Some((_, why)) = REFUSED.iter().find(|(f, _)| *f == name) {
             match got {
                 Err(e) if e.contains(why) => {}

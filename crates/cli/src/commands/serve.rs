@@ -63,7 +63,7 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
 }
 
 async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, CliError> {
-    let mut builder = Engine::builder(&global.db).executor_enabled(!args.no_executor);
+    let mut builder = Engine::builder(&global.db).executor_enabled(!args.no_executor).history_level(args.history_level);
     if args.chaos {
         // The chaos handler writes its side-effect rows through the engine's own store.
         let store = kairos::open_store(&global.db).await?;

@@ -45,9 +45,35 @@ pub(crate) const TIMER_START: &str = "timer-start-event";
 /// (Ten concurrent completions of one instance's tasks need up to ten rounds.)
 const CONFLICT_RETRIES: usize = 50;
 
+/// How much history the engine writes (Activiti's `history` levels). ACT_HI_PROCINST is always
+/// written: instance queries and the doctor read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum HistoryLevel {
+    /// Instances only.
+    None,
+    /// Instances and activities (ACT_HI_ACTINST).
+    Activity,
+    /// Also tasks and variables (ACT_HI_TASKINST, ACT_HI_VARINST): the default.
+    #[default]
+    Audit,
+}
+
+impl std::str::FromStr for HistoryLevel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(HistoryLevel::None),
+            "activity" => Ok(HistoryLevel::Activity),
+            "audit" | "full" => Ok(HistoryLevel::Audit),
+            other => Err(format!("history level '{other}' is not one of none, activity, audit, full")),
+        }
+    }
+}
+
 /// The process side of an engine; shared by the engine and its two job handlers.
 pub struct Processes {
     store: Arc<dyn Store>,
+    history: HistoryLevel,
     /// Handlers service tasks may name (the engine's job handlers).
     handlers: Arc<Handlers>,
     node_id: String,
@@ -74,8 +100,18 @@ pub struct StartRequest {
 }
 
 impl Processes {
-    pub(crate) fn new(store: Arc<dyn Store>, handlers: Arc<Handlers>, node_id: String) -> Processes {
-        Processes { store, handlers, node_id, cache: Mutex::new(HashMap::new()) }
+    pub(crate) fn new(
+        store: Arc<dyn Store>,
+        handlers: Arc<Handlers>,
+        node_id: String,
+        history: HistoryLevel,
+    ) -> Processes {
+        Processes { store, history, handlers, node_id, cache: Mutex::new(HashMap::new()) }
+    }
+
+    /// The history level this engine writes.
+    pub fn history_level(&self) -> HistoryLevel {
+        self.history
     }
 
     /// The job handlers the executor needs for process jobs.
@@ -156,7 +192,7 @@ impl Processes {
                 start_event: req.start_event.clone(),
             });
             let (after, staged) = self.drive(&mut rt, step).await?;
-            let mut w = rows::writes(None, &after, true);
+            let mut w = rows::writes(None, &after, self.history);
             w.extend(staged);
             (after, w)
         };
@@ -215,7 +251,7 @@ impl Processes {
             };
             let (after, staged) = result;
             let mut writes = first.to_vec();
-            writes.extend(rows::writes(Some(&before), &after, true));
+            writes.extend(rows::writes(Some(&before), &after, self.history));
             writes.extend(staged);
             writes.extend(extra.iter().cloned());
             self.continue_callers(&after, &mut writes).await?;
@@ -313,7 +349,7 @@ impl Processes {
         let mut rt = Runtime::new(env, inst);
         let step = rt.apply(Command::Start { variables: call.variables.clone(), start_user: None, start_event: None });
         let (after, mut staged) = self.drive(&mut rt, step).await?;
-        let mut writes = rows::writes(None, &after, true);
+        let mut writes = rows::writes(None, &after, self.history);
         writes.append(&mut staged);
         Ok((after, writes))
     }
@@ -337,7 +373,7 @@ impl Processes {
             let step = rt
                 .apply(Command::CalledEnded { execution_id: exec.clone(), variables: current.final_variables.clone() });
             let (after, staged) = Box::pin(self.drive(&mut rt, step)).await?;
-            writes.extend(rows::writes(Some(&before), &after, true));
+            writes.extend(rows::writes(Some(&before), &after, self.history));
             writes.extend(staged);
             current = after;
         }
@@ -361,7 +397,7 @@ impl Processes {
         let mut rt = Runtime::new(env, before.clone());
         let step = rt.apply(Command::RunJob { job_id: ctx.job_id.clone() });
         let (after, staged) = self.drive(&mut rt, step).await?;
-        let mut writes = rows::writes(Some(&before), &after, true);
+        let mut writes = rows::writes(Some(&before), &after, self.history);
         writes.extend(staged);
         self.continue_callers(&after, &mut writes).await?;
         for w in writes {

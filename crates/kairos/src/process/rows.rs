@@ -245,7 +245,8 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
 }
 
 /// The statements that take the rows from `before` to `after` (see the module docs).
-pub fn writes(before: Option<&Instance>, after: &Instance, history: bool) -> Vec<Write> {
+pub fn writes(before: Option<&Instance>, after: &Instance, level: super::HistoryLevel) -> Vec<Write> {
+    let history = level >= super::HistoryLevel::Audit;
     let c = changes(before, after);
     let pi = &after.id;
     let mut w = Vec::new();
@@ -532,7 +533,7 @@ pub fn writes(before: Option<&Instance>, after: &Instance, history: bool) -> Vec
     for id in &c.jobs_deleted {
         w.push(Write::new("DELETE FROM ACT_RU_JOB WHERE ID_ = ?", vec![t(id)]));
     }
-    if history {
+    if level >= super::HistoryLevel::Activity {
         for a in &c.activities_inserted {
             w.push(Write::new(
                 "INSERT INTO ACT_HI_ACTINST (ID_, REV_, PROC_DEF_ID_, PROC_INST_ID_, EXECUTION_ID_, ACT_ID_, TASK_ID_, ACT_NAME_, \
