@@ -89,13 +89,24 @@ impl SqliteStore {
     /// table; the loser finds the work done when it tries again, so one retry makes it idempotent.
     pub(crate) async fn run_migrations(&self) -> Result<()> {
         let _writer = self.writer.lock().await;
-        match MIGRATOR.run(&self.pool).await {
-            Ok(()) => Ok(()),
-            Err(first) => {
-                tracing::debug!(error = %first, "migration failed once; retrying");
-                MIGRATOR.run(&self.pool).await.map_err(|e| {
-                    Error::new(ErrorKind::Other, format!("migrating the sqlite schema failed: {e}")).with_source(e)
-                })
+        // sqlx takes no cross-process lock on SQLite: another process migrating the same new
+        // file can apply a migration between our check and our apply, and ours then fails with
+        // "already exists". Each such failure means the other process moved on, so trying again
+        // (a bounded number of times) converges.
+        let mut tries = 0;
+        loop {
+            match MIGRATOR.run(&self.pool).await {
+                Ok(()) => return Ok(()),
+                Err(e) if tries < 10 => {
+                    tries += 1;
+                    tracing::debug!(error = %e, tries, "migration failed; another process may be migrating; retrying");
+                    tokio::time::sleep(std::time::Duration::from_millis(50 * tries)).await;
+                }
+                Err(e) => {
+                    return Err(
+                        Error::new(ErrorKind::Other, format!("migrating the sqlite schema failed: {e}")).with_source(e)
+                    );
+                }
             }
         }
     }
