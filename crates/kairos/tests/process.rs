@@ -100,7 +100,8 @@ async fn a_user_task_flow_runs_with_history_and_an_unchanged_redeploy_adds_no_ve
     assert_eq!(trace(&engine, &inst.id).await, ["start", "fill", "approve", "gw", "notify", "end"]);
     assert!(p.executions(&inst.id).await.unwrap().is_empty(), "no runtime rows left");
     let err = p.complete_task(&approve[0].id, Map::new()).await.unwrap_err();
-    assert!(err.to_string().contains("does not exist"), "{err}");
+    assert!(err.to_string().contains("already completed"), "a completed task is a conflict: {err}");
+    assert!(matches!(&err, kairos::Error::Process(e) if e.kind == kairos_process_kind::Conflict));
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
@@ -272,6 +273,8 @@ async fn bad_deployments_are_refused_with_the_line_and_nothing_is_written(backen
         (&LEAVE.replace("activiti:class=\"log\"", "activiti:class=\"no-such-handler\"")[..], "no-such-handler"),
         (&LEAVE.replace("<endEvent id=\"end\"/>", "<scriptTask id=\"s\"/><endEvent id=\"end\"/>")[..], "scriptTask"),
         ("<definitions", "line 1"),
+        (&LEAVE.replace("${approved}", "${approved +}")[..], "yes"),
+        (&TIMERS.replace("PT5S", "5 seconds")[..], "timeout"),
     ];
     for (xml, want) in cases {
         let err = p.deploy("bad.bpmn", xml).await.unwrap_err().to_string();
@@ -499,7 +502,76 @@ async fn scope_and_concurrency_flags_follow_seed_003(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const EXCLUSIVE: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <process id="excl" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="a" sourceRef="start" targetRef="fork"/>
+    <parallelGateway id="fork"/>
+    <sequenceFlow id="b" sourceRef="fork" targetRef="one"/>
+    <sequenceFlow id="c" sourceRef="fork" targetRef="two"/>
+    <serviceTask id="one" camunda:asyncBefore="true" camunda:class="slow"/>
+    <serviceTask id="two" camunda:asyncBefore="true" camunda:class="slow"/>
+    <sequenceFlow id="d" sourceRef="one" targetRef="join"/>
+    <sequenceFlow id="e" sourceRef="two" targetRef="join"/>
+    <parallelGateway id="join"/>
+    <sequenceFlow id="f" sourceRef="join" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+/// Two exclusive async jobs of one instance never run at the same time (their EXCLUSIVE_KEY_ is
+/// the instance), while jobs of different instances do.
+async fn exclusive_async_jobs_of_one_instance_never_overlap(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    type Runs = std::sync::Arc<std::sync::Mutex<Vec<(String, std::time::Instant, std::time::Instant)>>>;
+    let runs: Runs = Default::default();
+    let r = runs.clone();
+    let engine = fx
+        .engine("n1")
+        .handler(
+            "slow",
+            kairos::handler_fn(move |ctx| {
+                let r = r.clone();
+                async move {
+                    let t0 = std::time::Instant::now();
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                    let pi = ctx.process_instance_id.clone().unwrap_or_default();
+                    r.lock().unwrap().push((pi, t0, std::time::Instant::now()));
+                    Ok(None)
+                }
+            }),
+        )
+        .build()
+        .await
+        .unwrap();
+    engine.start().await.unwrap();
+    let p = engine.processes();
+    p.deploy("excl.bpmn", EXCLUSIVE).await.unwrap();
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        ids.push(p.start(start("excl", &format!("E{i}"), json!({}))).await.unwrap().id);
+    }
+    wait_until(LIMIT, "every instance to end", || async {
+        let mut all = true;
+        for id in &ids {
+            all &= p.instance(id).await.unwrap().ended;
+        }
+        all
+    })
+    .await;
+    let runs = runs.lock().unwrap().clone();
+    assert_eq!(runs.len(), 8, "two service tasks per instance ran once each");
+    for id in &ids {
+        let mine: Vec<_> = runs.iter().filter(|r| &r.0 == id).collect();
+        assert_eq!(mine.len(), 2);
+        let (a, b) = (mine[0], mine[1]);
+        assert!(a.2 <= b.1 || b.2 <= a.1, "the two jobs of instance {id} overlapped");
+    }
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    exclusive_async_jobs_of_one_instance_never_overlap,
     scope_and_concurrency_flags_follow_seed_003,
     message_signal_and_timer_start_events_start_instances,
     a_call_activity_links_the_called_instance_through_super_exec,

@@ -117,7 +117,10 @@ impl Processes {
     /// Checks a BPMN document as [`Processes::deploy`] would (XML, model, handlers, what this
     /// engine can run), writing nothing: for tools that deploy several documents all or none.
     pub fn validate(&self, xml: &str) -> Result<Definitions, Error> {
-        let defs = kairos_bpmn::parse(xml).map_err(Error::Deploy)?;
+        // Every `${…}` of the model must parse now, not fail at 3 a.m. when a token reaches it.
+        let check = |text: &str| kairos_expr::Expression::parse(text).map(|_| ()).map_err(|e| e.to_string());
+        let options = kairos_bpmn::ParseOptions::default().with_expression_check(&check);
+        let defs = kairos_bpmn::parse_with(xml, &options).map_err(Error::Deploy)?;
         self.check_runnable(&defs)?;
         Ok(defs)
     }

@@ -418,15 +418,25 @@ impl Processes {
     }
 
     async fn instance_of_task(&self, task_id: &str) -> Result<String, Error> {
-        let rows = self
-            .store
-            .read("SELECT PROC_INST_ID_ FROM ACT_RU_TASK WHERE ID_ = ?", &[SqlValue::Text(task_id.into())])
-            .await?;
-        rows.first().and_then(|r| r[0].as_str().map(str::to_string)).ok_or_else(|| {
-            Error::Process(ProcessError::new(ErrorKind::NotFound, format!("task {task_id} does not exist")))
-        })
+        let key = [SqlValue::Text(task_id.into())];
+        let rows = self.store.read("SELECT PROC_INST_ID_ FROM ACT_RU_TASK WHERE ID_ = ?", &key).await?;
+        if let Some(pi) = rows.first().and_then(|r| r[0].as_str().map(str::to_string)) {
+            return Ok(pi);
+        }
+        // A task that ended is a conflict (someone completed it first), not an unknown id.
+        let ended =
+            self.store.read("SELECT END_TIME_, DELETE_REASON_ FROM ACT_HI_TASKINST WHERE ID_ = ?", &key).await?;
+        match ended.first() {
+            Some(r) if !r[0].is_null() => Err(Error::Process(ProcessError::new(
+                ErrorKind::Conflict,
+                match r[1].as_str() {
+                    Some(reason) => format!("task {task_id} was cancelled ({reason})"),
+                    None => format!("task {task_id} was already completed"),
+                },
+            ))),
+            _ => Err(Error::Process(ProcessError::new(ErrorKind::NotFound, format!("task {task_id} does not exist")))),
+        }
     }
-
     /// Delivers a message to the instance waiting for it: by instance id, or by business key.
     pub async fn message(
         &self,
