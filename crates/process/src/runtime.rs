@@ -1433,33 +1433,36 @@ impl<'a> Runtime<'a> {
         Ok(())
     }
 
+    /// Evaluates `text` at `exec` with `how`; any failure is a model error naming the
+    /// expression (`what`: "expression" or "condition") and the element.
+    fn evaluate<T>(
+        &self,
+        exec: &str,
+        element: &str,
+        text: &str,
+        what: &str,
+        how: impl FnOnce(&Expression, &VarContext<'_>) -> std::result::Result<T, kairos_expr::EvalError>,
+    ) -> Result<T> {
+        let fail = |e: &dyn std::fmt::Display| {
+            ProcessError::at(ErrorKind::Model, element, format!("{what} '{text}' of '{element}': {e}"))
+        };
+        let expr = Expression::parse(text).map_err(|e| fail(&e))?;
+        how(&expr, &self.context(exec)).map_err(|e| fail(&e))
+    }
+
     fn eval(&self, exec: &str, element: &str, text: &str) -> Result<Json> {
-        let expr = Expression::parse(text).map_err(|e| {
-            ProcessError::at(ErrorKind::Model, element, format!("expression '{text}' of '{element}': {e}"))
-        })?;
-        expr.eval(&self.context(exec)).map_err(|e| {
-            ProcessError::at(ErrorKind::Model, element, format!("expression '{text}' of '{element}': {e}"))
-        })
+        self.evaluate(exec, element, text, "expression", |e, c| e.eval(c))
     }
 
     fn eval_string(&self, exec: &str, element: &str, text: &str) -> Result<String> {
         if !text.contains("${") && !text.contains("#{") {
             return Ok(text.to_string());
         }
-        let expr = Expression::parse(text).map_err(|e| {
-            ProcessError::at(ErrorKind::Model, element, format!("expression '{text}' of '{element}': {e}"))
-        })?;
-        expr.eval_string(&self.context(exec)).map_err(|e| {
-            ProcessError::at(ErrorKind::Model, element, format!("expression '{text}' of '{element}': {e}"))
-        })
+        self.evaluate(exec, element, text, "expression", |e, c| e.eval_string(c))
     }
 
     fn eval_bool(&self, exec: &str, element: &str, text: &str) -> Result<bool> {
-        let expr = Expression::parse(text).map_err(|e| {
-            ProcessError::at(ErrorKind::Model, element, format!("condition '{text}' of '{element}': {e}"))
-        })?;
-        expr.eval_bool(&self.context(exec))
-            .map_err(|e| ProcessError::at(ErrorKind::Model, element, format!("condition '{text}' of '{element}': {e}")))
+        self.evaluate(exec, element, text, "condition", |e, c| e.eval_bool(c))
     }
 
     fn context(&self, exec: &str) -> VarContext<'_> {

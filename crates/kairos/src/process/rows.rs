@@ -102,13 +102,28 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
             suspension_state: int(&r[11]) as i32,
         })
         .collect();
-    let mut tasks: Vec<Task> = store
-        .read(
-            "SELECT ID_, REV_, EXECUTION_ID_, NAME_, TASK_DEF_KEY_, ASSIGNEE_, PRIORITY_, CREATE_TIME_, DUE_DATE_, \
+    // The rest of the instance in parallel: one round trip of latency instead of six.
+    let job_key = [t(id), t(JobKind::ASYNC_CONTINUATION), t(JobKind::TRIGGER_TIMER), t(JobKind::EXTERNAL_WORKER)];
+    let (task_rows, link_rows, var_rows, sub_rows, job_rows, act_rows) = tokio::try_join!(
+        store.read("SELECT ID_, REV_, EXECUTION_ID_, NAME_, TASK_DEF_KEY_, ASSIGNEE_, PRIORITY_, CREATE_TIME_, DUE_DATE_, \
              FORM_KEY_, CLAIM_TIME_, SUSPENSION_STATE_ FROM ACT_RU_TASK WHERE PROC_INST_ID_ = ? ORDER BY CREATE_TIME_, ID_",
-            &key,
-        )
-        .await?
+            &key),
+        store.read("SELECT TASK_ID_, USER_ID_, GROUP_ID_ FROM ACT_RU_IDENTITYLINK WHERE PROC_INST_ID_ = ? AND TYPE_ = 'candidate' ORDER BY ID_",
+            &key),
+        store.read("SELECT ID_, REV_, NAME_, EXECUTION_ID_, TYPE_, TEXT_, LONG_, DOUBLE_ FROM ACT_RU_VARIABLE \
+             WHERE PROC_INST_ID_ = ? AND TASK_ID_ IS NULL ORDER BY ID_",
+            &key),
+        store.read("SELECT ID_, EVENT_TYPE_, EVENT_NAME_, EXECUTION_ID_, ACTIVITY_ID_, CREATED_ FROM ACT_RU_EVENT_SUBSCR \
+             WHERE PROC_INST_ID_ = ? ORDER BY CREATED_, ID_",
+            &key),
+        store.read("SELECT ID_, HANDLER_TYPE_, HANDLER_CFG_, EXECUTION_ID_, ELEMENT_ID_, DUEDATE_, REPEAT_, EXCLUSIVE_, RETRY_CYCLE_ \
+             FROM ACT_RU_JOB WHERE PROCESS_INSTANCE_ID_ = ? AND HANDLER_TYPE_ IN (?, ?, ?)",
+            &job_key),
+        store.read("SELECT ID_, EXECUTION_ID_, ACT_ID_, ACT_NAME_, ACT_TYPE_, TASK_ID_, ASSIGNEE_, START_TIME_, SEQ_ \
+             FROM ACT_HI_ACTINST WHERE PROC_INST_ID_ = ? AND END_TIME_ IS NULL",
+            &key),
+    )?;
+    let mut tasks: Vec<Task> = task_rows
         .iter()
         .map(|r| Task {
             id: text(&r[0]),
@@ -127,25 +142,13 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
             candidate_groups: Vec::new(),
         })
         .collect();
-    for r in store
-        .read(
-            "SELECT TASK_ID_, USER_ID_, GROUP_ID_ FROM ACT_RU_IDENTITYLINK WHERE PROC_INST_ID_ = ? AND TYPE_ = 'candidate' ORDER BY ID_",
-            &key,
-        )
-        .await?
-    {
+    for r in link_rows {
         if let Some(task) = tasks.iter_mut().find(|tk| tk.id == text(&r[0])) {
             task.candidate_users.extend(otext(&r[1]));
             task.candidate_groups.extend(otext(&r[2]));
         }
     }
-    let variables = store
-        .read(
-            "SELECT ID_, REV_, NAME_, EXECUTION_ID_, TYPE_, TEXT_, LONG_, DOUBLE_ FROM ACT_RU_VARIABLE \
-             WHERE PROC_INST_ID_ = ? AND TASK_ID_ IS NULL ORDER BY ID_",
-            &key,
-        )
-        .await?
+    let variables = var_rows
         .iter()
         .map(|r| Variable {
             id: text(&r[0]),
@@ -155,13 +158,7 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
             value: decode_value(&text(&r[4]), &r[5], &r[6], &r[7]),
         })
         .collect();
-    let subscriptions = store
-        .read(
-            "SELECT ID_, EVENT_TYPE_, EVENT_NAME_, EXECUTION_ID_, ACTIVITY_ID_, CREATED_ FROM ACT_RU_EVENT_SUBSCR \
-             WHERE PROC_INST_ID_ = ? ORDER BY CREATED_, ID_",
-            &key,
-        )
-        .await?
+    let subscriptions = sub_rows
         .iter()
         .map(|r| Subscription {
             id: text(&r[0]),
@@ -172,13 +169,7 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
             created: time(&r[5]),
         })
         .collect();
-    let jobs = store
-        .read(
-            "SELECT ID_, HANDLER_TYPE_, HANDLER_CFG_, EXECUTION_ID_, ELEMENT_ID_, DUEDATE_, REPEAT_, EXCLUSIVE_, RETRY_CYCLE_ \
-             FROM ACT_RU_JOB WHERE PROCESS_INSTANCE_ID_ = ? AND HANDLER_TYPE_ IN (?, ?, ?)",
-            &[t(id), t(JobKind::ASYNC_CONTINUATION), t(JobKind::TRIGGER_TIMER), t(JobKind::EXTERNAL_WORKER)],
-        )
-        .await?
+    let jobs = job_rows
         .iter()
         .filter_map(|r| {
             let kind = JobKind::from_row(&text(&r[1]), r[2].as_str())?;
@@ -195,13 +186,7 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
             })
         })
         .collect();
-    let activities = store
-        .read(
-            "SELECT ID_, EXECUTION_ID_, ACT_ID_, ACT_NAME_, ACT_TYPE_, TASK_ID_, ASSIGNEE_, START_TIME_, SEQ_ \
-             FROM ACT_HI_ACTINST WHERE PROC_INST_ID_ = ? AND END_TIME_ IS NULL",
-            &key,
-        )
-        .await?
+    let activities = act_rows
         .iter()
         .map(|r| ActivityRecord {
             id: text(&r[0]),
