@@ -570,7 +570,25 @@ async fn exclusive_async_jobs_of_one_instance_never_overlap(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+/// SPEC P9: a business key can be changed; every execution and the history follow.
+async fn the_business_key_can_be_changed(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("leave.bpmn", LEAVE).await.unwrap();
+    let inst = p.start(start("leaveProcess", "OLD-1", json!({"applicant": "a"}))).await.unwrap();
+    p.set_business_key(&inst.id, Some("LEAVE001".into())).await.unwrap();
+    assert_eq!(p.instance(&inst.id).await.unwrap().business_key.as_deref(), Some("LEAVE001"));
+    let stuck = engine.store().sql_query(SEED_003_STUCK, &[]).await.unwrap();
+    assert_eq!(stuck.len(), 1, "seed 003 §4.2 finds the task under the new key: {stuck:?}");
+    assert!(p.instances(Some("OLD-1"), None, None).await.unwrap().is_empty());
+    let err = p.set_business_key(&inst.id, Some(String::new())).await.unwrap_err();
+    assert!(err.to_string().contains("business key"), "{err}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    the_business_key_can_be_changed,
     exclusive_async_jobs_of_one_instance_never_overlap,
     scope_and_concurrency_flags_follow_seed_003,
     message_signal_and_timer_start_events_start_instances,

@@ -84,6 +84,10 @@ pub enum Command {
         code: String,
         variables: Map<String, Json>,
     },
+    /// Change the instance's business key (SPEC P9).
+    SetBusinessKey {
+        business_key: Option<String>,
+    },
     /// Set instance variables.
     SetVariables {
         variables: Map<String, Json>,
@@ -357,6 +361,10 @@ impl<'a> Runtime<'a> {
                 let job = self.external_job(&job_id, suspended)?;
                 self.set_variables(&job.execution_id, variables)?;
                 self.throw_error(&job.execution_id, &job.activity_id, &code)?;
+            }
+            Command::SetBusinessKey { business_key } => {
+                self.inst.business_key = business_key;
+                return Ok(Step::Done);
             }
             Command::SetVariables { variables } => {
                 let root = self.inst.id.clone();

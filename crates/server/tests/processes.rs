@@ -576,7 +576,8 @@ async fn bad_instance_and_task_requests_are_refused_naming_the_field_and_write_n
 
     let p = format!("/runtime/process-instances/{pi}");
     srv.put(&p, json!({"action": "freeze"})).await.refused(400, Some("action"));
-    srv.put(&p, json!({"businessKey": "NEW"})).await.refused(400, Some("businessKey"));
+    srv.put(&p, json!({"businessKey": "k".repeat(256)})).await.refused(400, Some("businessKey"));
+    srv.put(&p, json!({"businessKey": "NEW", "action": "suspend"})).await.refused(400, Some("businessKey"));
     srv.put(&format!("{p}/variables"), json!({"": 1})).await.refused(400, Some("variables"));
     srv.delete(&format!("{p}?deleteReason={}", "r".repeat(4001))).await.refused(400, Some("deleteReason"));
     srv.get("/runtime/executions").await.refused(400, Some("processInstanceId"));

@@ -230,14 +230,11 @@ impl Processes {
         for p in &defs.processes {
             for n in &p.nodes {
                 let what = |m: &str| format!("line {}, {} '{}': {m}", n.line, n.element, n.id);
-                match &n.kind {
-                    NodeKind::ServiceTask(s) => match &s.implementation {
-                        Implementation::Handler { name, .. } if !self.handlers.contains(name) => {
-                            problems.push(what(&format!("handler '{name}' is not registered with this engine")))
-                        }
-                        _ => {}
-                    },
-                    _ => {}
+                if let NodeKind::ServiceTask(s) = &n.kind
+                    && let Implementation::Handler { name, .. } = &s.implementation
+                    && !self.handlers.contains(name)
+                {
+                    problems.push(what(&format!("handler '{name}' is not registered with this engine")));
                 }
                 if let Some(kairos_bpmn::EventTrigger::Timer(t)) = n.kind.trigger()
                     && matches!(t.value, TimerValue::Cron(_))

@@ -545,6 +545,21 @@ impl Processes {
         Ok(n)
     }
 
+    /// Changes an instance's business key (SPEC P9): every execution carries it (seed 003
+    /// §4.2 finds tasks by it), and the history row follows.
+    pub async fn set_business_key(&self, id: &str, business_key: Option<String>) -> Result<(), Error> {
+        if let Some(bk) = &business_key
+            && (bk.is_empty() || bk.chars().count() > 255)
+        {
+            return Err(invalid("businessKey", "a business key has 1 to 255 characters"));
+        }
+        let all = Write::new(
+            "UPDATE ACT_RU_EXECUTION SET BUSINESS_KEY_ = ? WHERE PROC_INST_ID_ = ?",
+            vec![business_key.clone().map_or(SqlValue::Null, SqlValue::Text), SqlValue::Text(id.into())],
+        );
+        self.command_with(id, Command::SetBusinessKey { business_key }, &[], &[all]).await
+    }
+
     /// Deletes an instance with a reason (SPEC P10), its called instances first.
     pub async fn delete_instance(&self, id: &str, reason: &str) -> Result<(), Error> {
         let called = self

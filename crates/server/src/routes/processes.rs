@@ -216,8 +216,8 @@ pub struct InstanceUpdate {
     business_key: Option<String>,
 }
 
-/// `PUT /runtime/process-instances/{id}` `{"action": "suspend"|"activate"}` → the instance.
-/// (`{"businessKey"}` is refused until the engine can change it.)
+/// `PUT /runtime/process-instances/{id}` `{"action": "suspend"|"activate"}` or
+/// `{"businessKey": "…"}` → the instance.
 pub async fn update(
     State(app): State<AppState>,
     Id(id): Id,
@@ -227,11 +227,10 @@ pub async fn update(
         (Some(_), Some(_)) => {
             return Err(ApiError::invalid("businessKey", "give either action or businessKey, not both"));
         }
-        (None, Some(_)) => {
-            return Err(ApiError::invalid(
-                "businessKey",
-                "changing the business key of a running instance is not supported yet",
-            ));
+        (None, Some(bk)) => {
+            let bk = limited("businessKey", bk, MAX_NAME_CHARS)?;
+            app.engine.processes().set_business_key(&id, Some(bk)).await?;
+            return Ok(axum::Json(app.engine.processes().instance(&id).await?));
         }
         (None, None) => return Err(ApiError::invalid("action", "action is required: \"suspend\" or \"activate\"")),
         (Some("suspend"), None) => true,
