@@ -1086,16 +1086,7 @@ impl<'a> Runtime<'a> {
         let esp_id = self.node(esp).id.clone();
         if interrupting {
             let reason = format!("interrupted by event sub-process {esp_id}");
-            let tokens: Vec<String> = self
-                .inst
-                .executions
-                .iter()
-                .filter(|e| e.parent_id.as_deref() == Some(scope))
-                .map(|e| e.id.clone())
-                .collect();
-            for t in tokens {
-                self.remove_execution_tree(&t, Some(&reason));
-            }
+            self.remove_children(scope, Some(&reason));
             self.inst.jobs.retain(|j| j.execution_id != scope);
             self.inst.subscriptions.retain(|s| s.execution_id != scope);
             let alive: Vec<String> = self.inst.executions.iter().map(|e| e.id.clone()).collect();
@@ -1280,16 +1271,7 @@ impl<'a> Runtime<'a> {
     fn terminate_scope(&mut self, exec: &str, at: &str) -> Result<()> {
         let scope = self.inst.execution(exec).and_then(|e| e.parent_id.clone()).unwrap_or_default();
         let reason = format!("terminated by {at}");
-        let tokens: Vec<String> = self
-            .inst
-            .executions
-            .iter()
-            .filter(|e| e.parent_id.as_deref() == Some(&scope))
-            .map(|e| e.id.clone())
-            .collect();
-        for t in tokens {
-            self.remove_execution_tree(&t, Some(&reason));
-        }
+        self.remove_children(&scope, Some(&reason));
         self.agenda.retain(|op| match op {
             Op::Enter { exec, .. } | Op::Leave { exec, .. } | Op::End { exec } => {
                 self.inst.executions.iter().any(|e| &e.id == exec)
@@ -1307,16 +1289,7 @@ impl<'a> Runtime<'a> {
     /// Cancels what `exec` is doing at its activity (an interrupting boundary event): its
     /// task, its waits, its inner tokens; `exec` itself stays, to leave by the boundary event.
     fn cancel_activity(&mut self, exec: &str, reason: &str) {
-        let children: Vec<String> = self
-            .inst
-            .executions
-            .iter()
-            .filter(|e| e.parent_id.as_deref() == Some(exec))
-            .map(|e| e.id.clone())
-            .collect();
-        for c in children {
-            self.remove_execution_tree(&c, Some(reason));
-        }
+        self.remove_children(exec, Some(reason));
         let tasks: Vec<String> =
             self.inst.tasks.iter().filter(|t| t.execution_id == exec).map(|t| t.id.clone()).collect();
         for t in tasks {
@@ -1681,6 +1654,20 @@ impl<'a> Runtime<'a> {
         id
     }
 
+    /// Removes every child of `parent` with everything under it (see `remove_execution_tree`).
+    fn remove_children(&mut self, parent: &str, reason: Option<&str>) {
+        let children: Vec<String> = self
+            .inst
+            .executions
+            .iter()
+            .filter(|e| e.parent_id.as_deref() == Some(parent))
+            .map(|e| e.id.clone())
+            .collect();
+        for c in children {
+            self.remove_execution_tree(&c, reason);
+        }
+    }
+
     /// Removes an execution and everything under it: children, tasks, jobs, subscriptions,
     /// variables; open history rows close with `reason`.
     fn remove_execution_tree(&mut self, exec: &str, reason: Option<&str>) {
@@ -1721,17 +1708,8 @@ impl<'a> Runtime<'a> {
     /// The instance ends: everything goes; history keeps the end (and the reason).
     fn end_instance(&mut self, end_activity: Option<String>, reason: Option<String>) {
         let root = self.inst.id.clone();
-        let children: Vec<String> = self
-            .inst
-            .executions
-            .iter()
-            .filter(|e| e.parent_id.as_deref() == Some(&root))
-            .map(|e| e.id.clone())
-            .collect();
         let why = reason.clone().unwrap_or_else(|| "ended".into());
-        for c in children {
-            self.remove_execution_tree(&c, reason.as_deref().or(Some(&why)));
-        }
+        self.remove_children(&root, Some(&why));
         let open: Vec<String> = self
             .inst
             .activities
