@@ -347,6 +347,14 @@ pub fn lateness_result(t0_ms: f64, deadline_ms: f64, settings: serde_json::Value
 }
 
 /// Merges `extra` (an object) into `v` (an object).
+/// The timers workload's side figures, the same for every driver: how long the pending rows and
+/// the N timers took to insert, and how many pending rows are left (must be all of them).
+pub fn timers_side_figures(pending_s: f64, enqueue_s: f64, jobs: u64, pending_left: i64) -> serde_json::Value {
+    serde_json::json!({"pending_insert_s": (pending_s * 1000.0).round() / 1000.0,
+        "enqueue_s": (enqueue_s * 1000.0).round() / 1000.0, "enqueue_per_s": (jobs as f64 / enqueue_s).round(),
+        "pending_left": pending_left})
+}
+
 pub fn with(mut v: serde_json::Value, extra: serde_json::Value) -> serde_json::Value {
     if let (Some(o), serde_json::Value::Object(e)) = (v.as_object_mut(), extra) {
         o.extend(e);

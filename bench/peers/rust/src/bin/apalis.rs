@@ -185,9 +185,7 @@ async fn timers(a: &kb::Args) -> serde_json::Value {
             "pending_path": "INSERT … SELECT generate_series into apalis.jobs (checked against push_all's row); \
                 ids are monotonic ULIDs (time prefix + counter) where push_all draws random ones",
             "enqueue": "push_all with TaskBuilder::run_at_timestamp, 10,000 per call; run_at in whole seconds, rounded up"}))),
-        serde_json::json!({"pending_insert_s": (pending_s * 1000.0).round() / 1000.0,
-            "enqueue_s": (enqueue_s * 1000.0).round() / 1000.0, "enqueue_per_s": (a.jobs as f64 / enqueue_s).round(),
-            "pending_left": left}),
+        kb::timers_side_figures(pending_s, enqueue_s, a.jobs, left),
     )
 }
 

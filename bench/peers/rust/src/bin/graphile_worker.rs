@@ -189,9 +189,7 @@ async fn timers(a: &kb::Args) -> serde_json::Value {
         kb::lateness_result(t0 as f64, deadline_ms, kb::with(settings(a), serde_json::json!({
             "spread_s": a.spread, "lead_s": a.lead, "pending": a.pending, "pending_path": path,
             "enqueue": "add_jobs with JobSpec.run_at, 10,000 per call"}))),
-        serde_json::json!({"pending_insert_s": (pending_s * 1000.0).round() / 1000.0,
-            "enqueue_s": (enqueue_s * 1000.0).round() / 1000.0, "enqueue_per_s": (a.jobs as f64 / enqueue_s).round(),
-            "pending_left": left}),
+        kb::timers_side_figures(pending_s, enqueue_s, a.jobs, left),
     )
 }
 

@@ -201,9 +201,7 @@ async fn timers(a: &kb::Args) -> serde_json::Value {
             "enqueue": format!("send_batch_with_delay per whole-second group of due times ({calls} calls): \
                 delay = whole seconds after the insert instant, rounded up (never early, < 1 s + the enqueue's \
                 sub-second elapsed time late)")}))),
-        serde_json::json!({"pending_insert_s": (pending_s * 1000.0).round() / 1000.0,
-            "enqueue_s": (enqueue_s * 1000.0).round() / 1000.0, "enqueue_per_s": (a.jobs as f64 / enqueue_s).round(),
-            "pending_left": left}),
+        kb::timers_side_figures(pending_s, enqueue_s, a.jobs, left),
     )
 }
 

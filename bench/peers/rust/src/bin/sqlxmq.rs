@@ -221,9 +221,7 @@ async fn timers(a: &kb::Args) -> serde_json::Value {
             "pending_path": "mq_insert (the crate's batch SQL function) over generate_series, 100,000 rows per call, \
                 time-ordered UUIDv7 ids (spawn draws random v4)",
             "enqueue": "mq_insert, 10,000 rows per call, delay = due − now() of the inserting statement (sqlxmq has delays, not instants)"}))),
-        serde_json::json!({"pending_insert_s": (pending_s * 1000.0).round() / 1000.0,
-            "enqueue_s": (enqueue_s * 1000.0).round() / 1000.0, "enqueue_per_s": (a.jobs as f64 / enqueue_s).round(),
-            "pending_left": left}),
+        kb::timers_side_figures(pending_s, enqueue_s, a.jobs, left),
     )
 }
 
