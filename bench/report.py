@@ -219,6 +219,15 @@ def process_section(rows):
     if unmeasured:
         out.append(f"Not part of this workload (job queues without a BPMN engine, or not yet implemented): "
                    f"{', '.join(unmeasured)}.\n")
+    out.extend(not_run(rows))
+    return out
+
+
+
+def not_run(rows):
+    """Report lines for a workload's peers that did not run: not applicable (with the reason),
+    then failures quoting the driver's output."""
+    out = []
     na = [r for r in rows if (r.get("error") or "").startswith("not applicable")]
     for r in na:
         out.append(f"- {r['peer']}: {r['error']}")
@@ -232,7 +241,6 @@ def process_section(rows):
             err = r["error"].strip().replace("\n", "\n    ")
             out.append(f"- **{r['peer']}**:\n\n    {err}\n")
     return out
-
 
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else newest()
@@ -318,18 +326,7 @@ def main():
         nyi_names = sorted({r["peer"] for r in nyi})
         if nyi_names:
             out.append(f"Not yet implemented for this workload: {', '.join(nyi_names)}.\n")
-        na = [r for r in rows if (r.get("error") or "").startswith("not applicable")]
-        for r in na:
-            out.append(f"- {r['peer']}: {r['error']}")
-        if na:
-            out.append("")
-        failed = [r for r in rows if r.get("error") and r.get("error") != "not yet implemented"
-                  and not r["error"].startswith("not applicable")]
-        if failed:
-            out.append("Could not run:\n")
-            for r in failed:
-                err = r["error"].strip().replace("\n", "\n    ")
-                out.append(f"- **{r['peer']}**:\n\n    {err}\n")
+        out.extend(not_run(rows))
         for (cw, kind, name) in made:
             if cw == w:
                 out.append(f"![{w} {kind}](charts/{name})\n")
