@@ -45,7 +45,7 @@ pub async fn prepare(store: &dyn Store, reset: bool) -> Result<(), CliError> {
 }
 
 /// Deletes every job of the three job tables, their stack traces and the job log.
-async fn reset_jobs(store: &dyn Store) -> Result<(), CliError> {
+pub(crate) async fn reset_jobs(store: &dyn Store) -> Result<(), CliError> {
     let mut statements = Vec::new();
     for table in ["ACT_RU_JOB", "ACT_RU_DEADLETTER_JOB", "ACT_RU_SUSPENDED_JOB"] {
         for column in ["EXCEPTION_STACK_ID_", "CUSTOMVALUES_ID_"] {

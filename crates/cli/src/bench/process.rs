@@ -107,14 +107,11 @@ async fn ended(engine: &Engine) -> Result<u64, CliError> {
     count(engine.store().as_ref(), "SELECT COUNT(*) FROM ACT_HI_PROCINST WHERE END_TIME_ IS NOT NULL", &[]).await
 }
 
-/// Deletes every process row (runtime, history, definitions) and every job.
+/// Deletes every job (and the job log), then every process row (runtime, history, definitions).
 async fn reset(engine: &Engine) -> Result<(), CliError> {
     let store = engine.store();
+    super::reset_jobs(store.as_ref()).await?;
     for table in [
-        "ACT_RU_JOB",
-        "ACT_RU_SUSPENDED_JOB",
-        "ACT_RU_DEADLETTER_JOB",
-        "ACT_HI_JOB_LOG",
         "ACT_RU_TASK",
         "ACT_RU_IDENTITYLINK",
         "ACT_RU_VARIABLE",
