@@ -137,6 +137,10 @@ has no executions left; its activity history (ACT_HI_ACTINST) remains.")]
 --var and --vars-json work as for kairos start. Of two completions of one task, exactly one wins;
 the other is told that the task does not exist any more.")]
     Complete(CompleteArgs),
+    /// Quartz cron expressions: `kairos cron next EXPR` prints the next fire times
+    Cron(crate::commands::cron::CronArgs),
+    /// The scheduler's triggers: list, add, pause, resume (a trigger or a group)
+    Triggers(crate::commands::triggers::TriggersArgs),
     /// Benchmarks (measurements, not tests)
     Bench(BenchArgs),
 }
@@ -490,6 +494,8 @@ async puts asyncBefore on the service task, so each start commits a job that the
 (--workers) finishes. The clock runs from the first start until the last instance has ended.
 --reset deletes every process and job row first. Prints one JSON line.")]
     Process(BenchProcessArgs),
+    /// Fires per second and firing lateness of the scheduler's triggers
+    Scheduler(crate::bench::scheduler::BenchSchedulerArgs),
 }
 
 #[derive(Debug, Args)]

@@ -51,6 +51,8 @@ impl From<kairos::Error> for CliError {
                 | kairos_process::ErrorKind::Conflict => CliError::bad_input(p.message),
                 _ => CliError::failure(p.message),
             },
+            // Invalid, not found, conflict: all the command's input.
+            kairos::Error::Scheduler(e) => CliError::bad_input(e.to_string()),
         }
     }
 }

@@ -3,8 +3,9 @@
 
 use crate::error::{Error, Result};
 use crate::job::{JobType, new_id};
+use crate::repeat::Repeat;
 use jiff::Timestamp;
-use kairos_time::{IsoDuration, RepeatCycle, RetryCycle};
+use kairos_time::{IsoDuration, RetryCycle};
 use serde::{Deserialize, Serialize};
 
 /// The largest payload (HANDLER_CFG_) a job may carry. Jobs are for work, not for data: larger
@@ -49,8 +50,8 @@ pub enum Due {
     Now,
     At(Timestamp),
     In(IsoDuration),
-    /// The first fire of a repeating cycle.
-    Cycle(RepeatCycle),
+    /// The first fire of a repeating cycle or cron.
+    Cycle(Repeat),
 }
 
 impl Due {
@@ -61,7 +62,7 @@ impl Due {
             Due::Now => Ok(Some(db_now)),
             Due::At(t) => Ok(Some(*t)),
             Due::In(d) => d.add_to(db_now).map(Some).map_err(|e| Error::invalid("dueIn", e.to_string())),
-            Due::Cycle(c) => c.first_due(db_now).map_err(|e| Error::invalid("repeat", e.to_string())),
+            Due::Cycle(c) => c.first_due(db_now).map_err(|e| Error::invalid("repeat", e)),
         }
     }
 }
@@ -129,7 +130,7 @@ impl EnqueueRequest {
         };
         let repeat = match &self.repeat {
             None => None,
-            Some(s) => Some(RepeatCycle::parse(s).map_err(|e| Error::invalid("repeat", e.to_string()))?),
+            Some(s) => Some(Repeat::parse(s).map_err(|e| Error::invalid("repeat", e))?),
         };
         if self.due_date.is_some() && self.due_in.is_some() {
             return Err(Error::invalid("dueIn", "give either dueDate or dueIn, not both"));

@@ -12,6 +12,7 @@ pub mod error;
 pub mod job;
 pub mod lifecycle;
 pub mod outcome;
+pub mod repeat;
 
 pub use clock::{Clock, ManualClock, SkewedClock};
 pub use enqueue::{EnqueueRequest, MAX_PAYLOAD_BYTES, NewJob};
@@ -19,5 +20,6 @@ pub use error::{Error, Result};
 pub use job::{Job, JobLogEntry, JobLogOutcome, JobTable, JobType, NodeInfo, new_id};
 pub use lifecycle::{JobEvent, JobState};
 pub use outcome::{AttemptResult, Completion, EXCEPTION_MSG_MAX_CHARS, RetryPolicy, plan_completion};
+pub use repeat::Repeat;
 
 pub use jiff::{SignedDuration, Timestamp};

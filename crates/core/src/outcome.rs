@@ -6,8 +6,9 @@
 
 use crate::job::{Job, JobLogOutcome, JobType};
 use crate::lifecycle::JobEvent;
+use crate::repeat::Repeat;
 use jiff::{SignedDuration, Timestamp};
-use kairos_time::{RepeatCycle, RetryCycle};
+use kairos_time::RetryCycle;
 
 /// EXCEPTION_MSG_ is varchar(4000) in Activiti; the full chain goes to ACT_GE_BYTEARRAY.
 pub const EXCEPTION_MSG_MAX_CHARS: usize = 4000;
@@ -97,7 +98,7 @@ pub fn storable(s: &str) -> String {
 
 fn plan_success(job: &Job, log_message: Option<String>, now: Timestamp) -> Completion {
     let Some(repeat) = &job.repeat else { return Completion::Delete { log_message } };
-    let cycle = match RepeatCycle::parse(repeat) {
+    let cycle = match Repeat::parse(repeat) {
         Ok(c) => c,
         Err(e) => {
             let message = format!("REPEAT_ \"{repeat}\" cannot be read, so the timer cannot be rescheduled: {e}");
@@ -106,7 +107,7 @@ fn plan_success(job: &Job, log_message: Option<String>, now: Timestamp) -> Compl
     };
     let fired_due = job.duedate.unwrap_or(now);
     match cycle.next_after_fire(fired_due, now) {
-        Ok(Some((rest, due))) => Completion::Reschedule { repeat: rest.to_string(), due, log_message },
+        Ok(Some((repeat, due))) => Completion::Reschedule { repeat, due, log_message },
         Ok(None) => Completion::Delete { log_message },
         Err(e) => {
             let message = format!("the next fire of \"{repeat}\" cannot be computed: {e}");

@@ -19,6 +19,8 @@ pub struct EngineSettings {
     pub executor_enabled: bool,
     /// How much process history is written.
     pub history: crate::process::HistoryLevel,
+    /// The scheduler's name, misfire threshold and check-in interval (SPEC S).
+    pub scheduler: crate::scheduler::SchedulerSettings,
 }
 
 /// Builds an [`Engine`].
@@ -54,6 +56,11 @@ impl EngineBuilder {
     /// variables).
     pub fn history_level(mut self, level: crate::process::HistoryLevel) -> Self {
         self.settings.history = level;
+        self
+    }
+    /// The scheduler's settings (SCHED_NAME, misfire threshold, check-in interval).
+    pub fn scheduler(mut self, settings: crate::scheduler::SchedulerSettings) -> Self {
+        self.settings.scheduler = settings;
         self
     }
     /// Switches the executor off (jobs wait) or on.
@@ -96,17 +103,28 @@ impl EngineBuilder {
         let service_handlers = Arc::new(self.handlers.clone());
         let processes = Arc::new(crate::process::Processes::new(
             store.clone(),
-            service_handlers,
+            service_handlers.clone(),
             self.settings.executor.node_id.clone(),
             self.settings.history,
+        ));
+        let scheduler = Arc::new(crate::scheduler::Scheduler::new(
+            store.clone(),
+            service_handlers.clone(),
+            self.settings.executor.node_id.clone(),
+            self.settings.scheduler.clone(),
         ));
         let mut handlers = self.handlers;
         for (name, h) in processes.job_handlers() {
             handlers.register(name, h);
         }
+        for (name, h) in scheduler.job_handlers() {
+            handlers.register(name, h);
+        }
         Ok(Engine {
             store,
             processes,
+            scheduler,
+            checkin: Mutex::new(None),
             handlers: Arc::new(handlers),
             metrics: Arc::new(Metrics::default()),
             settings: self.settings,
@@ -121,6 +139,9 @@ impl EngineBuilder {
 pub struct Engine {
     store: Arc<dyn Store>,
     processes: Arc<crate::process::Processes>,
+    scheduler: Arc<crate::scheduler::Scheduler>,
+    /// The scheduler's check-in loop while the executor runs: its stop switch and task.
+    checkin: Mutex<Option<(tokio::sync::watch::Sender<bool>, tokio::task::JoinHandle<()>)>>,
     handlers: Arc<Handlers>,
     metrics: Arc<Metrics>,
     settings: EngineSettings,
@@ -139,6 +160,7 @@ impl Engine {
                 executor: ExecutorConfig::new(default_node_id()),
                 executor_enabled: true,
                 history: Default::default(),
+                scheduler: Default::default(),
             },
             migrate: true,
         }
@@ -150,6 +172,10 @@ impl Engine {
     /// The process engine: deployments, instances, tasks (SPEC P).
     pub fn processes(&self) -> &crate::process::Processes {
         &self.processes
+    }
+    /// The scheduler: Quartz's jobs, triggers and calendars (SPEC S).
+    pub fn scheduler(&self) -> &crate::scheduler::Scheduler {
+        &self.scheduler
     }
     pub fn handlers(&self) -> &Handlers {
         &self.handlers
@@ -178,6 +204,9 @@ impl Engine {
         .await?;
         *self.waker.lock().unwrap_or_else(|e| e.into_inner()) = Some(ex.waker());
         *self.lock_executor() = Some(ex);
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let task = self.scheduler.spawn_checkin(stopped);
+        *self.checkin.lock().unwrap_or_else(|e| e.into_inner()) = Some((stop, task));
         Ok(())
     }
 
@@ -186,6 +215,11 @@ impl Engine {
     pub async fn shutdown(&self, grace: Duration) {
         let ex = self.lock_executor().take();
         self.waker.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let checkin = self.checkin.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some((stop, task)) = checkin {
+            let _ = stop.send(true);
+            let _ = task.await;
+        }
         if let Some(ex) = ex {
             ex.shutdown(grace).await;
         }
@@ -195,6 +229,9 @@ impl Engine {
     pub fn crash(&self) {
         if let Some(ex) = self.lock_executor().take() {
             ex.abort();
+        }
+        if let Some((_, task)) = self.checkin.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            task.abort();
         }
     }
 

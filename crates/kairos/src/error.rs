@@ -14,6 +14,9 @@ pub enum Error {
     /// A BPMN document was refused: every problem with its line and element id.
     #[error("{0}")]
     Deploy(kairos_bpmn::ParseErrors),
+    /// A scheduler command failed (see its kind); nothing was written.
+    #[error(transparent)]
+    Scheduler(#[from] crate::scheduler::SchedulerError),
     /// The engine's configuration cannot work (e.g. an unknown store URL scheme).
     #[error("{0}")]
     Config(String),

@@ -21,6 +21,7 @@ pub mod doctor;
 mod engine;
 mod error;
 pub mod process;
+pub mod scheduler;
 mod store_url;
 mod transaction;
 

@@ -1150,6 +1150,9 @@ impl<'a> Runtime<'a> {
                     TimerKind::Duration => {
                         TimerValue::Duration(kairos_time::IsoDuration::parse(&s).map_err(|e| bad(&e))?)
                     }
+                    TimerKind::Cycle if kairos_cron::looks_like_cron(&s) => TimerValue::Cron(
+                        kairos_cron::CronExpr::parse(&s).map_err(|e| bad(&format!("cron {e}")))?.to_string(),
+                    ),
                     TimerKind::Cycle => TimerValue::Cycle(kairos_time::RepeatCycle::parse(&s).map_err(|e| bad(&e))?),
                 }
             }
@@ -1162,7 +1165,15 @@ impl<'a> Runtime<'a> {
                 let due = c.first_due(now).map_err(|e| bad(&e))?.ok_or_else(|| bad(&"the cycle has no fire left"))?;
                 Ok((due, Some(c.to_string())))
             }
-            TimerValue::Cron(expr) => Err(bad(&format!("cron cycles ('{expr}') are not supported yet"))),
+            // Evaluated in UTC; REPEAT_ keeps the expression, and the job engine moves the timer
+            // to its next fire time after each one (kairos_core::Repeat).
+            TimerValue::Cron(expr) => {
+                let cron = kairos_cron::CronExpr::parse(&expr).map_err(|e| bad(&format!("cron {e}")))?;
+                let due = cron
+                    .next_after(now, &jiff::tz::TimeZone::UTC)
+                    .ok_or_else(|| bad(&format!("cron '{expr}' never fires after {now}")))?;
+                Ok((due, Some(cron.to_string())))
+            }
             _ => Err(bad(&"unsupported timer value")),
         }
     }

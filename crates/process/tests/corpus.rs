@@ -13,9 +13,6 @@ use std::path::Path;
 
 /// Files that use what the runtime does not do yet, with the reason (kept honest: each is
 /// checked to fail, so the list shrinks as the runtime grows).
-/// (Empty now. 31-timer-cron-cycle runs here because the pure runtime is started at its start
-/// event directly; the engine still refuses cron timers at deployment until the Quartz cron
-/// parser exists.)
 const NOT_YET: &[(&str, &str)] = &[];
 
 fn comment(xml: &str, key: &str) -> Option<String> {

@@ -101,6 +101,18 @@ impl From<kairos::Error> for ApiError {
             kairos::Error::Store(e) => e.into(),
             kairos::Error::Config(m) => ApiError::internal(m),
             kairos::Error::Process(p) => p.into(),
+            kairos::Error::Scheduler(e) => {
+                use kairos::scheduler::SchedulerError as S;
+                let message = e.to_string();
+                match e {
+                    S::Invalid { field, .. } => ApiError {
+                        field: Some(field),
+                        ..ApiError::new(StatusCode::BAD_REQUEST, "invalid-argument", message)
+                    },
+                    S::NotFound(m) => ApiError::not_found(m),
+                    S::Conflict(m) => ApiError::new(StatusCode::CONFLICT, "conflict", m),
+                }
+            }
             kairos::Error::Deploy(errors) => ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "invalid-bpmn",

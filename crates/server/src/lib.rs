@@ -32,6 +32,12 @@
 //! | `GET /runtime/tasks`, `GET, POST /runtime/tasks/{id}` | open tasks / one / `{"action": "complete"\|"claim"}` |
 //! | `POST /runtime/messages`, `POST /runtime/signals` | deliver a message / broadcast a signal |
 //! | `GET /history/historic-process-instances`, `…-activity-instances`, `…-task-instances` | process history |
+//! | `POST, GET /scheduler/jobs`, `GET, PUT, DELETE /scheduler/jobs/{group}/{name}` | job details (PUT: pause/resume its triggers) |
+//! | `POST, GET /scheduler/triggers`, `GET, PUT, DELETE /scheduler/triggers/{group}/{name}` | triggers (PUT: pause/resume) |
+//! | `PUT /scheduler/trigger-groups/{group}` | pause/resume a trigger group |
+//! | `GET /scheduler/calendars`, `GET, PUT, DELETE /scheduler/calendars/{name}` | calendars |
+//! | `GET /scheduler/fired-triggers`, `GET /scheduler/nodes` | firings under way, node check-ins |
+//! | `POST /scheduler/cron/next` | the next fire times of a Quartz cron expression |
 
 pub mod dto;
 pub mod error;
@@ -44,7 +50,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use kairos::Engine;
 use routes::processes::{self, repository, tasks};
-use routes::{deadletter, health, history, jobs, management};
+use routes::{deadletter, health, history, jobs, management, scheduler};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -96,6 +102,25 @@ pub fn router(engine: Arc<Engine>) -> Router {
         .route("/history/historic-process-instances", get(processes::history::instances))
         .route("/history/historic-activity-instances", get(processes::history::activities))
         .route("/history/historic-task-instances", get(processes::history::tasks))
+        .route("/scheduler/cron/next", post(scheduler::cron_next))
+        .route("/scheduler/jobs", get(scheduler::jobs).post(scheduler::add_job))
+        .route(
+            "/scheduler/jobs/{group}/{name}",
+            get(scheduler::job).put(scheduler::act_job).delete(scheduler::delete_job),
+        )
+        .route("/scheduler/triggers", get(scheduler::triggers).post(scheduler::schedule))
+        .route(
+            "/scheduler/triggers/{group}/{name}",
+            get(scheduler::trigger).put(scheduler::act_trigger).delete(scheduler::unschedule),
+        )
+        .route("/scheduler/trigger-groups/{group}", axum::routing::put(scheduler::act_group))
+        .route("/scheduler/calendars", get(scheduler::calendars))
+        .route(
+            "/scheduler/calendars/{name}",
+            get(scheduler::calendar).put(scheduler::put_calendar).delete(scheduler::delete_calendar),
+        )
+        .route("/scheduler/fired-triggers", get(scheduler::fired))
+        .route("/scheduler/nodes", get(scheduler::nodes))
         .fallback(error::no_route)
         .method_not_allowed_fallback(error::wrong_method)
         .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))

@@ -213,10 +213,13 @@ fn timer(ctx: &mut Ctx<'_>, owner: &Element, def: &Element) -> Option<Timer> {
         return Some(Timer { kind: *kind, text: text.to_owned(), value: TimerValue::Expression(text.to_owned()) });
     }
     let value = match kind {
-        TimerKind::Date => parse_instant(text).map(TimerValue::Date),
-        TimerKind::Duration => IsoDuration::parse(text).map(TimerValue::Duration),
-        TimerKind::Cycle if looks_like_cron(text) => Ok(TimerValue::Cron(text.to_owned())),
-        TimerKind::Cycle => RepeatCycle::parse(text).map(TimerValue::Cycle),
+        TimerKind::Date => parse_instant(text).map(TimerValue::Date).map_err(|e| e.to_string()),
+        TimerKind::Duration => IsoDuration::parse(text).map(TimerValue::Duration).map_err(|e| e.to_string()),
+        // Validated now, so that a typo is refused at deployment with its field and position.
+        TimerKind::Cycle if kairos_cron::looks_like_cron(text) => kairos_cron::CronExpr::parse(text)
+            .map(|c| TimerValue::Cron(c.as_str().to_owned()))
+            .map_err(|e| format!("cron {e}")),
+        TimerKind::Cycle => RepeatCycle::parse(text).map(TimerValue::Cycle).map_err(|e| e.to_string()),
     };
     match value {
         Ok(value) => Some(Timer { kind: *kind, text: text.to_owned(), value }),
@@ -225,14 +228,6 @@ fn timer(ctx: &mut Ctx<'_>, owner: &Element, def: &Element) -> Option<Timer> {
             None
         }
     }
-}
-
-/// A Quartz cron expression has 6 or 7 space-separated fields (seconds first,
-/// optional year); classic 5-field crons are accepted too so that the cron
-/// parser, not a confusing ISO 8601 error, tells the modeler what is wrong.
-fn looks_like_cron(text: &str) -> bool {
-    let fields = text.split_whitespace().count();
-    (5..=7).contains(&fields) && !text.starts_with(['R', 'P'])
 }
 
 /// Resolves a `messageRef`. Messages are correlated by name, so a message
@@ -280,19 +275,5 @@ fn error_ref(ctx: &mut Ctx<'_>, el: &Element, reference: Option<&str>, catching:
             ctx.problem(el, format!("errorRef '{}' does not exist", quote(id)));
             None
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::looks_like_cron;
-
-    #[test]
-    fn cron_detection() {
-        assert!(looks_like_cron("0 0/5 * * * ?"));
-        assert!(looks_like_cron("0 0 12 * * ? 2030"));
-        assert!(looks_like_cron("*/5 * * * *"));
-        assert!(!looks_like_cron("R3/PT5M"));
-        assert!(!looks_like_cron("0 0 12"));
     }
 }

@@ -56,7 +56,7 @@ struct Report {
 
 /// A lateness phase's figures (steady, timers).
 #[derive(Debug, Serialize)]
-struct Lateness {
+pub(crate) struct Lateness {
     jobs: u64,
     /// Jobs that started before the phase stopped waiting.
     completed: u64,
@@ -75,7 +75,7 @@ const HIST_MS: [f64; 15] = [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0
 
 impl Lateness {
     /// From sorted samples (µs), `missing` jobs counted at `missing_at` µs (a lower bound).
-    fn new(jobs: u64, mut sorted: Vec<i64>, missing_at: i64, elapsed: Duration) -> Lateness {
+    pub(crate) fn new(jobs: u64, mut sorted: Vec<i64>, missing_at: i64, elapsed: Duration) -> Lateness {
         let completed = sorted.len() as u64;
         let missing = jobs.saturating_sub(completed);
         sorted.extend(std::iter::repeat_n(missing_at, usize::try_from(missing).unwrap_or(0)));

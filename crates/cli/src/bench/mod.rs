@@ -4,6 +4,7 @@
 pub mod jobs;
 pub mod process;
 mod recorder;
+pub mod scheduler;
 
 pub use recorder::{Recorder, percentile_ms};
 

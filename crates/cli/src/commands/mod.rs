@@ -2,11 +2,13 @@
 //! findings) or a [`CliError`].
 
 mod chaos;
+pub mod cron;
 mod doctor;
 mod jobs;
 mod migrate;
 mod process;
 mod serve;
+pub mod triggers;
 
 use crate::cli::{BenchCommand, Cli, Command};
 use crate::exit::CliError;
@@ -25,9 +27,12 @@ pub async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Instance(args) => process::instance(&global, args).await,
         Command::Tasks(args) => process::tasks(&global, args).await,
         Command::Complete(args) => process::complete(&global, args).await,
+        Command::Cron(args) => cron::run(&global, args),
+        Command::Triggers(args) => triggers::run(&global, args).await,
         Command::Bench(args) => match args.command {
             BenchCommand::Jobs(args) => crate::bench::jobs::run(&global, args).await,
             BenchCommand::Process(args) => crate::bench::process::run(&global, args).await,
+            BenchCommand::Scheduler(args) => crate::bench::scheduler::run(&global, args).await,
         },
     }
 }

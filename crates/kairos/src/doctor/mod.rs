@@ -25,6 +25,7 @@ use std::fmt;
 
 mod cluster;
 mod instance;
+mod scheduler;
 
 use cluster::cluster;
 use instance::{instance_state, instances_of_business_key, walk_instance};
@@ -77,7 +78,9 @@ pub struct Finding {
     /// `not-due`, `due`, `overdue`, `locked`, `lock-expired`, `failing`, `no-retries`,
     /// `dead-letter`, `suspended`, `external-worker`, `executor-off`, `executor-not-running`,
     /// `no-live-node`, `nodes`, `stale-node`, `backlog`, `orphan-job`, `job-of-ended-instance`,
-    /// `clock-skew`, `truncated`, `all-clear`.
+    /// `clock-skew`, `truncated`, `no-scheduler-checkin`, `stale-checkin`, `trigger-late`,
+    /// `trigger-error`, `trigger-without-job`, `fired-not-started`, `fired-running-long`,
+    /// `all-clear`.
     pub code: &'static str,
     pub title: String,
     pub detail: String,

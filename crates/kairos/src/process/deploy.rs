@@ -236,11 +236,6 @@ impl Processes {
                 {
                     problems.push(what(&format!("handler '{name}' is not registered with this engine")));
                 }
-                if let Some(kairos_bpmn::EventTrigger::Timer(t)) = n.kind.trigger()
-                    && matches!(t.value, TimerValue::Cron(_))
-                {
-                    problems.push(what("cron timer cycles are not supported yet"));
-                }
             }
         }
         if problems.is_empty() {
@@ -314,6 +309,12 @@ fn start_event_writes(p: &kairos_bpmn::Process, def_id: &str, now: &jiff::Timest
                     TimerValue::Date(at) => (Some(*at), None),
                     TimerValue::Duration(d) => (d.add_to(*now).ok(), None),
                     TimerValue::Cycle(c) => (c.first_due(*now).ok().flatten(), Some(c.to_string())),
+                    // REPEAT_ keeps the cron; the job engine moves the timer on after each start
+                    // (kairos_core::Repeat, in UTC).
+                    TimerValue::Cron(c) => match kairos_core::Repeat::parse(c) {
+                        Ok(r) => (r.first_due(*now).ok().flatten(), Some(r.to_string())),
+                        Err(_) => (None, None),
+                    },
                     _ => (None, None),
                 };
                 let Some(due) = due else { continue };

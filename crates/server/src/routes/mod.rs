@@ -6,3 +6,4 @@ pub mod history;
 pub mod jobs;
 pub mod management;
 pub mod processes;
+pub mod scheduler;

@@ -89,7 +89,7 @@ pub fn paged<T>(all: Vec<T>, start: Option<&str>, size: Option<&str>) -> Result<
 }
 
 /// `{"action": ...}` bodies name one of a few actions.
-fn unknown_action(action: &str, known: &str) -> ApiError {
+pub(crate) fn unknown_action(action: &str, known: &str) -> ApiError {
     ApiError::invalid("action", format!("action \"{action}\" is not known here; use {known}"))
 }
 

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::{Backend, ErrorKind, JobFilter};
+use kairos_core::Repeat;
 use kairos_time::{IsoDuration, RepeatCycle};
 
 pub async fn migrate_is_idempotent_and_db_now_moves_forward(store: &dyn Store) {
@@ -81,7 +82,8 @@ pub async fn job_insert_resolves_due_by_the_database_clock(store: &dyn Store) {
     let in_5m = insert(store, NewJob { due: Due::In(IsoDuration::parse("PT5M").unwrap()), ..message("later") }).await;
     let cycle = RepeatCycle::parse("R3/PT10S").unwrap();
     let first_fire =
-        insert(store, NewJob { job_type: JobType::Timer, due: Due::Cycle(cycle), ..message("tick") }).await;
+        insert(store, NewJob { job_type: JobType::Timer, due: Due::Cycle(Repeat::Cycle(cycle)), ..message("tick") })
+            .await;
     let after = now(store).await;
 
     let due = |j: &Job| j.duedate.unwrap_or_else(|| panic!("job {} has no DUEDATE_", j.id));
@@ -103,7 +105,7 @@ pub async fn job_insert_resolves_due_by_the_database_clock(store: &dyn Store) {
 
     // A cycle whose end date has passed can never fire: refused, nothing written.
     let ended = RepeatCycle::parse("R3/PT10M/2020-01-01T00:00:00Z").unwrap();
-    let job = NewJob { job_type: JobType::Timer, due: Due::Cycle(ended), ..message("never") };
+    let job = NewJob { job_type: JobType::Timer, due: Due::Cycle(Repeat::Cycle(ended)), ..message("never") };
     let e = store.job_insert(&job).await.expect_err("a cycle that never fires must be refused");
     assert_eq!(e.kind, ErrorKind::Invalid, "{e}");
     assert_eq!(get(store, &job.id).await, None);

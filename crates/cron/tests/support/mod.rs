@@ -1,0 +1,4 @@
+//! Shared by the integration tests.
+#![allow(dead_code)]
+
+pub mod model;

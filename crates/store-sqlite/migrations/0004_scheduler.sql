@@ -1,0 +1,195 @@
+-- The scheduler's tables (SPEC S1): Quartz 2.3's eleven QRTZ_* tables with Quartz's names,
+-- SCHED_NAME in every key and times as BIGINT epoch milliseconds (booleans 0/1), so that Quartz
+-- runbooks and seed 004's SQL work unchanged. The PostgreSQL migration of the same number has
+-- the same tables.
+--
+-- Where kairos differs from Quartz's tables_postgres.sql, and why:
+-- * JOB_DATA and CALENDAR hold JSON text, never serialized objects (deserializing Quartz's job
+--   data BLOBs is a CVE class of its own).
+-- * A firing runs through the job engine: the next fire time of every WAITING trigger is one
+--   ACT_RU_JOB row (HANDLER_TYPE_ 'quartz-trigger', DUEDATE_ = NEXT_FIRE_TIME), and the work of
+--   a firing is another (the job's handler, with retries, dead letters and the job log).
+--   Acquisition is the job engine's (FOR UPDATE SKIP LOCKED): QRTZ_LOCKS exists for tools that
+--   expect it, but kairos never locks its rows (seed 004 §3.3's trap: one TRIGGER_ACCESS row
+--   serializing the whole cluster).
+-- * QRTZ_FIRED_TRIGGERS carries seed 004's names next to Quartz's (FIRED_STATE = STATE,
+--   ENTRY_TIME = FIRED_TIME), so both the seed's diagnostics and Quartz's own SQL run.
+-- * QRTZ_JOB_DETAILS.RETRIES: attempts a firing's work gets (1 = Quartz: no retry).
+
+CREATE TABLE QRTZ_JOB_DETAILS (
+    SCHED_NAME        VARCHAR(120) NOT NULL,
+    JOB_NAME          VARCHAR(200) NOT NULL,
+    JOB_GROUP         VARCHAR(200) NOT NULL,
+    DESCRIPTION       VARCHAR(250) NULL,
+    -- The handler's name (HANDLER_TYPE_ of the firing's job); Quartz keeps a Java class here.
+    JOB_CLASS_NAME    VARCHAR(250) NOT NULL,
+    IS_DURABLE        INTEGER         NOT NULL,
+    IS_NONCONCURRENT  INTEGER         NOT NULL,
+    IS_UPDATE_DATA    INTEGER         NOT NULL,
+    REQUESTS_RECOVERY INTEGER         NOT NULL,
+    JOB_DATA          TEXT         NULL,
+    RETRIES           INTEGER      NOT NULL DEFAULT 1,
+    PRIMARY KEY (SCHED_NAME, JOB_NAME, JOB_GROUP)
+);
+
+CREATE TABLE QRTZ_TRIGGERS (
+    SCHED_NAME     VARCHAR(120) NOT NULL,
+    TRIGGER_NAME   VARCHAR(200) NOT NULL,
+    TRIGGER_GROUP  VARCHAR(200) NOT NULL,
+    JOB_NAME       VARCHAR(200) NOT NULL,
+    JOB_GROUP      VARCHAR(200) NOT NULL,
+    DESCRIPTION    VARCHAR(250) NULL,
+    NEXT_FIRE_TIME BIGINT       NULL,
+    PREV_FIRE_TIME BIGINT       NULL,
+    PRIORITY       INTEGER      NULL,
+    TRIGGER_STATE  VARCHAR(16)  NOT NULL,
+    TRIGGER_TYPE   VARCHAR(8)   NOT NULL,
+    START_TIME     BIGINT       NOT NULL,
+    END_TIME       BIGINT       NULL,
+    CALENDAR_NAME  VARCHAR(200) NULL,
+    MISFIRE_INSTR  SMALLINT     NULL,
+    JOB_DATA       TEXT         NULL,
+    PRIMARY KEY (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP),
+    FOREIGN KEY (SCHED_NAME, JOB_NAME, JOB_GROUP)
+        REFERENCES QRTZ_JOB_DETAILS (SCHED_NAME, JOB_NAME, JOB_GROUP)
+);
+
+CREATE TABLE QRTZ_SIMPLE_TRIGGERS (
+    SCHED_NAME      VARCHAR(120) NOT NULL,
+    TRIGGER_NAME    VARCHAR(200) NOT NULL,
+    TRIGGER_GROUP   VARCHAR(200) NOT NULL,
+    REPEAT_COUNT    BIGINT       NOT NULL,
+    REPEAT_INTERVAL BIGINT       NOT NULL,
+    TIMES_TRIGGERED BIGINT       NOT NULL,
+    PRIMARY KEY (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP),
+    FOREIGN KEY (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP)
+        REFERENCES QRTZ_TRIGGERS (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP) ON DELETE CASCADE
+);
+
+CREATE TABLE QRTZ_CRON_TRIGGERS (
+    SCHED_NAME      VARCHAR(120) NOT NULL,
+    TRIGGER_NAME    VARCHAR(200) NOT NULL,
+    TRIGGER_GROUP   VARCHAR(200) NOT NULL,
+    -- 500, not Quartz's 120: seed 004 §5.4 names truncated expressions as a cause of lost runs.
+    CRON_EXPRESSION VARCHAR(500) NOT NULL,
+    TIME_ZONE_ID    VARCHAR(80),
+    PRIMARY KEY (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP),
+    FOREIGN KEY (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP)
+        REFERENCES QRTZ_TRIGGERS (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP) ON DELETE CASCADE
+);
+
+-- Calendar-interval (CAL_INT) and daily-time-interval (DAILY_I) triggers, in the property
+-- columns Quartz's persistence delegates use: INT_PROP_1 interval, STR_PROP_1 unit, INT_PROP_2
+-- times triggered; CAL_INT: STR_PROP_2 zone, BOOL_PROP_1 preserve hour of day across DST,
+-- BOOL_PROP_2 skip a day whose hour does not exist; DAILY_I: STR_PROP_2 days of week ("2,3,4"),
+-- STR_PROP_3 start and end time of day ("8,0,0,17,0,0"), LONG_PROP_1 repeat count.
+CREATE TABLE QRTZ_SIMPROP_TRIGGERS (
+    SCHED_NAME    VARCHAR(120)   NOT NULL,
+    TRIGGER_NAME  VARCHAR(200)   NOT NULL,
+    TRIGGER_GROUP VARCHAR(200)   NOT NULL,
+    STR_PROP_1    VARCHAR(512)   NULL,
+    STR_PROP_2    VARCHAR(512)   NULL,
+    STR_PROP_3    VARCHAR(512)   NULL,
+    INT_PROP_1    INTEGER        NULL,
+    INT_PROP_2    INTEGER        NULL,
+    LONG_PROP_1   BIGINT         NULL,
+    LONG_PROP_2   BIGINT         NULL,
+    DEC_PROP_1    NUMERIC        NULL,
+    DEC_PROP_2    NUMERIC        NULL,
+    BOOL_PROP_1   INTEGER        NULL,
+    BOOL_PROP_2   INTEGER        NULL,
+    -- kairos: the zone of a DAILY_I trigger (Quartz keeps none; CAL_INT uses STR_PROP_2).
+    TIME_ZONE_ID  VARCHAR(80)    NULL,
+    PRIMARY KEY (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP),
+    FOREIGN KEY (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP)
+        REFERENCES QRTZ_TRIGGERS (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP) ON DELETE CASCADE
+);
+
+-- Quartz's custom (serialized) triggers. kairos has none and never deserializes: the table is
+-- there for tools and stays empty.
+CREATE TABLE QRTZ_BLOB_TRIGGERS (
+    SCHED_NAME    VARCHAR(120) NOT NULL,
+    TRIGGER_NAME  VARCHAR(200) NOT NULL,
+    TRIGGER_GROUP VARCHAR(200) NOT NULL,
+    BLOB_DATA     BLOB         NULL,
+    PRIMARY KEY (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP),
+    FOREIGN KEY (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP)
+        REFERENCES QRTZ_TRIGGERS (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP) ON DELETE CASCADE
+);
+
+-- A calendar as JSON (kairos_schedule::Calendar); a base calendar is named in it.
+CREATE TABLE QRTZ_CALENDARS (
+    SCHED_NAME    VARCHAR(120) NOT NULL,
+    CALENDAR_NAME VARCHAR(200) NOT NULL,
+    CALENDAR      TEXT         NOT NULL,
+    PRIMARY KEY (SCHED_NAME, CALENDAR_NAME)
+);
+
+CREATE TABLE QRTZ_PAUSED_TRIGGER_GRPS (
+    SCHED_NAME    VARCHAR(120) NOT NULL,
+    TRIGGER_GROUP VARCHAR(200) NOT NULL,
+    PRIMARY KEY (SCHED_NAME, TRIGGER_GROUP)
+);
+
+-- One row per firing whose work has not finished: written with the firing, deleted when its
+-- job (ENTRY_ID = the ACT_RU_JOB row's ID_) succeeds, swept when that job is gone otherwise
+-- (dead-lettered, deleted). STATE/FIRED_STATE: ACQUIRED (waiting for a worker), EXECUTING.
+CREATE TABLE QRTZ_FIRED_TRIGGERS (
+    SCHED_NAME        VARCHAR(120) NOT NULL,
+    ENTRY_ID          VARCHAR(95)  NOT NULL,
+    TRIGGER_NAME      VARCHAR(200) NOT NULL,
+    TRIGGER_GROUP     VARCHAR(200) NOT NULL,
+    INSTANCE_NAME     VARCHAR(200) NOT NULL,
+    FIRED_TIME        BIGINT       NOT NULL,
+    SCHED_TIME        BIGINT       NOT NULL,
+    PRIORITY          INTEGER      NOT NULL,
+    STATE             VARCHAR(16)  NOT NULL,
+    JOB_NAME          VARCHAR(200) NULL,
+    JOB_GROUP         VARCHAR(200) NULL,
+    IS_NONCONCURRENT  INTEGER         NULL,
+    REQUESTS_RECOVERY INTEGER         NULL,
+    FIRED_STATE       VARCHAR(16)  GENERATED ALWAYS AS (STATE) VIRTUAL,
+    ENTRY_TIME        BIGINT       GENERATED ALWAYS AS (FIRED_TIME) VIRTUAL,
+    PRIMARY KEY (SCHED_NAME, ENTRY_ID)
+);
+
+-- Check-ins of the nodes running the scheduler (by the database clock).
+CREATE TABLE QRTZ_SCHEDULER_STATE (
+    SCHED_NAME        VARCHAR(120) NOT NULL,
+    INSTANCE_NAME     VARCHAR(200) NOT NULL,
+    LAST_CHECKIN_TIME BIGINT       NOT NULL,
+    CHECKIN_INTERVAL  BIGINT       NOT NULL,
+    PRIMARY KEY (SCHED_NAME, INSTANCE_NAME)
+);
+
+CREATE TABLE QRTZ_LOCKS (
+    SCHED_NAME VARCHAR(120) NOT NULL,
+    LOCK_NAME  VARCHAR(40)  NOT NULL,
+    PRIMARY KEY (SCHED_NAME, LOCK_NAME)
+);
+
+-- Quartz's indexes.
+CREATE INDEX IDX_QRTZ_J_REQ_RECOVERY ON QRTZ_JOB_DETAILS (SCHED_NAME, REQUESTS_RECOVERY);
+CREATE INDEX IDX_QRTZ_J_GRP ON QRTZ_JOB_DETAILS (SCHED_NAME, JOB_GROUP);
+CREATE INDEX IDX_QRTZ_T_J ON QRTZ_TRIGGERS (SCHED_NAME, JOB_NAME, JOB_GROUP);
+CREATE INDEX IDX_QRTZ_T_JG ON QRTZ_TRIGGERS (SCHED_NAME, JOB_GROUP);
+CREATE INDEX IDX_QRTZ_T_C ON QRTZ_TRIGGERS (SCHED_NAME, CALENDAR_NAME);
+CREATE INDEX IDX_QRTZ_T_G ON QRTZ_TRIGGERS (SCHED_NAME, TRIGGER_GROUP);
+CREATE INDEX IDX_QRTZ_T_STATE ON QRTZ_TRIGGERS (SCHED_NAME, TRIGGER_STATE);
+CREATE INDEX IDX_QRTZ_T_N_G_STATE ON QRTZ_TRIGGERS (SCHED_NAME, TRIGGER_GROUP, TRIGGER_STATE);
+CREATE INDEX IDX_QRTZ_T_NFT_ST ON QRTZ_TRIGGERS (SCHED_NAME, TRIGGER_STATE, NEXT_FIRE_TIME);
+CREATE INDEX IDX_QRTZ_FT_TRIG_INST_NAME ON QRTZ_FIRED_TRIGGERS (SCHED_NAME, INSTANCE_NAME);
+CREATE INDEX IDX_QRTZ_FT_J_G ON QRTZ_FIRED_TRIGGERS (SCHED_NAME, JOB_NAME, JOB_GROUP);
+CREATE INDEX IDX_QRTZ_FT_T_G ON QRTZ_FIRED_TRIGGERS (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP);
+
+-- Seed 004 §4.2's indexes, under the seed's names.
+CREATE INDEX IDX_TRIGGER_NFT ON QRTZ_TRIGGERS (NEXT_FIRE_TIME, TRIGGER_STATE);
+CREATE INDEX IDX_FIRED_FTI ON QRTZ_FIRED_TRIGGERS (SCHED_NAME, INSTANCE_NAME, FIRED_STATE);
+CREATE INDEX IDX_JOB_REQ_REC ON QRTZ_JOB_DETAILS (REQUESTS_RECOVERY);
+CREATE INDEX IDX_CHECKIN ON QRTZ_SCHEDULER_STATE (LAST_CHECKIN_TIME, SCHED_NAME);
+
+-- A trigger's pending 'quartz-trigger' job is found by SCOPE_ID_ (pause, delete, reschedule).
+CREATE INDEX ACT_IDX_JOB_SCOPE ON ACT_RU_JOB (SCOPE_ID_, SCOPE_TYPE_) WHERE SCOPE_ID_ IS NOT NULL;
+
+-- Seed 004 §5's `NOW() - LAST_CHECKIN_TIME` is MySQL arithmetic: SQLite has no NOW(), and
+-- these queries run verbatim on PostgreSQL only (see docs/scheduler.md for SQLite's versions).
