@@ -449,6 +449,49 @@ async fn message_signal_and_timer_start_events_start_instances(backend: Backend)
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const CRON_START: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <process id="everySecond" isExecutable="true">
+    <startEvent id="tick"><timerEventDefinition><timeCycle>* * * * * ?</timeCycle></timerEventDefinition></startEvent>
+    <sequenceFlow id="f" sourceRef="tick" targetRef="e"/>
+    <endEvent id="e"/>
+  </process>
+</definitions>"#;
+
+/// Issue 4: a timer start event with a Quartz cron starts instances on schedule, its job waiting
+/// in ACT_RU_JOB as a timer (REPEAT_ keeps the cron) between fires.
+async fn a_cron_timer_start_event_starts_instances_on_schedule(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("cron.bpmn", CRON_START).await.unwrap();
+    let job = || async {
+        engine
+            .store()
+            .sql_query("SELECT TYPE_, REPEAT_, DUEDATE_ FROM ACT_RU_JOB WHERE HANDLER_TYPE_ = 'timer-start-event'", &[])
+            .await
+            .unwrap()
+    };
+    let first = job().await;
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!((first[0][0].as_str(), first[0][1].as_str()), (Some("timer"), Some("* * * * * ?")));
+    let due = first[0][2].as_timestamp().unwrap();
+    assert_eq!(due.subsec_nanosecond(), 0, "due on a whole second: {due}");
+    wait_until(LIMIT, "three instances started by the cron", || async {
+        p.instances(None, Some("everySecond"), None).await.unwrap().len() >= 3
+    })
+    .await;
+    let mut starts: Vec<_> =
+        p.instances(None, Some("everySecond"), None).await.unwrap().into_iter().filter_map(|i| i.start_time).collect();
+    starts.sort();
+    assert!(starts[0] >= due, "not before its fire time: {:?} vs {due}", starts[0]);
+    let again = job().await;
+    assert_eq!(again.len(), 1, "one row, moved on: {again:?}");
+    assert!(again[0][2].as_timestamp().unwrap() > due, "the timer moved to a later fire time");
+    let bad = p.deploy("bad.bpmn", &CRON_START.replace("* * * * * ?", "0 61 * * * ?")).await.unwrap_err().to_string();
+    assert!(bad.contains("minute field, position 3"), "{bad}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 const SHAPES: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
   <process id="shapes" isExecutable="true">
     <startEvent id="start"/>
@@ -588,6 +631,7 @@ async fn the_business_key_can_be_changed(backend: Backend) {
 }
 
 on_both_backends!(
+    a_cron_timer_start_event_starts_instances_on_schedule,
     the_business_key_can_be_changed,
     exclusive_async_jobs_of_one_instance_never_overlap,
     scope_and_concurrency_flags_follow_seed_003,
