@@ -171,8 +171,8 @@ def scheduler(a, db):
     return {**lateness(r["fired"], a.jobs),
             "settings": settings(a, spread_s=a.spread, lead_s=a.lead, store_s=r.get("store_s"),
                                  triggers="one durable job; N SimpleTriggers (repeatCount 0, misfire fireNow), "
-                                          "stored by Scheduler::schedule_many in transactions of 1,000 with the "
-                                          "executor off; each firing = a quartz-trigger job + a quartz-job job")}
+                                          "stored by Scheduler::schedule_many 2,000 at a time (multi-row inserts) while the "
+                                          "executor runs, in fire-time order; each firing = a quartz-trigger job + a quartz-job job")}
 
 
 WORKLOADS = {"drain": drain, "steady": steady, "timers": timers, "process": process,

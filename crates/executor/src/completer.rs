@@ -17,7 +17,8 @@ use kairos_core::Completion;
 use kairos_store::{ErrorKind, JobCompletion};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 /// How long the final flush on shutdown keeps trying an unreachable database.
@@ -25,13 +26,23 @@ const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
 
 pub(crate) async fn run(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Finished>) {
     let max = shared.config.completion_batch.max(1);
+    // Batches in flight at once: each holds its own transaction (and connection). SQLite takes
+    // one writer at a time, so there the batches are written in turn.
+    let writers = match shared.store.backend() {
+        kairos_store::Backend::Sqlite => 1,
+        kairos_store::Backend::Postgres => shared.config.completion_writers.max(1),
+    };
+    let permits = Arc::new(Semaphore::new(writers));
+    let mut in_flight = JoinSet::new();
     loop {
         let first = tokio::select! {
             f = rx.recv() => f,
             _ = shared.stop.cancelled() => None,
         };
         let Some(first) = first else {
-            // Stopping: flush whatever is still queued, for a bounded time, then leave.
+            // Stopping: let the batches under way finish, flush whatever is still queued, for a
+            // bounded time, then leave.
+            while in_flight.join_next().await.is_some() {}
             let mut rest = Vec::new();
             while let Ok(f) = rx.try_recv() {
                 rest.push(f);
@@ -54,7 +65,14 @@ pub(crate) async fn run(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Fin
             }
         }
         let give_up = if shared.stop.is_cancelled() { Some(Instant::now() + SHUTDOWN_FLUSH) } else { None };
-        write(&shared, batch, give_up).await;
+        while in_flight.try_join_next().is_some() {}
+        // While every writer is busy, completions queue up and the next batch is larger.
+        let Ok(permit) = permits.clone().acquire_owned().await else { return };
+        let s = shared.clone();
+        in_flight.spawn(async move {
+            write(&s, batch, give_up).await;
+            drop(permit);
+        });
     }
 }
 

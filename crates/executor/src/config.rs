@@ -30,6 +30,11 @@ pub struct ExecutorConfig {
     pub completion_batch: usize,
     /// How long the completer waits to fill a batch after the first completion arrives.
     pub completion_delay: Duration,
+    /// Completion batches written at once (PostgreSQL; SQLite has one writer, so it always
+    /// writes one at a time). A batch whose jobs staged effects (process commands, the
+    /// scheduler's firings) runs those statements one after the other inside its transaction,
+    /// so one writer caps such jobs at a few hundred per second; several writers overlap them.
+    pub completion_writers: usize,
     pub retry_policy: RetryPolicy,
     /// This node's clock. Deliberately *not* used for due dates or leases — those are compared
     /// by the database (SPEC J9) — only shown to handlers as [`crate::JobContext::node_now`].
@@ -50,6 +55,7 @@ impl ExecutorConfig {
             dead_after: SignedDuration::from_secs(10),
             completion_batch: 512,
             completion_delay: Duration::from_millis(2),
+            completion_writers: 8,
             retry_policy: RetryPolicy::default(),
             clock: Arc::new(SystemClock),
         }

@@ -2,9 +2,9 @@
 //! (SPEC S; issue 5's target: ≥ 2,000 fires/s and lateness p99 ≤ 100 ms with 100,000 triggers on
 //! PostgreSQL).
 //!
-//! `--triggers` one-shot simple triggers of one job are stored with the executor off (in
-//! transactions of 1,000), trigger i due at `t0 + --lead + i × --spread / N`; then the executor
-//! starts and every firing's work records its lateness: the work job's start minus its trigger's
+//! `--triggers` one-shot simple triggers of one job are stored while the executor runs (in
+//! fire-time order, 2,000 at a time), trigger i due at `t0 + --lead + i × --spread / N`; every
+//! firing's work records its lateness: the work job's start minus its trigger's
 //! scheduled fire time, both on the database clock. With `--spread PT0S` every trigger is due at
 //! once: the figure is the scheduler's throughput.
 
@@ -121,16 +121,17 @@ pub async fn run(global: &GlobalArgs, a: BenchSchedulerArgs) -> Result<u8, CliEr
             .expect("a valid trigger request")
         })
         .collect();
-    s.schedule_many(&specs).await?;
+    // The executor runs while the triggers are stored, in fire-time order, 2,000 a transaction
+    // batch: as a scheduler in production takes new triggers while it fires (Quartz's driver in
+    // bench/ does the same). Storing slower than the fire times come shows as lateness.
+    recorder.begin(n);
+    engine.start().await?;
+    for chunk in specs.chunks(2_000) {
+        s.schedule_many(chunk).await?;
+    }
     let store_s = stored_at.elapsed().as_secs_f64();
     eprintln!("bench scheduler: {n} triggers stored in {store_s:.1} s");
     let db_now = store.db_now().await?;
-    if db_now > t0 {
-        eprintln!("bench scheduler: storing took longer than --lead; the first fire times are late already");
-    }
-
-    recorder.begin(n);
-    engine.start().await?;
     let limit = (t0 + a.spread + a.timeout).duration_since(db_now).unsigned_abs();
     let reached = recorder.wait(limit, |_| {}).await;
     engine.shutdown(Duration::from_secs(10)).await;

@@ -124,18 +124,6 @@ impl Scheduler {
         let handler_name = field("handler");
         let (job_name, job_group) = (field("jobName"), field("jobGroup"));
         let nonconcurrent = p.get("nonconcurrent").and_then(Json::as_bool).unwrap_or(false);
-        // Informational (what seed 004 §5.3 reads): the firing left ACQUIRED. Not fenced: a stale
-        // node writing it changes no outcome.
-        if let Err(e) = self
-            .store()
-            .write_all(&[w(
-                "UPDATE QRTZ_FIRED_TRIGGERS SET STATE = 'EXECUTING', INSTANCE_NAME = ? WHERE SCHED_NAME = ? AND ENTRY_ID = ?",
-                vec![t(&ctx.node_id), t(&sched), t(&ctx.job_id)],
-            )])
-            .await
-        {
-            tracing::debug!(error = %e, "could not mark a firing EXECUTING");
-        }
         let Some(handler) = self.handlers.get(&handler_name) else {
             return Err(format!(
                 "job {job_group}.{job_name} names handler '{handler_name}', which is not registered on node {}",
@@ -196,7 +184,7 @@ impl Scheduler {
         let (sched, group, name) = (field("scheduler"), field("group"), field("name"));
         let now = ctx.started;
         let stage = |writes: Vec<Write>| writes.into_iter().for_each(|wr| ctx.stage(wr));
-        let loaded = match self.load(&sched, &group, &name).await? {
+        let (loaded, job) = match self.load_with_job(&sched, &group, &name).await? {
             None => return Ok(format!("trigger {group}.{name} is gone; nothing to fire")),
             Some(Err(why)) => {
                 stage(vec![error_write(&sched, &group, &name)]);
@@ -224,7 +212,7 @@ impl Scheduler {
                 }
             },
         };
-        let Some(job) = rows::job_get(self.store(), &sched, &tr.job_key.group, &tr.job_key.name).await? else {
+        let Some(job) = job else {
             stage(rows::trigger_delete(&sched, &group, &name));
             return Ok(format!("trigger {group}.{name} points at a job that is gone: trigger deleted"));
         };
@@ -247,9 +235,7 @@ impl Scheduler {
                     ));
                 }
                 kairos_schedule::MisfireOutcome::Complete => {
-                    let mut writes = model::trigger_advance(&sched, &tr, was, TriggerState::Waiting);
-                    writes.extend(self.finish_writes(&sched, &tr));
-                    stage(writes);
+                    stage(finish_writes(&sched, &tr, was, job.durable));
                     return Ok(format!("trigger {group}.{name} misfired by {late:#} with no fire time left: deleted"));
                 }
             }
@@ -266,7 +252,12 @@ impl Scheduler {
         let work_id = kairos_core::new_id();
         let mut data = job.data.clone();
         data.extend(loaded.data.clone());
-        let mut writes = model::trigger_advance(&sched, &tr, was, TriggerState::Waiting);
+        // The trigger moves on, or goes after its last fire; either statement is conditional on
+        // the fire time loaded, so each fire time fires once.
+        let mut writes = match tr.next_fire_time {
+            Some(_) => model::trigger_advance(&sched, &tr, was, TriggerState::Waiting),
+            None => finish_writes(&sched, &tr, was, job.durable),
+        };
         writes.push(w(
             "INSERT INTO ACT_RU_JOB (ID_, REV_, TYPE_, EXCLUSIVE_, EXCLUSIVE_KEY_, ELEMENT_ID_, ELEMENT_NAME_, RETRIES_, ATTEMPTS_, \
              DUEDATE_, HANDLER_TYPE_, HANDLER_CFG_, SCOPE_ID_, SCOPE_TYPE_, SCOPE_DEFINITION_ID_, CREATE_TIME_, TENANT_ID_) \
@@ -311,35 +302,14 @@ impl Scheduler {
             ],
         ));
         let next = tr.next_fire_time;
-        match next {
-            Some(n) => writes.push(trigger_job_insert(&sched, &group, &name, n, now)),
-            None => writes.extend(self.finish_writes(&sched, &tr)),
+        if let Some(n) = next {
+            writes.push(trigger_job_insert(&sched, &group, &name, n, now));
         }
         stage(writes);
         Ok(match next {
             Some(n) => format!("fired {group}.{name} for {scheduled}{note}; next fire time {n}"),
             None => format!("fired {group}.{name} for {scheduled}{note}; its last fire time: trigger deleted"),
         })
-    }
-
-    /// A trigger that will not fire again goes (Quartz deletes it), and with it its job when
-    /// the job is not durable and no other trigger points at it.
-    fn finish_writes(&self, sched: &str, tr: &kairos_schedule::Trigger) -> Vec<Write> {
-        let mut out = rows::trigger_delete(sched, &tr.key.group, &tr.key.name);
-        out.push(w(
-            "DELETE FROM QRTZ_JOB_DETAILS WHERE SCHED_NAME = ? AND JOB_NAME = ? AND JOB_GROUP = ? AND IS_DURABLE = ? \
-             AND NOT EXISTS (SELECT 1 FROM QRTZ_TRIGGERS t WHERE t.SCHED_NAME = ? AND t.JOB_NAME = ? AND t.JOB_GROUP = ?)",
-            vec![
-                t(sched),
-                t(&tr.job_key.name),
-                t(&tr.job_key.group),
-                b(false),
-                t(sched),
-                t(&tr.job_key.name),
-                t(&tr.job_key.group),
-            ],
-        ));
-        out
     }
 
     /// Whether a firing of the job has not finished (its QRTZ_FIRED_TRIGGERS row is there).
@@ -353,6 +323,37 @@ impl Scheduler {
             .await?;
         Ok(!rows.is_empty())
     }
+}
+
+/// Inside a trigger's own trigger job, after its last fire: its type row, then its row —
+/// conditional on the fire time loaded (the once-per-fire-time check) — and its job when that
+/// is not durable and no other trigger points at it (Quartz deletes both). The trigger job
+/// itself is deleted by its completion.
+fn finish_writes(sched: &str, tr: &kairos_schedule::Trigger, was: Option<Timestamp>, durable: bool) -> Vec<Write> {
+    let (key, job) = (&tr.key, &tr.job_key);
+    let k = || vec![t(sched), t(&key.name), t(&key.group)];
+    let table = match tr.kind() {
+        kairos_schedule::TriggerKind::Simple => "QRTZ_SIMPLE_TRIGGERS",
+        kairos_schedule::TriggerKind::Cron => "QRTZ_CRON_TRIGGERS",
+        _ => "QRTZ_SIMPROP_TRIGGERS",
+    };
+    let mut out = vec![
+        w(&format!("DELETE FROM {table} WHERE SCHED_NAME = ? AND TRIGGER_NAME = ? AND TRIGGER_GROUP = ?"), k()),
+        w(
+            "DELETE FROM QRTZ_TRIGGERS WHERE SCHED_NAME = ? AND TRIGGER_NAME = ? AND TRIGGER_GROUP = ? \
+             AND TRIGGER_STATE = 'WAITING' AND NEXT_FIRE_TIME = ?",
+            [k(), vec![SqlValue::Int(was.map(rows::ts_to_ms).unwrap_or(-1))]].concat(),
+        )
+        .expect(1),
+    ];
+    if !durable {
+        out.push(w(
+            "DELETE FROM QRTZ_JOB_DETAILS WHERE SCHED_NAME = ? AND JOB_NAME = ? AND JOB_GROUP = ? AND IS_DURABLE = ? \
+             AND NOT EXISTS (SELECT 1 FROM QRTZ_TRIGGERS t WHERE t.SCHED_NAME = ? AND t.JOB_NAME = ? AND t.JOB_GROUP = ?)",
+            vec![t(sched), t(&job.name), t(&job.group), b(false), t(sched), t(&job.name), t(&job.group)],
+        ));
+    }
+    out
 }
 
 /// Puts a WAITING trigger in ERROR (its row cannot be used); an operator resumes it.

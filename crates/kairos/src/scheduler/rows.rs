@@ -83,6 +83,16 @@ fn boolean(v: &SqlValue) -> bool {
 
 const JOB_COLS: &str = "JOB_NAME, JOB_GROUP, JOB_CLASS_NAME, DESCRIPTION, IS_DURABLE, REQUESTS_RECOVERY, IS_NONCONCURRENT, JOB_DATA, RETRIES";
 
+/// [`JOB_COLS`] of the job details table aliased `jd`, for joins.
+pub(crate) const JD_COLS: &str = "jd.JOB_NAME, jd.JOB_GROUP, jd.JOB_CLASS_NAME, jd.DESCRIPTION, jd.IS_DURABLE, \
+    jd.REQUESTS_RECOVERY, jd.IS_NONCONCURRENT, jd.JOB_DATA, jd.RETRIES";
+
+/// A job detail from [`JOB_COLS`] (or [`JD_COLS`]) at the start of `r`; None for a join that
+/// found no job.
+pub(crate) fn job_at(r: &[SqlValue]) -> Option<JobView> {
+    (!matches!(r.first(), None | Some(SqlValue::Null))).then(|| job_of(r))
+}
+
 fn job_of(r: &[SqlValue]) -> JobView {
     let data = opt_text(&r[7])
         .and_then(|s| serde_json::from_str::<Json>(&s).ok())
