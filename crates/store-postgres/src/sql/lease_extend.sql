@@ -4,11 +4,18 @@
 -- either: by then another node may hold the job's exclusive key, or the reaper expired it
 -- because this node looked dead. Parameters: $1 node, $2 ids, $3 attempts, $4 lock time.
 -- (REV_ is left alone, as on SQLite: lease bookkeeping is not a change of the job.)
+-- A row locked by another transaction is skipped, never waited for: the node's own completion
+-- batches (several at once) delete rows this statement would extend, and waiting on each other
+-- in different row orders deadlocked. A skipped row is one being completed here (the executor
+-- does not treat a completing job's missing extension as a lost lease) or one another command
+-- is deleting or moving (its lease is going anyway); the next extension, a third of the lock
+-- time later, sees it again.
 UPDATE ACT_RU_JOB j
 SET LOCK_EXP_TIME_ = date_trunc('milliseconds', now()) + $4
 FROM unnest($2::text[], $3::int4[]) AS l(id, attempt)
 -- IS NOT DISTINCT FROM keeps ATTEMPTS_ out of the join keys (see complete_delete.sql).
-WHERE j.ID_ = ANY ($2::text[]) AND j.ID_ = l.id AND j.ATTEMPTS_ IS NOT DISTINCT FROM l.attempt
+WHERE j.ID_ IN (SELECT ID_ FROM ACT_RU_JOB WHERE ID_ = ANY ($2::text[]) FOR UPDATE SKIP LOCKED)
+  AND j.ID_ = l.id AND j.ATTEMPTS_ IS NOT DISTINCT FROM l.attempt
   AND j.LOCK_OWNER_ = $1
   AND j.LOCK_EXP_TIME_ > now()
 RETURNING j.ID_ AS id_
