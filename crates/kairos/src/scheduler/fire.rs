@@ -347,11 +347,7 @@ fn finish_writes(sched: &str, tr: &kairos_schedule::Trigger, was: Option<Timesta
         .expect(1),
     ];
     if !durable {
-        out.push(w(
-            "DELETE FROM QRTZ_JOB_DETAILS WHERE SCHED_NAME = ? AND JOB_NAME = ? AND JOB_GROUP = ? AND IS_DURABLE = ? \
-             AND NOT EXISTS (SELECT 1 FROM QRTZ_TRIGGERS t WHERE t.SCHED_NAME = ? AND t.JOB_NAME = ? AND t.JOB_GROUP = ?)",
-            vec![t(sched), t(&job.name), t(&job.group), b(false), t(sched), t(&job.name), t(&job.group)],
-        ));
+        out.push(rows::orphan_job_delete(sched, &job.group, &job.name));
     }
     out
 }

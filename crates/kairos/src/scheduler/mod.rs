@@ -442,19 +442,7 @@ impl Scheduler {
         };
         let mut writes = rows::trigger_delete(self.name(), group, name);
         writes.last_mut().expect("trigger_delete ends with the trigger row").expect = Some(1);
-        writes.push(w(
-            "DELETE FROM QRTZ_JOB_DETAILS WHERE SCHED_NAME = ? AND JOB_NAME = ? AND JOB_GROUP = ? AND IS_DURABLE = ? \
-             AND NOT EXISTS (SELECT 1 FROM QRTZ_TRIGGERS t WHERE t.SCHED_NAME = ? AND t.JOB_NAME = ? AND t.JOB_GROUP = ?)",
-            vec![
-                t(self.name()),
-                t(&l.trigger.job_key.name),
-                t(&l.trigger.job_key.group),
-                b(false),
-                t(self.name()),
-                t(&l.trigger.job_key.name),
-                t(&l.trigger.job_key.group),
-            ],
-        ));
+        writes.push(rows::orphan_job_delete(self.name(), &l.trigger.job_key.group, &l.trigger.job_key.name));
         self.store.write_all(&writes).await?;
         Ok(())
     }

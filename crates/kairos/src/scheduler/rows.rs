@@ -237,6 +237,16 @@ pub(crate) fn trigger_job_delete(sched: &str, group: &str, name: &str) -> Write 
     )
 }
 
+/// Deletes a job detail that is not durable and that no trigger points at any more (Quartz
+/// deletes such a job with its last trigger).
+pub(crate) fn orphan_job_delete(sched: &str, group: &str, name: &str) -> Write {
+    w(
+        "DELETE FROM QRTZ_JOB_DETAILS WHERE SCHED_NAME = ? AND JOB_NAME = ? AND JOB_GROUP = ? AND IS_DURABLE = ? \
+         AND NOT EXISTS (SELECT 1 FROM QRTZ_TRIGGERS t WHERE t.SCHED_NAME = ? AND t.JOB_NAME = ? AND t.JOB_GROUP = ?)",
+        vec![t(sched), t(name), t(group), b(false), t(sched), t(name), t(group)],
+    )
+}
+
 /// The statements deleting every trigger of a job (by subquery, so no read is needed first).
 pub(crate) fn triggers_of_job_delete(sched: &str, group: &str, name: &str) -> Vec<Write> {
     let key = || vec![t(sched), t(sched), t(name), t(group)];
