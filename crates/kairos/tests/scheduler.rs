@@ -318,7 +318,46 @@ async fn bad_triggers_are_refused_naming_the_field(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+/// Seed 004 §5's walk in `kairos doctor`: a late WAITING trigger, one in ERROR, one whose
+/// trigger job is gone, and no node checked in.
+async fn the_doctor_finds_what_keeps_a_trigger_from_firing(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let runs: Runs = Default::default();
+    // The executor is off: nothing fires, and no node checks in.
+    let engine = builder(&fx, &runs, Duration::ZERO).executor_enabled(false).build().await.unwrap();
+    let s = engine.scheduler();
+    s.add_job(&job("j")).await.unwrap();
+    let past = engine.store().db_now().await.unwrap() - jiff::SignedDuration::from_mins(5);
+    for name in ["late", "broken", "jobless"] {
+        s.schedule(&trigger(
+            json!({"name": name, "jobName": "j", "startTime": past.to_string(), "simple": {"interval": "PT1H"}}),
+        ))
+        .await
+        .unwrap();
+    }
+    let store = engine.store();
+    store
+        .sql_execute("UPDATE QRTZ_TRIGGERS SET TRIGGER_STATE = 'ERROR' WHERE TRIGGER_NAME = 'broken'", &[])
+        .await
+        .unwrap();
+    store.sql_execute("DELETE FROM ACT_RU_JOB WHERE SCOPE_ID_ = 'jobless'", &[]).await.unwrap();
+    let report = kairos::doctor::diagnose(&engine, &Default::default()).await.unwrap();
+    let codes: Vec<&str> = report.findings.iter().map(|f| f.code).collect();
+    for code in ["trigger-late", "trigger-error", "trigger-without-job", "no-scheduler-checkin"] {
+        assert!(codes.contains(&code), "{code} missing from {codes:?}\n{report}");
+    }
+    let late = report.with_code("trigger-late").next().unwrap();
+    assert!(late.detail.contains("DEFAULT.late"), "{}", late.detail);
+    assert!(report.with_code("trigger-without-job").next().unwrap().detail.contains("DEFAULT.jobless"));
+    // Resuming the trigger gives it its trigger job back.
+    s.pause_trigger("DEFAULT", "jobless").await.unwrap();
+    s.resume_trigger("DEFAULT", "jobless").await.unwrap();
+    let report = kairos::doctor::diagnose(&engine, &Default::default()).await.unwrap();
+    assert_eq!(report.with_code("trigger-without-job").count(), 0, "{report}");
+}
+
 on_both_backends!(
+    the_doctor_finds_what_keeps_a_trigger_from_firing,
     a_cron_trigger_fires_each_second_through_the_executor,
     a_simple_trigger_fires_its_count_then_goes_with_its_non_durable_job,
     misfired_triggers_follow_their_instruction_after_downtime,
