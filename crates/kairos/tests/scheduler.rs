@@ -406,6 +406,11 @@ async fn seed_004_diagnostics_run_verbatim_on_postgres() {
     assert_eq!(fired[0][1].as_str(), Some("myTrigger"));
     assert!(matches!(fired[0][4].as_str(), Some("ACQUIRED" | "EXECUTING")), "{fired:?}");
     assert_eq!(fired[0][3].as_str(), Some("s1"));
+    // The API reports the firing EXECUTING once its work runs (from the work job's lock).
+    wait_until(LIMIT, "the firing seen EXECUTING", || async {
+        s.fired_triggers().await.unwrap().iter().any(|f| f.state == "EXECUTING" && f.instance_name == "s1")
+    })
+    .await;
 
     let waiting = q(SEED_004_WAITING).await;
     let names: Vec<_> = waiting.iter().map(|r| r[0].as_str().unwrap_or_default().to_string()).collect();

@@ -132,7 +132,9 @@ CREATE TABLE QRTZ_PAUSED_TRIGGER_GRPS (
 
 -- One row per firing whose work has not finished: written with the firing, deleted when its
 -- job (ENTRY_ID = the ACT_RU_JOB row's ID_) succeeds, swept when that job is gone otherwise
--- (dead-lettered, deleted). STATE/FIRED_STATE: ACQUIRED (waiting for a worker), EXECUTING.
+-- (dead-lettered, deleted). STATE/FIRED_STATE is written ACQUIRED and not rewritten when the
+-- work starts (a commit per firing); the work job's lock (ACT_RU_JOB.LOCK_OWNER_) says whether it
+-- runs, and /scheduler/fired-triggers and `kairos doctor` report EXECUTING from it.
 CREATE TABLE QRTZ_FIRED_TRIGGERS (
     SCHED_NAME        VARCHAR(120) NOT NULL,
     ENTRY_ID          VARCHAR(95)  NOT NULL,

@@ -118,12 +118,15 @@ pub(super) async fn checks(engine: &Engine, ctx: &Ctx, out: &mut Vec<Finding>) -
     }
 
     // 3. firings
-    let fired = q(
-        "SELECT TRIGGER_NAME, TRIGGER_GROUP, STATE, FIRED_TIME, INSTANCE_NAME FROM QRTZ_FIRED_TRIGGERS WHERE SCHED_NAME = ? \
-         ORDER BY FIRED_TIME",
-        vec![s()],
-    )
-    .await?;
+    // The state each firing is really in (crate::scheduler's FIRED_SELECT: ENTRY_ID, TRIGGER_NAME,
+    // TRIGGER_GROUP, JOB_NAME, JOB_GROUP, node, FIRED_TIME, SCHED_TIME, PRIORITY, state, …),
+    // reordered to (name, group, state, fired time, node) for the checks below.
+    let fired: Vec<Vec<SqlValue>> = store
+        .read(&format!("{} ORDER BY f.FIRED_TIME", crate::scheduler::FIRED_SELECT), &[s()])
+        .await?
+        .into_iter()
+        .map(|r| vec![r[1].clone(), r[2].clone(), r[9].clone(), r[6].clone(), r[5].clone()])
+        .collect();
     let acquired: Vec<Vec<SqlValue>> = fired
         .iter()
         .filter(|r| {

@@ -19,6 +19,7 @@ pub mod state;
 pub use model::{
     CalendarIntervalSpec, CalendarSpec, CronSpec, DailyTimeIntervalSpec, SimpleSpec, TriggerSpec, TriggerView,
 };
+pub(crate) use rows::FIRED_SELECT;
 pub use rows::{FiredTriggerView, JobView, SchedulerNodeView};
 pub use state::{TriggerEvent, TriggerState};
 

@@ -274,15 +274,16 @@ pub(crate) fn triggers_of_job_delete(sched: &str, group: &str, name: &str) -> Ve
     out
 }
 
+/// QRTZ_FIRED_TRIGGERS with the state each firing is really in: the row is written ACQUIRED
+/// with the firing and not rewritten when its work starts (that would cost a commit per
+/// firing); the work job's lock says whether it runs (EXECUTING, on the locking node).
+pub(crate) const FIRED_SELECT: &str = "SELECT f.ENTRY_ID, f.TRIGGER_NAME, f.TRIGGER_GROUP, f.JOB_NAME, f.JOB_GROUP, \
+    COALESCE(j.LOCK_OWNER_, f.INSTANCE_NAME), f.FIRED_TIME, f.SCHED_TIME, f.PRIORITY, \
+    CASE WHEN j.LOCK_OWNER_ IS NOT NULL THEN 'EXECUTING' ELSE f.STATE END, f.IS_NONCONCURRENT, f.REQUESTS_RECOVERY \
+    FROM QRTZ_FIRED_TRIGGERS f LEFT JOIN ACT_RU_JOB j ON j.ID_ = f.ENTRY_ID WHERE f.SCHED_NAME = ?";
+
 pub(crate) async fn fired_list(store: &dyn Store, sched: &str) -> Result<Vec<FiredTriggerView>, Error> {
-    let rows = store
-        .read(
-            "SELECT ENTRY_ID, TRIGGER_NAME, TRIGGER_GROUP, JOB_NAME, JOB_GROUP, INSTANCE_NAME, FIRED_TIME, SCHED_TIME, \
-             PRIORITY, STATE, IS_NONCONCURRENT, REQUESTS_RECOVERY FROM QRTZ_FIRED_TRIGGERS WHERE SCHED_NAME = ? \
-             ORDER BY FIRED_TIME, ENTRY_ID",
-            &[t(sched)],
-        )
-        .await?;
+    let rows = store.read(&format!("{FIRED_SELECT} ORDER BY f.FIRED_TIME, f.ENTRY_ID"), &[t(sched)]).await?;
     Ok(rows
         .iter()
         .map(|r| FiredTriggerView {

@@ -2,9 +2,10 @@
 //!
 //! Quartz's state names are kept, so seed 004's queries and Quartz runbooks read them. One
 //! invariant ties the table to the job engine: a trigger has its trigger job (the
-//! `quartz-trigger` row in ACT_RU_JOB) exactly when it is [`TriggerState::Waiting`]. Every
-//! statement that changes TRIGGER_STATE says which [`TriggerEvent`] it carries out, and the
-//! scheduler's tests check the pairs against [`TriggerState::apply`].
+//! `quartz-trigger` row in ACT_RU_JOB) exactly when it is [`TriggerState::Waiting`] (the doctor
+//! reports a WAITING trigger without one). The statements that change TRIGGER_STATE carry out
+//! these transitions; unlike the job lifecycle, no conformance check compares them with the
+//! table yet.
 
 use serde::Serialize;
 
