@@ -156,14 +156,28 @@ pub(crate) async fn complete_many(pool: &PgPool, completions: &[JobCompletion]) 
             applied.extend(run(&mut tx, kind, cols).await?);
         }
         // The handlers' staged writes, in this transaction and only for completions whose
-        // lease held: a job's own effects happen exactly once.
-        for (c, log_id) in completions.iter().zip(&log_ids) {
-            if log_id.as_ref().is_some_and(|id| applied.contains(id)) {
-                for e in &c.effects {
-                    let n = crate::operator_sql::execute_effect(&mut tx, &e.sql, &e.binds).await?;
-                    if let Some(want) = e.expect.filter(|&want| want != n) {
-                        return Err(kairos_store::write_conflict(0, e, want, n));
-                    }
+        // lease held: a job's own effects happen exactly once. Each job's effects run in
+        // their order, as rounds: the first effect of every job, then the second… Effects of
+        // different jobs commute (distinct jobs; rows they share are guarded by checked
+        // writes), so a round's single-row statements of one text are merged into one
+        // (kairos_store::coalesce): a batch of firings is a few statements, not thousands of
+        // round trips.
+        let staged: Vec<&[kairos_store::JobEffect]> = completions
+            .iter()
+            .zip(&log_ids)
+            .filter(|(_, log_id)| log_id.as_ref().is_some_and(|id| applied.contains(id)))
+            .map(|(c, _)| c.effects.as_slice())
+            .collect();
+        let rounds = staged.iter().map(|e| e.len()).max().unwrap_or(0);
+        for k in 0..rounds {
+            let round: Vec<_> = staged.iter().filter_map(|e| e.get(k).cloned()).collect();
+            let texts: HashSet<String> = round.iter().map(|e| e.sql.clone()).collect();
+            for e in kairos_store::coalesce(round) {
+                // A merged statement's text depends on its row count: not worth a cached plan.
+                let cached = texts.contains(&e.sql);
+                let n = crate::operator_sql::execute_effect(&mut tx, &e.sql, &e.binds, cached).await?;
+                if let Some(want) = e.expect.filter(|&want| want != n) {
+                    return Err(kairos_store::write_conflict(k, &e, want, n));
                 }
             }
         }

@@ -240,11 +240,16 @@ fn decode(row: &PgRow, i: usize, read: Read) -> Result<SqlValue, sqlx::Error> {
 }
 
 /// Runs a handler's staged write inside the completion's transaction (see `JobEffect`).
-/// Prepared and cached per connection: the process engine's effects are a small set of
-/// statements run for every job.
-pub(crate) async fn execute_effect(conn: &mut sqlx::PgConnection, sql: &str, binds: &[SqlValue]) -> Result<u64> {
+/// Prepared and cached per connection when `cached`: the process engine's effects are a small
+/// set of statements run for every job.
+pub(crate) async fn execute_effect(
+    conn: &mut sqlx::PgConnection,
+    sql: &str,
+    binds: &[SqlValue],
+    cached: bool,
+) -> Result<u64> {
     let sql = engine_sql(sql, binds)?;
-    let q = bind_all(sqlx::query(AssertSqlSafe(sql)), binds);
+    let q = bind_all(sqlx::query(AssertSqlSafe(sql)).persistent(cached), binds);
     Ok(q.execute(&mut *conn).await.db()?.rows_affected())
 }
 

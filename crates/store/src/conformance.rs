@@ -70,6 +70,7 @@ macro_rules! conformance_suite {
             lease_extension_does_not_revive_an_expired_lease,
             complete_delete_removes_the_row_and_logs_success,
             complete_applies_staged_effects_only_under_the_lease,
+            complete_merges_the_effects_of_a_batch_without_changing_them,
             complete_reschedule_keeps_one_row_with_the_next_due_date,
             complete_retry_stores_the_failure_and_replaces_its_stack,
             complete_dead_letter_moves_the_row_with_its_stack,

@@ -10,12 +10,14 @@
 //! test must pin time, the params carry `now: Option<Timestamp>` (`None` in production), the
 //! `coalesce(@now, now())` habit of River.
 
+mod coalesce;
 mod error;
 mod params;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
+pub use coalesce::coalesce;
 pub use error::{Error, ErrorKind, Result, write_conflict};
 pub use params::*;
 

@@ -128,11 +128,23 @@ pub struct Write {
     pub binds: Vec<SqlValue>,
     /// Rows the statement must affect; `None` for any number.
     pub expect: Option<u64>,
+    /// The statement's conditions pin a unique key, so it affects at most one row; see
+    /// [`Write::keyed`].
+    pub keyed: bool,
 }
 
 impl Write {
     pub fn new(sql: impl Into<String>, binds: Vec<SqlValue>) -> Write {
-        Write { sql: sql.into(), binds, expect: None }
+        Write { sql: sql.into(), binds, expect: None, keyed: false }
+    }
+
+    /// Declares that the statement's equality conditions include a unique key (it affects at
+    /// most one row). Checked key deletes of one text can then be merged by
+    /// [`crate::coalesce`]: the merged statement affects the expected sum exactly when each
+    /// one would have affected its own expected count.
+    pub fn keyed(mut self) -> Write {
+        self.keyed = true;
+        self
     }
 
     /// The statement must affect exactly `n` rows, or the whole transaction is rolled back with

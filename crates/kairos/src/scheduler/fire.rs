@@ -341,10 +341,12 @@ fn finish_writes(sched: &str, tr: &kairos_schedule::Trigger, was: Option<Timesta
         w(&format!("DELETE FROM {table} WHERE SCHED_NAME = ? AND TRIGGER_NAME = ? AND TRIGGER_GROUP = ?"), k()),
         w(
             "DELETE FROM QRTZ_TRIGGERS WHERE SCHED_NAME = ? AND TRIGGER_NAME = ? AND TRIGGER_GROUP = ? \
-             AND TRIGGER_STATE = 'WAITING' AND NEXT_FIRE_TIME = ?",
-            [k(), vec![SqlValue::Int(was.map(rows::ts_to_ms).unwrap_or(-1))]].concat(),
+             AND TRIGGER_STATE = ? AND NEXT_FIRE_TIME = ?",
+            [k(), vec![t(TriggerState::Waiting.as_str()), SqlValue::Int(was.map(rows::ts_to_ms).unwrap_or(-1))]]
+                .concat(),
         )
-        .expect(1),
+        .expect(1)
+        .keyed(),
     ];
     if !durable {
         out.push(rows::orphan_job_delete(sched, &job.group, &job.name));

@@ -395,7 +395,9 @@ impl Scheduler {
             }
         }
         for batch in batches {
-            self.store.write_all(&multi_row(batch)).await?;
+            // One multi-row INSERT per table (in the order each first appears, so parent rows
+            // come before their children): one round trip per table, not one per row.
+            self.store.write_all(&kairos_store::coalesce(batch)).await?;
         }
         Ok(specs.len() as u64)
     }
@@ -800,42 +802,6 @@ fn pause_writes(sched: &str, one: Option<(&str, &str)>, group: Option<&str>) -> 
             with(vec![t(sched)]),
         ),
     ]
-}
-
-/// Merges single-row `INSERT … VALUES (?, …)` statements of the same text into multi-row ones
-/// (in the order each text first appears, so parent rows still come before their children):
-/// one round trip per table instead of one per row. Other statements are kept as they are,
-/// after the inserts. At most 500 rows and 20,000 parameters per statement (SQLite's limit is
-/// 32,766).
-fn multi_row(writes: Vec<Write>) -> Vec<Write> {
-    let mut groups: Vec<(String, String, Vec<Vec<SqlValue>>)> = Vec::new();
-    let mut others = Vec::new();
-    for wr in writes {
-        // A plain INSERT … VALUES writes its row or fails the transaction: its expected count
-        // (1) holds for the merged statement too.
-        let values =
-            wr.sql.rfind(" VALUES (").filter(|_| wr.sql.starts_with("INSERT ") && !wr.sql.contains(" ON CONFLICT"));
-        let Some(at) = values else {
-            others.push(wr);
-            continue;
-        };
-        let (head, row) = (wr.sql[..at].to_string(), wr.sql[at + 8..].to_string());
-        match groups.iter_mut().find(|(h, r, _)| *h == head && *r == row) {
-            Some(g) => g.2.push(wr.binds),
-            None => groups.push((head, row, vec![wr.binds])),
-        }
-    }
-    let mut out = Vec::new();
-    for (head, row, rows) in groups {
-        let per = rows.first().map_or(1, |r| r.len().max(1));
-        let chunk = (20_000 / per).clamp(1, 500);
-        for part in rows.chunks(chunk) {
-            let values = vec![row.as_str(); part.len()].join(", ");
-            out.push(Write::new(format!("{head} VALUES {values}"), part.concat()));
-        }
-    }
-    out.extend(others);
-    out
 }
 
 /// Binds for `?` placeholders.

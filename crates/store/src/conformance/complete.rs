@@ -292,3 +292,58 @@ pub async fn complete_applies_staged_effects_only_under_the_lease(store: &dyn St
     assert!(log_of(store, &c.id).await.is_empty(), "no log row for a completion that failed");
     assert_eq!(scalar(store, "SELECT COUNT(*) FROM effect_row", &[]).await, 1, "the first effect rolled back too");
 }
+
+/// The effects of a batch's completions may be merged into set-wise statements
+/// (`kairos_store::coalesce`): every effect still applies, each job's in its order, and a
+/// checked keyed delete that misses its row fails the whole batch — as the same statements one
+/// by one would.
+pub async fn complete_merges_the_effects_of_a_batch_without_changing_them(store: &dyn Store) {
+    fixture(store, "CREATE TABLE merged_row (k VARCHAR(64) PRIMARY KEY, v INTEGER NOT NULL)", &[]).await;
+    let insert = |k: &str, v: i64| {
+        JobEffect::new("INSERT INTO merged_row (k, v) VALUES (?, ?)", vec![text(k), SqlValue::Int(v)])
+    };
+    let delete = |k: &str| JobEffect::new("DELETE FROM merged_row WHERE k = ?", vec![text(k)]);
+    let cas = |k: &str, v: i64| {
+        JobEffect::new("DELETE FROM merged_row WHERE k = ? AND v = ?", vec![text(k), SqlValue::Int(v)])
+            .expect(1)
+            .keyed()
+    };
+    let t0 = ms(now(store).await);
+    let mut completions = Vec::new();
+    for i in 0..6 {
+        let job = running(store, due_at("merge", t0 - secs(1)), "n1", t0).await;
+        let mut c = completion(&job, success());
+        // Each job: two rows in, then its first row out by a checked delete, its second row
+        // replaced (delete, insert) — order within a job matters.
+        c.effects = vec![
+            insert(&format!("a{i}"), i),
+            insert(&format!("b{i}"), i),
+            cas(&format!("a{i}"), i),
+            delete(&format!("b{i}")),
+            insert(&format!("b{i}"), 100 + i),
+        ];
+        completions.push(c);
+    }
+    assert_eq!(complete(store, &completions).await, vec![true; 6]);
+    let rows = store.sql_query("SELECT k, v FROM merged_row ORDER BY k", &[]).await.expect("read rows");
+    let want: Vec<Vec<SqlValue>> = (0..6).map(|i| vec![text(&format!("b{i}")), SqlValue::Int(100 + i)]).collect();
+    assert_eq!(rows, want);
+
+    // Two jobs whose checked deletes name the same row: one misses it, so the batch as a
+    // whole is refused and writes nothing (the executor then completes the jobs one by one).
+    let mut twins = Vec::new();
+    for _ in 0..2 {
+        let job = running(store, due_at("merge", t0 - secs(1)), "n1", t0 + secs(1)).await;
+        let mut c = completion(&job, success());
+        c.effects = vec![insert(&kairos_core::new_id(), 7), cas("b0", 100)];
+        twins.push(c);
+    }
+    let err = store.job_complete_many(&twins).await.expect_err("one of two deletes of one row misses it");
+    assert_eq!(err.kind, crate::ErrorKind::Conflict, "{err}");
+    assert_eq!(scalar(store, "SELECT COUNT(*) FROM merged_row", &[]).await, 6, "nothing of the batch was written");
+    for c in &twins {
+        assert_eq!(must_get(store, &c.job_id).await.lock_owner.as_deref(), Some("n1"), "the jobs are untouched");
+    }
+    assert_eq!(complete(store, &twins[..1]).await, vec![true], "alone, the first completion applies");
+    assert_eq!(scalar(store, "SELECT COUNT(*) FROM merged_row", &[]).await, 6, "one row in, b0 out");
+}

@@ -1,0 +1,244 @@
+//! Fewer statements for the same writes: single-row statements of one text, from commands that
+//! do not depend on each other, merged into set-wise ones.
+//!
+//! Why: on PostgreSQL every statement is a round trip, and a completion batch runs its jobs'
+//! staged effects inside one transaction, one after the other. A batch of 500 scheduler firings
+//! stages ~2,000 single-row statements; each waits for the previous one's answer, so the batch
+//! is bound by latency while both cores sit partly idle. Merged, the same batch is a handful of
+//! multi-row INSERTs and `IN`-list DELETEs plus the statements that must stay single (those
+//! with a checked row count).
+//!
+//! Two shapes are merged, and only between statements of the same text (the same table and
+//! columns, so the same constraints and the same order of checks):
+//! - `INSERT INTO t (cols) VALUES (…)` (no `ON CONFLICT`, no `RETURNING`, no `SELECT`): a
+//!   plain single-row insert writes its row or fails the transaction, so the merged statement
+//!   affects exactly as many rows as the statements it replaces, and its expected count is
+//!   their sum.
+//! - `DELETE FROM t WHERE a = ? AND b = ?`: becomes `DELETE FROM t WHERE (a, b) IN (VALUES (?, ?), …)`,
+//!   which deletes the union of what each would. With an expected count only when the
+//!   statements are [`Write::keyed`]: each tuple then matches at most one row, so the merged
+//!   count equals the sum of the expected counts exactly when every one of them holds (a
+//!   tuple given twice deletes once, and fails the check as the second statement would).
+//!
+//! The caller guarantees that the statements passed to [`coalesce`] may run in any order with
+//! respect to each other: the executor passes the k-th effect of every completion in a batch,
+//! whose jobs are distinct and whose shared rows are guarded by checked (never merged) writes.
+
+use crate::Write;
+
+/// At most this many rows per merged statement, and this many parameters (PostgreSQL allows
+/// 65,535, SQLite 32,766).
+const MAX_ROWS: usize = 500;
+const MAX_PARAMS: usize = 20_000;
+
+/// Merges what can be merged; every merged group takes the place of its first statement, so
+/// statements that cannot be merged keep their order relative to the groups.
+pub fn coalesce(writes: Vec<Write>) -> Vec<Write> {
+    enum Slot {
+        Single(Write),
+        Group(usize),
+    }
+    struct Group {
+        shape: Shape,
+        /// The statements merged, in order.
+        rows: Vec<Write>,
+    }
+    let mut slots = Vec::with_capacity(writes.len());
+    let mut groups: Vec<Group> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for w in writes {
+        let Some(shape) = Shape::of(&w) else {
+            slots.push(Slot::Single(w));
+            continue;
+        };
+        // Same text and same promise; a keyed statement with a check never joins unkeyed ones.
+        let key = format!("{}{}", u8::from(w.keyed && w.expect.is_some()), w.sql);
+        match index.get(&key) {
+            Some(&g) => groups[g].rows.push(w),
+            None => {
+                index.insert(key, groups.len());
+                slots.push(Slot::Group(groups.len()));
+                groups.push(Group { shape, rows: vec![w] });
+            }
+        }
+    }
+    let mut groups: Vec<Option<Group>> = groups.into_iter().map(Some).collect();
+    let mut out = Vec::new();
+    for slot in slots {
+        match slot {
+            Slot::Single(w) => out.push(w),
+            Slot::Group(g) => {
+                let Group { shape, mut rows } = groups[g].take().expect("each group has one slot");
+                if rows.len() == 1 {
+                    // Alone: the statement as it was (its text keeps its prepared statement).
+                    out.append(&mut rows);
+                    continue;
+                }
+                let per = rows[0].binds.len().max(1);
+                let chunk = (MAX_PARAMS / per).clamp(1, MAX_ROWS);
+                for part in rows.chunks_mut(chunk) {
+                    let expect = part.iter().map(|r| r.expect).sum::<Option<u64>>();
+                    let binds = part.iter_mut().flat_map(|r| std::mem::take(&mut r.binds)).collect();
+                    let keyed = part.iter().all(|r| r.keyed);
+                    out.push(Write { sql: shape.sql(part.len()), binds, expect, keyed });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A mergeable statement: its fixed head and the part repeated per row.
+enum Shape {
+    /// `head` is `INSERT INTO t (cols) VALUES`, `row` the parenthesised tuple.
+    Insert { head: String, row: String },
+    /// `head` is `DELETE FROM t WHERE`, `columns` the equality-tested columns in bind order.
+    Delete { head: String, columns: Vec<String> },
+}
+
+impl Shape {
+    fn of(w: &Write) -> Option<Shape> {
+        let sql = w.sql.trim();
+        if sql.starts_with("INSERT INTO ") {
+            let at = sql.find(" VALUES (")?;
+            let (head, row) = (&sql[..at + 7], sql[at + 8..].trim());
+            let upper = row.to_ascii_uppercase();
+            // The tuple must be the whole rest of the statement, and every placeholder in it.
+            let plain = row.ends_with(')')
+                && balanced(row)
+                && !upper.contains(" ON CONFLICT")
+                && !upper.contains(" RETURNING")
+                && !upper.contains("SELECT ")
+                && !head.contains('?')
+                && row.matches('?').count() == w.binds.len();
+            return plain.then(|| Shape::Insert { head: head.to_string(), row: row.to_string() });
+        }
+        if sql.starts_with("DELETE FROM ") && (w.expect.is_none() || w.keyed) {
+            let at = sql.find(" WHERE ")?;
+            let (head, cond) = (&sql[..at + 6], &sql[at + 7..]);
+            let columns: Option<Vec<String>> = cond
+                .split(" AND ")
+                .map(|c| {
+                    let (col, rest) = c.split_once('=')?;
+                    let col = col.trim();
+                    let ident = !col.is_empty() && col.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
+                    (ident && rest.trim() == "?").then(|| col.to_string())
+                })
+                .collect();
+            let columns = columns.filter(|c| c.len() == w.binds.len() && !head.contains('?'))?;
+            return Some(Shape::Delete { head: head.to_string(), columns });
+        }
+        None
+    }
+
+    fn sql(&self, rows: usize) -> String {
+        match self {
+            Shape::Insert { head, row } => format!("{head} {}", vec![row.as_str(); rows].join(", ")),
+            Shape::Delete { head, columns } if columns.len() == 1 => {
+                format!("{head} {} IN ({})", columns[0], vec!["?"; rows].join(", "))
+            }
+            // `IN (VALUES …)`, not `IN ((…), (…))`: PostgreSQL plans the latter as a chain of
+            // ORs (a 200-row delete took a second), the former as a join on the key's index.
+            Shape::Delete { head, columns } => {
+                let tuple = format!("({})", vec!["?"; columns.len()].join(", "));
+                format!("{head} ({}) IN (VALUES {})", columns.join(", "), vec![tuple.as_str(); rows].join(", "))
+            }
+        }
+    }
+}
+
+/// Whether the parentheses of `s` close in order and the first one closes last.
+fn balanced(s: &str) -> bool {
+    let mut depth = 0i32;
+    let mut in_str = false;
+    for (i, ch) in s.char_indices() {
+        match ch {
+            '\'' => in_str = !in_str,
+            '(' if !in_str => depth += 1,
+            ')' if !in_str => {
+                depth -= 1;
+                if depth == 0 && i + 1 != s.len() {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    depth == 0 && !in_str
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SqlValue;
+
+    fn t(s: &str) -> SqlValue {
+        SqlValue::Text(s.into())
+    }
+
+    #[test]
+    fn inserts_of_one_text_merge_in_place_of_the_first() {
+        let ins = |v: &str| Write::new("INSERT INTO A (X, Y) VALUES (?, 'k')", vec![t(v)]).expect(1);
+        let other = Write::new("UPDATE B SET X = ? WHERE ID_ = ?", vec![t("1"), t("2")]).expect(1);
+        let out = coalesce(vec![ins("a"), other.clone(), ins("b"), ins("c")]);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].sql, "INSERT INTO A (X, Y) VALUES (?, 'k'), (?, 'k'), (?, 'k')");
+        assert_eq!(out[0].binds, vec![t("a"), t("b"), t("c")]);
+        assert_eq!(out[0].expect, Some(3));
+        assert_eq!(out[1], other);
+    }
+
+    #[test]
+    fn key_deletes_without_a_checked_count_merge_into_an_in_list() {
+        let del = |a: &str, b: &str| Write::new("DELETE FROM F WHERE S = ? AND E = ?", vec![t(a), t(b)]);
+        let out = coalesce(vec![del("s", "1"), del("s", "2")]);
+        assert_eq!(
+            out,
+            vec![Write::new(
+                "DELETE FROM F WHERE (S, E) IN (VALUES (?, ?), (?, ?))",
+                vec![t("s"), t("1"), t("s"), t("2")]
+            )]
+        );
+        let one = |id: &str| Write::new("DELETE FROM G WHERE ID_ = ?", vec![t(id)]);
+        assert_eq!(coalesce(vec![one("1"), one("2")])[0].sql, "DELETE FROM G WHERE ID_ IN (?, ?)");
+        // Checked and keyed: merged, the check is the sum; unkeyed checked ones stay apart.
+        let cas = |id: &str| Write::new("DELETE FROM G WHERE ID_ = ? AND V = ?", vec![t(id), t("7")]).expect(1);
+        let out = coalesce(vec![cas("1").keyed(), cas("2").keyed(), cas("3")]);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].sql, "DELETE FROM G WHERE (ID_, V) IN (VALUES (?, ?), (?, ?))");
+        assert_eq!((out[0].expect, out[0].keyed), (Some(2), true));
+        assert_eq!(out[1], cas("3"));
+    }
+
+    #[test]
+    fn what_is_not_a_plain_single_row_statement_stays_as_it_is() {
+        let keep = vec![
+            // A checked delete: the optimistic lock needs each statement's own count.
+            Write::new("DELETE FROM E WHERE ID_ = ? AND REV_ = ?", vec![t("1"), t("2")]).expect(1),
+            Write::new("DELETE FROM E WHERE ID_ = ? AND REV_ = ?", vec![t("1"), t("2")]).expect(1),
+            Write::new("INSERT INTO A (X) VALUES (?) ON CONFLICT DO NOTHING", vec![t("1")]),
+            Write::new("INSERT INTO A (X) VALUES (?) ON CONFLICT DO NOTHING", vec![t("2")]),
+            Write::new("INSERT INTO A (X) SELECT ? FROM B WHERE Y = ?", vec![t("1"), t("2")]),
+            Write::new("INSERT INTO A (X) SELECT ? FROM B WHERE Y = ?", vec![t("1"), t("2")]),
+            Write::new("DELETE FROM F WHERE S = ? AND E <> ?", vec![t("1"), t("2")]),
+            Write::new("DELETE FROM F WHERE S = ? AND E <> ?", vec![t("1"), t("2")]),
+            Write::new("DELETE FROM F WHERE S = ? OR E = ?", vec![t("1"), t("2")]),
+            Write::new("DELETE FROM F WHERE S = ? OR E = ?", vec![t("1"), t("2")]),
+        ];
+        assert_eq!(coalesce(keep.clone()), keep);
+    }
+
+    #[test]
+    fn large_groups_are_split_by_rows_and_parameters() {
+        let ins = |i: i64| Write::new("INSERT INTO A (X) VALUES (?)", vec![SqlValue::Int(i)]).expect(1);
+        let out = coalesce((0..1_201).map(ins).collect());
+        assert_eq!(out.iter().map(|w| w.binds.len()).collect::<Vec<_>>(), vec![500, 500, 201]);
+        assert_eq!(out.iter().map(|w| w.expect).collect::<Vec<_>>(), vec![Some(500), Some(500), Some(201)]);
+        let wide = |i: i64| Write::new("INSERT INTO A (X, Y, Z, W) VALUES (?, ?, ?, ?)", vec![SqlValue::Int(i); 4]);
+        let out = coalesce((0..5_001).map(wide).collect());
+        assert_eq!(
+            out.iter().map(|w| w.binds.len() / 4).collect::<Vec<_>>(),
+            vec![500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 1]
+        );
+    }
+}
