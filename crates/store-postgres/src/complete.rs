@@ -156,23 +156,27 @@ pub(crate) async fn complete_many(pool: &PgPool, completions: &[JobCompletion]) 
             applied.extend(run(&mut tx, kind, cols).await?);
         }
         // The handlers' staged writes, in this transaction and only for completions whose
-        // lease held: a job's own effects happen exactly once. Each job's effects run in
-        // their order, as rounds: the first effect of every job, then the second… Effects of
-        // different jobs commute (distinct jobs; rows they share are guarded by checked
-        // writes), so a round's single-row statements of one text are merged into one
-        // (kairos_store::coalesce): a batch of firings is a few statements, not thousands of
-        // round trips.
+        // lease held: a job's own effects happen exactly once. When every effect commutes
+        // (`Write::commutes`: the engine's own, guarded by checked writes) they run as rounds
+        // — the first effect of every job, then the second… — and a round's single-row
+        // statements of one text are merged (kairos_store::coalesce): a batch of 500 firings
+        // is a handful of statements, not 2,000 round trips. Otherwise job by job, in order.
         let staged: Vec<&[kairos_store::JobEffect]> = completions
             .iter()
             .zip(&log_ids)
             .filter(|(_, log_id)| log_id.as_ref().is_some_and(|id| applied.contains(id)))
             .map(|(c, _)| c.effects.as_slice())
             .collect();
-        let rounds = staged.iter().map(|e| e.len()).max().unwrap_or(0);
-        for k in 0..rounds {
-            let round: Vec<_> = staged.iter().filter_map(|e| e.get(k).cloned()).collect();
+        let merge = staged.iter().all(|e| e.iter().all(|w| w.commutes));
+        let rounds: Vec<Vec<kairos_store::JobEffect>> = if merge {
+            let n = staged.iter().map(|e| e.len()).max().unwrap_or(0);
+            (0..n).map(|k| staged.iter().filter_map(|e| e.get(k).cloned()).collect()).collect()
+        } else {
+            staged.iter().map(|e| e.to_vec()).collect()
+        };
+        for (k, round) in rounds.into_iter().enumerate() {
             let texts: HashSet<String> = round.iter().map(|e| e.sql.clone()).collect();
-            for e in kairos_store::coalesce(round) {
+            for e in if merge { kairos_store::coalesce(round) } else { round } {
                 // A merged statement's text depends on its row count: not worth a cached plan.
                 let cached = texts.contains(&e.sql);
                 let n = crate::operator_sql::execute_effect(&mut tx, &e.sql, &e.binds, cached).await?;

@@ -79,8 +79,8 @@ pub fn coalesce(writes: Vec<Write>) -> Vec<Write> {
                 for part in rows.chunks_mut(chunk) {
                     let expect = part.iter().map(|r| r.expect).sum::<Option<u64>>();
                     let binds = part.iter_mut().flat_map(|r| std::mem::take(&mut r.binds)).collect();
-                    let keyed = part.iter().all(|r| r.keyed);
-                    out.push(Write { sql: shape.sql(part.len()), binds, expect, keyed });
+                    let (keyed, commutes) = (part.iter().all(|r| r.keyed), part.iter().all(|r| r.commutes));
+                    out.push(Write { sql: shape.sql(part.len()), binds, expect, keyed, commutes });
                 }
             }
         }

@@ -131,11 +131,14 @@ pub struct Write {
     /// The statement's conditions pin a unique key, so it affects at most one row; see
     /// [`Write::keyed`].
     pub keyed: bool,
+    /// As a job's staged effect: it commutes with the other jobs' staged effects; see
+    /// [`Write::commutes`].
+    pub commutes: bool,
 }
 
 impl Write {
     pub fn new(sql: impl Into<String>, binds: Vec<SqlValue>) -> Write {
-        Write { sql: sql.into(), binds, expect: None, keyed: false }
+        Write { sql: sql.into(), binds, expect: None, keyed: false, commutes: false }
     }
 
     /// Declares that the statement's equality conditions include a unique key (it affects at
@@ -144,6 +147,19 @@ impl Write {
     /// one would have affected its own expected count.
     pub fn keyed(mut self) -> Write {
         self.keyed = true;
+        self
+    }
+
+    /// Declares, for a write a job stages, that running it before or after any staged write of
+    /// another job gives the same result: it writes rows of its own (fresh ids, its own
+    /// trigger or instance), and rows it shares with other jobs are guarded by a checked write
+    /// (the process engine's instance lock, the scheduler's fire-time check). A completion
+    /// batch whose effects all commute runs them round by round with their single-row
+    /// statements merged ([`crate::coalesce`]); one effect that does not (a handler's own
+    /// `write_on_success`) makes the batch run each job's effects in turn, as one transaction
+    /// per job would.
+    pub fn commutes(mut self) -> Write {
+        self.commutes = true;
         self
     }
 

@@ -585,7 +585,9 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
             vec![ts(*end), i(ms_between(after.start_time, *end)), ot(end_act), ot(&after.delete_reason), t(pi)],
         ));
     }
-    w
+    // Another job's effects reach this instance's rows only past the instance lock (the root's
+    // REV_ check or its checked delete, written here too): a new instance's rows are fresh.
+    w.into_iter().map(Write::commutes).collect()
 }
 
 fn ms_between(a: Timestamp, b: Timestamp) -> i64 {

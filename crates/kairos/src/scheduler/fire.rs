@@ -135,9 +135,9 @@ impl Scheduler {
         inner.handler_type = handler_name;
         inner.payload = p.get("data").cloned().unwrap_or(Json::Object(Default::default()));
         let out = handler.run(inner).await?;
-        ctx.write_on_success(
-            "DELETE FROM QRTZ_FIRED_TRIGGERS WHERE SCHED_NAME = ? AND ENTRY_ID = ?",
-            vec![t(&sched), t(&ctx.job_id)],
+        ctx.stage(
+            w("DELETE FROM QRTZ_FIRED_TRIGGERS WHERE SCHED_NAME = ? AND ENTRY_ID = ?", vec![t(&sched), t(&ctx.job_id)])
+                .commutes(),
         );
         if nonconcurrent {
             // The job's blocked triggers (read now; the check-in sweep catches any that block
@@ -153,7 +153,7 @@ impl Scheduler {
             for r in blocked {
                 let (name, group) = (r[0].as_str().unwrap_or_default(), r[1].as_str().unwrap_or_default());
                 for wr in unblock_writes(&sched, group, name, r[2].as_i64(), ctx.started) {
-                    ctx.stage(wr);
+                    ctx.stage(wr.commutes());
                 }
             }
         }
@@ -183,7 +183,9 @@ impl Scheduler {
         let field = |k: &str| ctx.payload.get(k).and_then(Json::as_str).unwrap_or_default().to_string();
         let (sched, group, name) = (field("scheduler"), field("group"), field("name"));
         let now = ctx.started;
-        let stage = |writes: Vec<Write>| writes.into_iter().for_each(|wr| ctx.stage(wr));
+        // A firing's writes touch its own trigger (guarded by the fire-time check), its new
+        // jobs and fired-trigger row: they commute with other jobs' (`Write::commutes`).
+        let stage = |writes: Vec<Write>| writes.into_iter().for_each(|wr| ctx.stage(wr.commutes()));
         let (loaded, job) = match self.load_with_job(&sched, &group, &name).await? {
             None => return Ok(format!("trigger {group}.{name} is gone; nothing to fire")),
             Some(Err(why)) => {

@@ -293,20 +293,21 @@ pub async fn complete_applies_staged_effects_only_under_the_lease(store: &dyn St
     assert_eq!(scalar(store, "SELECT COUNT(*) FROM effect_row", &[]).await, 1, "the first effect rolled back too");
 }
 
-/// The effects of a batch's completions may be merged into set-wise statements
-/// (`kairos_store::coalesce`): every effect still applies, each job's in its order, and a
-/// checked keyed delete that misses its row fails the whole batch — as the same statements one
-/// by one would.
+/// The effects of a batch's completions, when all of them commute (`Write::commutes`), may be
+/// merged into set-wise statements (`kairos_store::coalesce`): every effect still applies,
+/// each job's in its order, and a checked keyed delete that misses its row fails the whole
+/// batch — as the same statements one by one would.
 pub async fn complete_merges_the_effects_of_a_batch_without_changing_them(store: &dyn Store) {
     fixture(store, "CREATE TABLE merged_row (k VARCHAR(64) PRIMARY KEY, v INTEGER NOT NULL)", &[]).await;
     let insert = |k: &str, v: i64| {
-        JobEffect::new("INSERT INTO merged_row (k, v) VALUES (?, ?)", vec![text(k), SqlValue::Int(v)])
+        JobEffect::new("INSERT INTO merged_row (k, v) VALUES (?, ?)", vec![text(k), SqlValue::Int(v)]).commutes()
     };
-    let delete = |k: &str| JobEffect::new("DELETE FROM merged_row WHERE k = ?", vec![text(k)]);
+    let delete = |k: &str| JobEffect::new("DELETE FROM merged_row WHERE k = ?", vec![text(k)]).commutes();
     let cas = |k: &str, v: i64| {
         JobEffect::new("DELETE FROM merged_row WHERE k = ? AND v = ?", vec![text(k), SqlValue::Int(v)])
             .expect(1)
             .keyed()
+            .commutes()
     };
     let t0 = ms(now(store).await);
     let mut completions = Vec::new();
