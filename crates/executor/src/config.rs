@@ -22,6 +22,10 @@ pub struct ExecutorConfig {
     pub poll_interval: Duration,
     /// A handler running longer is cancelled and its attempt fails.
     pub handler_timeout: Duration,
+    /// Acquisition also takes jobs due within this long, and each starts at its due date (by
+    /// the database clock), not before: the round trip of acquiring is paid ahead instead of as
+    /// lateness. Small, since a job so taken holds a worker slot while it waits. Default 100 ms.
+    pub lookahead: SignedDuration,
     /// How often the node heartbeats and looks for dead nodes.
     pub heartbeat_interval: Duration,
     /// A node silent this long is declared dead and its leases expire at once.
@@ -51,6 +55,7 @@ impl ExecutorConfig {
             lock_time: SignedDuration::from_mins(5),
             poll_interval: Duration::from_millis(500),
             handler_timeout: Duration::from_secs(300),
+            lookahead: SignedDuration::from_millis(100),
             heartbeat_interval: Duration::from_secs(2),
             dead_after: SignedDuration::from_secs(10),
             completion_batch: 512,

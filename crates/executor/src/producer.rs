@@ -76,6 +76,7 @@ async fn acquire_and_start(shared: &Arc<Shared>, limit: usize) -> Result<usize, 
             limit: limit as u32,
             lock_time: shared.config.lock_time,
             now: None,
+            lookahead: shared.config.lookahead,
         })
         .await?;
     let taken = acquired.jobs.len();
@@ -99,14 +100,16 @@ async fn acquire_and_start(shared: &Arc<Shared>, limit: usize) -> Result<usize, 
 async fn idle_wait(shared: &Arc<Shared>, empty_but_due: &mut u32) {
     let wake = shared.wake.notified();
     let poll = shared.config.poll_interval;
+    // Jobs are taken `lookahead` before they are due (they start at their due date).
+    let ahead = shared.config.lookahead.max(jiff::SignedDuration::ZERO);
     let wait = match shared.store.job_next_due().await {
-        Ok(NextDue { next: Some(due), db_now }) if due <= db_now => {
+        Ok(NextDue { next: Some(due), db_now }) if due <= db_now.saturating_add(ahead).unwrap_or(db_now) => {
             *empty_but_due += 1;
             if *empty_but_due == 1 { Duration::ZERO } else { poll }
         }
         Ok(NextDue { next: Some(due), db_now }) => {
             *empty_but_due = 0;
-            due.duration_since(db_now).unsigned_abs().min(poll)
+            (due.duration_since(db_now) - ahead).unsigned_abs().min(poll)
         }
         Ok(NextDue { next: None, .. }) => {
             *empty_but_due = 0;

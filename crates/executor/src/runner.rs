@@ -90,6 +90,14 @@ async fn attempt(
     db_now: Timestamp,
     at: Instant,
 ) -> JobCompletion {
+    // A job taken ahead of its due date (the acquisition's lookahead) starts at it, not before:
+    // by the database clock, read at acquisition and carried on by this node's monotonic clock.
+    if let Some(due) = job.duedate {
+        let early = due.duration_since(db_time(db_now, at));
+        if early.is_positive() {
+            tokio::time::sleep(early.unsigned_abs()).await;
+        }
+    }
     let started = db_time(db_now, at);
     let staged = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let result = if job.retries <= 0 {

@@ -359,6 +359,7 @@ async fn the_doctor_finds_what_keeps_a_trigger_from_firing(backend: Backend) {
 on_both_backends!(
     the_doctor_finds_what_keeps_a_trigger_from_firing,
     a_cron_trigger_fires_each_second_through_the_executor,
+    a_firing_commits_ahead_runs_on_time_and_a_pause_cancels_it,
     a_simple_trigger_fires_its_count_then_goes_with_its_non_durable_job,
     misfired_triggers_follow_their_instruction_after_downtime,
     a_paused_group_persists_and_catches_new_triggers,
@@ -374,6 +375,71 @@ const SEED_004_HEARTBEAT: &str = "SELECT SCHED_NAME, INSTANCE_NAME, LAST_CHECKIN
 const SEED_004_WAITING: &str = "SELECT TRIGGER_NAME, TRIGGER_GROUP, TRIGGER_STATE, NEXT_FIRE_TIME, PREV_FIRE_TIME, (NOW() * 1000 - NEXT_FIRE_TIME) AS DELAY_MS FROM qrtz_triggers WHERE SCHED_NAME = 'MyScheduler' AND TRIGGER_STATE = 'WAITING' ORDER BY NEXT_FIRE_TIME ASC LIMIT 5;";
 const SEED_004_FIRED: &str = "SELECT ENTRY_ID, TRIGGER_NAME, TRIGGER_GROUP, INSTANCE_NAME, FIRED_STATE, SCHED_TIME, ENTRY_TIME, (NOW() * 1000 - ENTRY_TIME) AS DURATION_MS FROM qrtz_fired_triggers WHERE SCHED_NAME = 'MyScheduler' AND FIRED_STATE IN ('ACQUIRED', 'EXECUTING') ORDER BY ENTRY_TIME ASC;";
 const SEED_004_SIMPLE: &str = "SELECT TRIGGER_NAME, TRIGGER_GROUP, REPEAT_COUNT, TIMES_TRIGGERED FROM qrtz_simple_triggers WHERE TRIGGER_NAME = 'myTrigger' AND TRIGGER_GROUP = 'myGroup';";
+
+/// Fire-ahead (`SchedulerSettings::fire_ahead`): a firing is committed before its fire time —
+/// its QRTZ_FIRED_TRIGGERS row ACQUIRED, its work waiting in ACT_RU_JOB — and its work runs at
+/// the fire time, not before; pausing the trigger cancels a firing so committed.
+async fn a_firing_commits_ahead_runs_on_time_and_a_pause_cancels_it(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let runs: Runs = Default::default();
+    let engine = builder(&fx, &runs, Duration::ZERO)
+        .scheduler(kairos::scheduler::SchedulerSettings {
+            name: "MyScheduler".into(),
+            checkin_interval: Duration::from_millis(200),
+            fire_ahead: jiff::SignedDuration::from_secs(3),
+            ..Default::default()
+        })
+        .build()
+        .await
+        .unwrap();
+    engine.start().await.unwrap();
+    let s = engine.scheduler();
+    let store = engine.store().clone();
+    let soon = || async {
+        let now = store.db_now().await.unwrap() + jiff::SignedDuration::from_secs(4);
+        now.round(jiff::Unit::Millisecond).unwrap()
+    };
+    let fired = |name: &'static str| async move {
+        s.fired_triggers().await.unwrap().into_iter().filter(|f| f.trigger_name == name).collect::<Vec<_>>()
+    };
+
+    s.add_job(&job("early")).await.unwrap();
+    let at = soon().await;
+    s.schedule(&trigger(json!({"name": "once", "jobName": "early", "startTime": at, "simple": {"repeatCount": 0}})))
+        .await
+        .unwrap();
+    wait_until(LIMIT, "the firing committed ahead", || async { !fired("once").await.is_empty() }).await;
+    let f = fired("once").await.remove(0);
+    assert_eq!(f.scheduled_time, at);
+    assert!(f.fired_time < at, "fired ahead of its time: {f:?}");
+    assert_eq!(f.state, "ACQUIRED", "its work waits for the fire time");
+    assert!(store.db_now().await.unwrap() < at, "the test saw it before the fire time");
+    assert_eq!(count(&runs, "early"), 0, "nothing ran yet");
+    wait_until(LIMIT, "the work at its fire time", || async { count(&runs, "early") == 1 }).await;
+    let run = runs.lock().unwrap()[0].clone();
+    assert_eq!(run.1, at, "the work job is due at the fire time");
+    assert!(run.2 >= at, "not before its fire time: {run:?}");
+
+    s.add_job(&job("skipped")).await.unwrap();
+    let at = soon().await;
+    s.schedule(&trigger(
+        json!({"name": "every", "jobName": "skipped", "startTime": at, "simple": {"interval": "PT60S"}}),
+    ))
+    .await
+    .unwrap();
+    wait_until(LIMIT, "the firing committed ahead", || async { !fired("every").await.is_empty() }).await;
+    s.pause_trigger("DEFAULT", "every").await.unwrap();
+    assert!(fired("every").await.is_empty(), "the pause cancelled the committed firing");
+    let work = store
+        .sql_query("SELECT COUNT(*) FROM ACT_RU_JOB WHERE HANDLER_TYPE_ = 'quartz-job' AND SCOPE_ID_ = 'every'", &[])
+        .await
+        .unwrap();
+    assert_eq!(work[0][0].as_i64(), Some(0), "and its work job");
+    let wait = at.duration_since(store.db_now().await.unwrap()).unsigned_abs() + Duration::from_millis(500);
+    tokio::time::sleep(wait).await;
+    assert_eq!(count(&runs, "skipped"), 0, "a paused trigger's committed firing does not run");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_004_diagnostics_run_verbatim_on_postgres() {

@@ -160,6 +160,7 @@ async fn steps_two_to_five_for_every_job_of_an_instance() {
         limit: 10,
         lock_time: SignedDuration::from_mins(1),
         now: Some(now - five_min),
+        lookahead: SignedDuration::ZERO,
     };
     let got = store.job_acquire(&params).await.unwrap();
     assert_eq!(got.jobs.len(), 1);

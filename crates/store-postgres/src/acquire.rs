@@ -78,6 +78,11 @@ async fn candidates(conn: &mut PgConnection, params: &JobAcquireParams, lock_tim
         .bind(i64::from(params.limit))
         .bind(lock_time)
         .bind(opt_ts(params.now))
+        .bind(PgInterval {
+            months: 0,
+            days: 0,
+            microseconds: i64::try_from(params.lookahead.as_micros().max(0)).unwrap_or(i64::MAX),
+        })
         .fetch_all(&mut *conn)
         .await
         .db()?;

@@ -67,6 +67,7 @@ async fn drain_100k_jobs_with_four_consumers() {
                 limit: batch,
                 lock_time: SignedDuration::from_mins(5),
                 now: None,
+                lookahead: SignedDuration::ZERO,
             };
             while done.load(Ordering::Relaxed) < jobs {
                 let t = Instant::now();

@@ -60,6 +60,7 @@ async fn two_nodes_never_hold_leases_on_one_exclusive_key_at_once() {
                     limit: 6,
                     lock_time: SignedDuration::from_mins(5),
                     now: None,
+                    lookahead: SignedDuration::ZERO,
                 };
                 let got = store.job_acquire(&params).await.unwrap();
                 let returned = Instant::now();

@@ -16,7 +16,13 @@ fn job(handler: &str) -> NewJob {
 }
 
 fn acquire(node: &str, limit: u32, now: Option<Timestamp>) -> JobAcquireParams {
-    JobAcquireParams { node: node.into(), limit, lock_time: SignedDuration::from_mins(5), now }
+    JobAcquireParams {
+        node: node.into(),
+        limit,
+        lock_time: SignedDuration::from_mins(5),
+        now,
+        lookahead: SignedDuration::ZERO,
+    }
 }
 
 fn done(job_id: &str, node: &str, attempt: i32, at: Timestamp, completion: Completion) -> JobCompletion {

@@ -81,7 +81,8 @@ impl SqliteStore {
         let mut w = self.write(OP).await?;
         let now = now_on(&mut w.tx, p.now, OP).await?;
         let limit = usize::try_from(p.limit).unwrap_or(usize::MAX);
-        let choice = if limit == 0 { Choice::default() } else { choose(&mut w, now, limit).await? };
+        let horizon = add(now, p.lookahead.max(SignedDuration::ZERO), "lookahead")?;
+        let choice = if limit == 0 { Choice::default() } else { choose(&mut w, now, horizon, limit).await? };
         let mut log = dead_letter_exhausted(&mut w.tx, &choice.exhausted, &p.node).await?;
 
         let mut jobs = Vec::with_capacity(choice.take.len());
@@ -142,13 +143,15 @@ async fn dead_letter_exhausted(
 /// The candidate query is asked for `limit` rows first; only when jobs were set aside (a shared
 /// exclusive key, no retry left) and the query may have more does it ask again for a larger
 /// window. Everything runs under the write lock, so repeated reads see the same rows.
-async fn choose(w: &mut WriteTx<'_>, now: Timestamp, limit: usize) -> Result<Choice> {
+async fn choose(w: &mut WriteTx<'_>, now: Timestamp, horizon: Timestamp, limit: usize) -> Result<Choice> {
     let now_text = to_text(now)?;
+    let horizon_text = to_text(horizon)?;
     let mut window = limit;
     loop {
         let row = sqlx::query(include_str!("sql/job_acquire_candidates.sql"))
             .bind(&now_text)
             .bind(i64::try_from(window).unwrap_or(i64::MAX))
+            .bind(&horizon_text)
             .fetch_one(&mut *w.tx)
             .await
             .map_err(db_err(OP))?;

@@ -38,8 +38,13 @@ async fn drain_sequential(store: &dyn Store, batch: u32) -> f64 {
     let (mut ta, mut tc) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
     loop {
         let t = Instant::now();
-        let params =
-            JobAcquireParams { node: "bench".into(), limit: batch, lock_time: SignedDuration::from_mins(5), now: None };
+        let params = JobAcquireParams {
+            node: "bench".into(),
+            limit: batch,
+            lock_time: SignedDuration::from_mins(5),
+            now: None,
+            lookahead: SignedDuration::ZERO,
+        };
         let acquired = store.job_acquire(&params).await.expect("acquire");
         ta += t.elapsed();
         if acquired.jobs.is_empty() {
@@ -84,8 +89,13 @@ async fn drain_pipelined(store: std::sync::Arc<TempStore>, batch: u32) -> f64 {
     };
     let start = Instant::now();
     loop {
-        let params =
-            JobAcquireParams { node: "bench".into(), limit: batch, lock_time: SignedDuration::from_mins(5), now: None };
+        let params = JobAcquireParams {
+            node: "bench".into(),
+            limit: batch,
+            lock_time: SignedDuration::from_mins(5),
+            now: None,
+            lookahead: SignedDuration::ZERO,
+        };
         let acquired = store.job_acquire(&params).await.expect("acquire");
         if acquired.jobs.is_empty() {
             break;

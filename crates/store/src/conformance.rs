@@ -59,6 +59,7 @@ macro_rules! conformance_suite {
             job_list_filters_pages_and_counts,
             acquire_takes_due_jobs_in_due_order_up_to_the_limit,
             acquire_leaves_future_jobs_alone,
+            acquire_with_a_lookahead_takes_jobs_due_within_it,
             acquire_leaves_jobs_of_suspended_instances_alone,
             acquire_leaves_jobs_without_retries_alone,
             acquire_leaves_external_worker_jobs_alone,
@@ -214,7 +215,13 @@ pub(crate) async fn acquire(
     lock: SignedDuration,
 ) -> Acquired {
     store
-        .job_acquire(&JobAcquireParams { node: node.to_string(), limit, lock_time: lock, now: at })
+        .job_acquire(&JobAcquireParams {
+            node: node.to_string(),
+            limit,
+            lock_time: lock,
+            now: at,
+            lookahead: SignedDuration::ZERO,
+        })
         .await
         .unwrap_or_else(|e| panic!("job_acquire for {node}: {e:?}"))
 }

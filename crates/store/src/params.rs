@@ -60,6 +60,10 @@ pub struct JobAcquireParams {
     pub lock_time: SignedDuration,
     /// Pins the database clock for tests; `None` in production.
     pub now: Option<Timestamp>,
+    /// Also take jobs due up to this long after now (zero: only due ones). The executor then
+    /// starts each at its due date, not before: the acquisition's round trip is paid ahead of
+    /// time instead of as lateness.
+    pub lookahead: SignedDuration,
 }
 
 /// What one acquisition took.

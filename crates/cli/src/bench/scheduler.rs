@@ -39,8 +39,10 @@ pub struct BenchSchedulerArgs {
     /// The first fire time is this long after the triggers are stored
     #[arg(long, default_value = "PT3S", value_parser = parse::duration, value_name = "DUR")]
     pub lead: SignedDuration,
-    /// Executor workers
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "W")]
+    /// Executor workers. A firing is two jobs (its trigger job, then its work), and a job taken
+    /// ahead of its due date holds its worker until then: at 1,667 fires/s, 256 workers ran
+    /// out and lateness p99 was 147 ms; with 512 it was 11 ms
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "W")]
     pub workers: u32,
     /// Give up this long after the last fire time
     #[arg(long, default_value = "PT60S", value_parser = parse::duration, value_name = "DUR")]

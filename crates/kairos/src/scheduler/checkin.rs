@@ -72,7 +72,7 @@ pub(super) async fn once(s: &Scheduler) -> Result<(), Error> {
         let name = r[0].as_str().unwrap_or_default().to_string();
         let group = r[1].as_str().unwrap_or_default().to_string();
         let next = r[2].as_i64();
-        let writes = fire::unblock_writes(s.name(), &group, &name, next, rows::ms_to_ts(now));
+        let writes = fire::unblock_writes(s.name(), &group, &name, next, rows::ms_to_ts(now), s.ahead());
         if let Err(e) = s.store().write_all(&writes).await {
             tracing::warn!(error = %e, trigger = %format!("{group}.{name}"), "could not unblock a trigger");
         }

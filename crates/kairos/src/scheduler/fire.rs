@@ -3,7 +3,7 @@
 
 use super::{Scheduler, TRIGGER_HANDLER, TriggerState, WORK_HANDLER, b, i, model, rows, t, w};
 use async_trait::async_trait;
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use kairos_executor::{Handler, HandlerError, JobContext};
 use kairos_store::{SqlValue, Write};
 use serde_json::{Value as Json, json};
@@ -27,14 +27,16 @@ impl Handler for SchedulerJobHandler {
     }
 }
 
-/// The columns and values of trigger `group.name`'s trigger job, due at `due` (its
-/// NEXT_FIRE_TIME).
+/// The columns and values of trigger `group.name`'s trigger job for fire time `fire` (its
+/// NEXT_FIRE_TIME): due `ahead` of it (`SchedulerSettings::fire_ahead`), the fire time in its
+/// configuration.
 fn trigger_job_values(
     sched: &str,
     group: &str,
     name: &str,
-    due: Timestamp,
+    fire: Timestamp,
     now: Timestamp,
+    ahead: SignedDuration,
 ) -> (&'static str, Vec<SqlValue>) {
     (
         "ID_, REV_, TYPE_, EXCLUSIVE_, RETRIES_, ATTEMPTS_, DUEDATE_, HANDLER_TYPE_, HANDLER_CFG_, SCOPE_ID_, SCOPE_TYPE_, \
@@ -46,9 +48,9 @@ fn trigger_job_values(
             b(false),
             i(TRIGGER_JOB_RETRIES),
             i(0),
-            SqlValue::Timestamp(due),
+            SqlValue::Timestamp(fire.checked_sub(ahead).unwrap_or(fire)),
             t(TRIGGER_HANDLER),
-            t(&json!({"scheduler": sched, "group": group, "name": name}).to_string()),
+            t(&json!({"scheduler": sched, "group": group, "name": name, "fireTime": rows::ts_to_ms(fire)}).to_string()),
             t(name),
             t(&rows::scope_type(sched)),
             t(group),
@@ -58,28 +60,37 @@ fn trigger_job_values(
     )
 }
 
-/// Inserts trigger `group.name`'s trigger job, due at `due`.
-pub(crate) fn trigger_job_insert(sched: &str, group: &str, name: &str, due: Timestamp, now: Timestamp) -> Write {
-    let (cols, values) = trigger_job_values(sched, group, name, due, now);
+/// Inserts trigger `group.name`'s trigger job for fire time `fire`, due `ahead` of it.
+pub(crate) fn trigger_job_insert(
+    sched: &str,
+    group: &str,
+    name: &str,
+    fire: Timestamp,
+    now: Timestamp,
+    ahead: SignedDuration,
+) -> Write {
+    let (cols, values) = trigger_job_values(sched, group, name, fire, now, ahead);
     Write::new(format!("INSERT INTO ACT_RU_JOB ({cols}) VALUES ({})", placeholders(values.len())), values)
 }
 
 /// Gives trigger `group.name` its trigger job back if it is still `from` (with NEXT_FIRE_TIME
-/// `next`): the job at `next` (or now, if it has none), then the state `to`. Safe to run twice
+/// `next`): the job for `next` (or now, if it has none), then the state `to`. Safe to run twice
 /// or concurrently: the job is inserted only while the row is still `from`, before the state
 /// moves, in one transaction.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn wake_writes(
     sched: &str,
     group: &str,
     name: &str,
     next: Option<i64>,
     now: Timestamp,
+    ahead: SignedDuration,
     from: TriggerState,
     to: TriggerState,
 ) -> Vec<Write> {
-    let due = next.map(rows::ms_to_ts).unwrap_or(now);
+    let fire = next.map(rows::ms_to_ts).unwrap_or(now);
     let key = || vec![t(sched), t(name), t(group), t(from.as_str())];
-    let (cols, values) = trigger_job_values(sched, group, name, due, now);
+    let (cols, values) = trigger_job_values(sched, group, name, fire, now, ahead);
     vec![
         Write::new(
             format!(
@@ -99,8 +110,15 @@ pub(crate) fn wake_writes(
 
 /// Unblocks trigger `group.name`: BLOCKED → WAITING with its trigger job, PAUSED_BLOCKED →
 /// PAUSED (each only if the row is still in that state).
-pub(crate) fn unblock_writes(sched: &str, group: &str, name: &str, next: Option<i64>, now: Timestamp) -> Vec<Write> {
-    let mut out = wake_writes(sched, group, name, next, now, TriggerState::Blocked, TriggerState::Waiting);
+pub(crate) fn unblock_writes(
+    sched: &str,
+    group: &str,
+    name: &str,
+    next: Option<i64>,
+    now: Timestamp,
+    ahead: SignedDuration,
+) -> Vec<Write> {
+    let mut out = wake_writes(sched, group, name, next, now, ahead, TriggerState::Blocked, TriggerState::Waiting);
     out.push(w(
         "UPDATE QRTZ_TRIGGERS SET TRIGGER_STATE = 'PAUSED' WHERE SCHED_NAME = ? AND TRIGGER_NAME = ? AND TRIGGER_GROUP = ? \
          AND TRIGGER_STATE = 'PAUSED_BLOCKED'",
@@ -152,7 +170,7 @@ impl Scheduler {
                 .await?;
             for r in blocked {
                 let (name, group) = (r[0].as_str().unwrap_or_default(), r[1].as_str().unwrap_or_default());
-                for wr in unblock_writes(&sched, group, name, r[2].as_i64(), ctx.started) {
+                for wr in unblock_writes(&sched, group, name, r[2].as_i64(), ctx.started, self.ahead()) {
                     ctx.stage(wr.commutes());
                 }
             }
@@ -196,7 +214,10 @@ impl Scheduler {
         };
         let mut tr = loaded.trigger;
         let was = tr.next_fire_time;
-        if loaded.state != TriggerState::Waiting || was.map(rows::ts_to_ms) != ctx.due_date.map(rows::ts_to_ms) {
+        // The fire time this trigger job is for (jobs written before fire-ahead have none in
+        // their configuration: their due date is it).
+        let for_time = ctx.payload.get("fireTime").and_then(Json::as_i64).or(ctx.due_date.map(rows::ts_to_ms));
+        if loaded.state != TriggerState::Waiting || was.map(rows::ts_to_ms) != for_time {
             return Ok(format!(
                 "stale trigger job: {group}.{name} is {} with next fire time {was:?}; nothing to fire",
                 loaded.state.as_str()
@@ -215,7 +236,7 @@ impl Scheduler {
             },
         };
         let Some(job) = job else {
-            stage(rows::trigger_delete(&sched, &group, &name));
+            stage(rows::trigger_delete(&sched, &group, &name, now));
             return Ok(format!("trigger {group}.{name} points at a job that is gone: trigger deleted"));
         };
         let cal = calendar.as_ref();
@@ -229,7 +250,7 @@ impl Scheduler {
                 kairos_schedule::MisfireOutcome::Rescheduled => {
                     let next = tr.next_fire_time.expect("rescheduled to a time");
                     let mut writes = model::trigger_advance(&sched, &tr, was, TriggerState::Waiting);
-                    writes.push(trigger_job_insert(&sched, &group, &name, next, now));
+                    writes.push(trigger_job_insert(&sched, &group, &name, next, now, self.ahead()));
                     stage(writes);
                     return Ok(format!(
                         "trigger {group}.{name} misfired by {late:#} ({}): not fired, next fire time {next}",
@@ -305,7 +326,7 @@ impl Scheduler {
         ));
         let next = tr.next_fire_time;
         if let Some(n) = next {
-            writes.push(trigger_job_insert(&sched, &group, &name, n, now));
+            writes.push(trigger_job_insert(&sched, &group, &name, n, now, self.ahead()));
         }
         stage(writes);
         Ok(match next {

@@ -68,6 +68,13 @@ pub struct SchedulerSettings {
     pub misfire_threshold: jiff::SignedDuration,
     /// `org.quartz.jobStore.clusterCheckinInterval`. Default 7.5 s (Quartz's).
     pub checkin_interval: std::time::Duration,
+    /// How long before its fire time a trigger fires: its trigger job is due this much early
+    /// and commits the firing — the work job due at the fire time itself — so the work starts
+    /// on time, as a timer does, instead of one acquisition and one commit late (Quartz
+    /// acquires triggers ahead for the same reason: `org.quartz.scheduler.idleWaitTime`,
+    /// `batchTriggerAcquisitionFireAheadTimeWindow`). Pausing or unscheduling a trigger cancels
+    /// a firing so committed that has not started. Default 500 ms; zero fires at the fire time.
+    pub fire_ahead: jiff::SignedDuration,
 }
 
 impl Default for SchedulerSettings {
@@ -76,6 +83,7 @@ impl Default for SchedulerSettings {
             name: "kairos".into(),
             misfire_threshold: jiff::SignedDuration::from_secs(60),
             checkin_interval: std::time::Duration::from_millis(7500),
+            fire_ahead: jiff::SignedDuration::from_millis(500),
         }
     }
 }
@@ -155,6 +163,11 @@ impl Scheduler {
         settings: SchedulerSettings,
     ) -> Scheduler {
         Scheduler { store, settings, handlers, node_id }
+    }
+
+    /// [`SchedulerSettings::fire_ahead`], never negative.
+    pub(crate) fn ahead(&self) -> jiff::SignedDuration {
+        self.settings.fire_ahead.max(jiff::SignedDuration::ZERO)
     }
 
     pub fn settings(&self) -> &SchedulerSettings {
@@ -329,13 +342,13 @@ impl Scheduler {
         let state = if paused { TriggerState::Paused } else { TriggerState::Waiting };
         let data = spec.data.clone().unwrap_or_default();
         if exists {
-            writes.extend(rows::trigger_delete(self.name(), &group, &name));
+            writes.extend(rows::trigger_delete(self.name(), &group, &name, now));
         }
         writes.extend(model::trigger_insert(self.name(), &tr, state, &data));
         if state == TriggerState::Waiting
             && let Some(next) = tr.next_fire_time
         {
-            writes.push(fire::trigger_job_insert(self.name(), &group, &name, next, now));
+            writes.push(fire::trigger_job_insert(self.name(), &group, &name, next, now, self.ahead()));
         }
         self.store.write_all(&writes).await?;
         Ok(TriggerView::of(&tr, state, data))
@@ -391,7 +404,7 @@ impl Scheduler {
             let batch = batches.last_mut().expect("a batch");
             batch.extend(model::trigger_insert(self.name(), &tr, state, &spec.data.clone().unwrap_or_default()));
             if let (TriggerState::Waiting, Some(next)) = (state, tr.next_fire_time) {
-                batch.push(fire::trigger_job_insert(self.name(), &group, &tr.key.name, next, now));
+                batch.push(fire::trigger_job_insert(self.name(), &group, &tr.key.name, next, now, self.ahead()));
             }
         }
         for batch in batches {
@@ -443,7 +456,8 @@ impl Scheduler {
         let Some(Ok(l)) = self.load(self.name(), group, name).await? else {
             return Err(rows::not_found(format!("no trigger {group}.{name}")));
         };
-        let mut writes = rows::trigger_delete(self.name(), group, name);
+        let now = self.store.db_now().await?;
+        let mut writes = rows::trigger_delete(self.name(), group, name, now);
         writes.last_mut().expect("trigger_delete ends with the trigger row").expect = Some(1);
         writes.push(rows::orphan_job_delete(self.name(), &l.trigger.job_key.group, &l.trigger.job_key.name));
         self.store.write_all(&writes).await?;
@@ -453,7 +467,8 @@ impl Scheduler {
     /// Pauses one trigger: WAITING → PAUSED (its trigger job goes), BLOCKED → PAUSED_BLOCKED.
     pub async fn pause_trigger(&self, group: &str, name: &str) -> Result<TriggerView, crate::Error> {
         self.trigger(group, name).await?;
-        self.store.write_all(&pause_writes(self.name(), Some((group, name)), None)).await?;
+        let now = self.store.db_now().await?;
+        self.store.write_all(&pause_writes(self.name(), Some((group, name)), None, now)).await?;
         self.trigger(group, name).await
     }
 
@@ -471,6 +486,7 @@ impl Scheduler {
                 name,
                 v.next_fire_time.map(rows::ts_to_ms),
                 now,
+                self.ahead(),
                 from,
                 TriggerState::Waiting,
             ));
@@ -498,7 +514,7 @@ impl Scheduler {
                 vec![t(self.name()), t(group)],
             ),
         ];
-        writes.extend(pause_writes(self.name(), None, Some(group)));
+        writes.extend(pause_writes(self.name(), None, Some(group), self.store.db_now().await?));
         self.store.write_all(&writes).await?;
         Ok(())
     }
@@ -619,8 +635,8 @@ impl Scheduler {
                 writes.extend(model::trigger_advance(self.name(), &tr, was, TriggerState::Waiting));
                 writes.push(rows::trigger_job_delete(self.name(), &g, &n));
                 match tr.next_fire_time {
-                    Some(next) => writes.push(fire::trigger_job_insert(self.name(), &g, &n, next, now)),
-                    None => writes.extend(rows::trigger_delete(self.name(), &g, &n)),
+                    Some(next) => writes.push(fire::trigger_job_insert(self.name(), &g, &n, next, now, self.ahead())),
+                    None => writes.extend(rows::trigger_delete(self.name(), &g, &n, now)),
                 }
             }
         }
@@ -766,9 +782,9 @@ impl Scheduler {
 }
 
 /// Pauses one trigger (`one`) or every trigger of a group: WAITING → PAUSED with the trigger
-/// job deleted first (a job some node is running loses its lease: that firing is dropped),
-/// BLOCKED → PAUSED_BLOCKED.
-fn pause_writes(sched: &str, one: Option<(&str, &str)>, group: Option<&str>) -> Vec<Write> {
+/// job deleted first (a job some node is running loses its lease: that firing is dropped), the
+/// firings committed ahead of their time and not started cancelled, BLOCKED → PAUSED_BLOCKED.
+fn pause_writes(sched: &str, one: Option<(&str, &str)>, group: Option<&str>, now: jiff::Timestamp) -> Vec<Write> {
     let (filter, binds): (&str, Vec<SqlValue>) = match (one, group) {
         (Some((g, n)), _) => ("TRIGGER_GROUP = ? AND TRIGGER_NAME = ?", vec![t(g), t(n)]),
         (None, Some(g)) => ("TRIGGER_GROUP = ?", vec![t(g)]),
@@ -780,7 +796,8 @@ fn pause_writes(sched: &str, one: Option<(&str, &str)>, group: Option<&str>) -> 
         (None, None) => "1 = 1",
     };
     let with = |head: Vec<SqlValue>| [head, binds.clone()].concat();
-    vec![
+    let mut out = rows::early_firings_cancel(sched, filter, job_filter, &binds, now);
+    out.extend([
         w(
             &format!(
                 "DELETE FROM ACT_RU_JOB WHERE SCOPE_TYPE_ = ? AND HANDLER_TYPE_ = ? AND {job_filter} AND EXISTS \
@@ -801,7 +818,8 @@ fn pause_writes(sched: &str, one: Option<(&str, &str)>, group: Option<&str>) -> 
             ),
             with(vec![t(sched)]),
         ),
-    ]
+    ]);
+    out
 }
 
 /// Binds for `?` placeholders.

@@ -3,6 +3,7 @@
 
 use super::{SchedulerError, b, i, t, w};
 use crate::Error;
+use jiff::Timestamp;
 use kairos_store::{SqlValue, Store, Write};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
@@ -211,22 +212,62 @@ pub(crate) fn scope_type(sched: &str) -> String {
     format!("quartz:{sched}")
 }
 
-/// The statements deleting one trigger's rows and its trigger job (not its firings' work).
-pub(crate) fn trigger_delete(sched: &str, group: &str, name: &str) -> Vec<Write> {
+/// The statements deleting one trigger's rows, its trigger job and its firings committed ahead
+/// of their time that have not started (not the work of firings under way); the last one
+/// deletes the trigger row.
+pub(crate) fn trigger_delete(sched: &str, group: &str, name: &str, now: Timestamp) -> Vec<Write> {
     let key = || vec![t(sched), t(name), t(group)];
-    let mut out: Vec<Write> =
-        ["QRTZ_SIMPLE_TRIGGERS", "QRTZ_CRON_TRIGGERS", "QRTZ_SIMPROP_TRIGGERS", "QRTZ_BLOB_TRIGGERS"]
-            .iter()
-            .map(|table| {
+    let mut out = early_firings_cancel(
+        sched,
+        "TRIGGER_GROUP = ? AND TRIGGER_NAME = ?",
+        "SCOPE_DEFINITION_ID_ = ? AND SCOPE_ID_ = ?",
+        &[t(group), t(name)],
+        now,
+    );
+    out.extend(
+        ["QRTZ_SIMPLE_TRIGGERS", "QRTZ_CRON_TRIGGERS", "QRTZ_SIMPROP_TRIGGERS", "QRTZ_BLOB_TRIGGERS"].iter().map(
+            |table| {
                 w(
                     &format!("DELETE FROM {table} WHERE SCHED_NAME = ? AND TRIGGER_NAME = ? AND TRIGGER_GROUP = ?"),
                     key(),
                 )
-            })
-            .collect();
+            },
+        ),
+    );
     out.push(trigger_job_delete(sched, group, name));
     out.push(w("DELETE FROM QRTZ_TRIGGERS WHERE SCHED_NAME = ? AND TRIGGER_NAME = ? AND TRIGGER_GROUP = ?", key()));
     out
+}
+
+/// Cancels firings committed ahead of their fire time (`SchedulerSettings::fire_ahead`) that no
+/// node has started: their work jobs (due after `now`, never acquired), then the
+/// QRTZ_FIRED_TRIGGERS rows left without a work job. `fired_filter` selects the triggers by
+/// QRTZ_FIRED_TRIGGERS' columns, `job_filter` the same triggers by ACT_RU_JOB's scope columns;
+/// `binds` serve both.
+pub(crate) fn early_firings_cancel(
+    sched: &str,
+    fired_filter: &str,
+    job_filter: &str,
+    binds: &[SqlValue],
+    now: Timestamp,
+) -> Vec<Write> {
+    vec![
+        w(
+            &format!(
+                "DELETE FROM ACT_RU_JOB WHERE SCOPE_TYPE_ = ? AND HANDLER_TYPE_ = ? AND {job_filter} \
+                 AND LOCK_OWNER_ IS NULL AND ATTEMPTS_ = 0 AND DUEDATE_ > ?"
+            ),
+            [vec![t(&scope_type(sched)), t(super::WORK_HANDLER)], binds.to_vec(), vec![SqlValue::Timestamp(now)]]
+                .concat(),
+        ),
+        w(
+            &format!(
+                "DELETE FROM QRTZ_FIRED_TRIGGERS WHERE SCHED_NAME = ? AND {fired_filter} AND NOT EXISTS \
+                 (SELECT 1 FROM ACT_RU_JOB j WHERE j.ID_ = QRTZ_FIRED_TRIGGERS.ENTRY_ID)"
+            ),
+            [vec![t(sched)], binds.to_vec()].concat(),
+        ),
+    ]
 }
 
 /// Deletes a trigger's trigger job, if it has one.

@@ -104,7 +104,8 @@ impl App {
 
     /// Locks every due job for `node` (as another node's acquisition would).
     pub async fn acquire(&self, node: &str, lock_time: SignedDuration) -> Vec<Job> {
-        let params = JobAcquireParams { node: node.into(), limit: 100, lock_time, now: None };
+        let params =
+            JobAcquireParams { node: node.into(), limit: 100, lock_time, now: None, lookahead: SignedDuration::ZERO };
         let got = self.engine.store().job_acquire(&params).await.unwrap();
         got.jobs.into_iter().map(|a| a.job).collect()
     }

@@ -1,6 +1,7 @@
 -- Acquisition, statement 1 of 1 (or of 2 when exclusive jobs are among the candidates).
 -- See acquire.rs for the protocol. Parameters: $1 node, $2 limit, $3 lock time (interval),
--- $4 pinned now (null in production).
+-- $4 pinned now (null in production), $5 lookahead (interval: dated jobs due that much after
+-- now are taken too; the executor starts them at their due date).
 --
 -- A candidate is what seed 001's query selects: RETRIES_ > 0, due (or no due date), lock free
 -- or expired, no execution or an active (SUSPENSION_STATE_ = 1) process instance; beyond the
@@ -57,7 +58,7 @@ dated AS (
     FROM ACT_RU_JOB j
     WHERE j.LOCK_OWNER_ IS NULL
       AND j.RETRIES_ > 0
-      AND j.DUEDATE_ <= coalesce($4, now())
+      AND j.DUEDATE_ <= coalesce($4, now()) + $5
       AND j.TYPE_ IN ('message', 'timer')
       AND (j.EXECUTION_ID_ IS NULL OR EXISTS (
           SELECT 1 FROM ACT_RU_EXECUTION pi

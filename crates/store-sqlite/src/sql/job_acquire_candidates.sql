@@ -1,4 +1,5 @@
--- The executable jobs at ?1 (pinned or database now), earliest due first, at most ?2.
+-- The executable jobs at ?1 (pinned or database now), earliest due first, at most ?2; dated jobs
+-- due up to ?3 (now + the acquisition's lookahead: the executor starts them at their due date).
 --
 -- Seed 001's conditions — RETRIES_ > 0, due (or no due date), lock free or expired, no
 -- execution or an active (SUSPENSION_STATE_ = 1) process instance — plus kairos' own: not an
@@ -31,7 +32,7 @@ WITH undated AS (
     SELECT RES.ID_, RES.DUEDATE_, RES.EXCLUSIVE_, RES.EXCLUSIVE_KEY_, RES.LOCK_OWNER_, RES.LOCK_TIME_,
            RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_
     FROM ACT_RU_JOB RES INDEXED BY ACT_IDX_JOB_ACQUIRE
-    WHERE RES.LOCK_OWNER_ IS NULL AND RES.RETRIES_ > 0 AND RES.DUEDATE_ <= ?1
+    WHERE RES.LOCK_OWNER_ IS NULL AND RES.RETRIES_ > 0 AND RES.DUEDATE_ <= ?3
       AND RES.TYPE_ <> 'external-worker'
       AND (RES.EXECUTION_ID_ IS NULL OR EXISTS (
             SELECT 1 FROM ACT_RU_EXECUTION PI

@@ -47,6 +47,29 @@ pub async fn acquire_leaves_future_jobs_alone(store: &dyn Store) {
     assert_eq!(ids(&at_due), vec![timer.id], "DUEDATE_ <= now: due exactly at now is taken");
 }
 
+/// With a lookahead, dated jobs due within it are taken too (the executor starts them at their
+/// due date); later ones, and the lease clock, are unaffected.
+pub async fn acquire_with_a_lookahead_takes_jobs_due_within_it(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let soon = insert(store, due_at("timer", t0 + millis(80))).await;
+    let later = insert(store, due_at("timer", t0 + millis(300))).await;
+    let params = |node: &str| JobAcquireParams {
+        node: node.to_string(),
+        limit: 10,
+        lock_time: LOCK,
+        now: Some(t0),
+        lookahead: millis(100),
+    };
+    let got = store.job_acquire(&params("n1")).await.expect("job_acquire");
+    assert_eq!(ids(&got), vec![soon.id.clone()], "due in 80 ms: taken; due in 300 ms: not");
+    assert_eq!(got.db_now, t0, "the clock of the acquisition is now, not the horizon");
+    let row = must_get(store, &soon.id).await;
+    assert_eq!(row.lock_exp_time, Some(t0 + LOCK), "the lease runs from now");
+    assert_eq!(row.duedate, Some(t0 + millis(80)), "the due date is kept: the executor waits for it");
+    assert!(store.job_acquire(&params("n2")).await.expect("job_acquire").jobs.is_empty());
+    assert_eq!(must_get(store, &later.id).await.lock_owner, None);
+}
+
 pub async fn acquire_leaves_jobs_of_suspended_instances_alone(store: &dyn Store) {
     let t0 = ms(now(store).await);
     execution(store, "pi-active", "pi-active", 1).await;
