@@ -376,3 +376,22 @@ pub async fn same_row(pool: &sqlx::PgPool, table: &str, key: &str, a: &str, b: &
         panic!("bulk SQL row differs from the API's row in {table}:\n  api: {x:?}\n  sql: {y:?}");
     }
 }
+
+/// A transaction for a bulk insert of pending rows with the tables' triggers off while it runs
+/// (`SET LOCAL session_replication_role = replica`, what pg_restore --disable-triggers does;
+/// superuser only, which the benchmark's role is): row triggers that do nothing for the rows
+/// inserted (a NOTIFY sent only for a row due now, a foreign-key check of a column left NULL)
+/// then cost nothing. The caller states why its peer's triggers change nothing for its rows, and
+/// checks a row of this path against one the peer's API wrote (`same_row`). The flag says
+/// whether the triggers are off (false: not a superuser, the insert runs with them).
+pub async fn triggers_off_tx(pool: &sqlx::PgPool) -> (sqlx::Transaction<'static, sqlx::Postgres>, bool) {
+    let superuser: bool = sqlx::query_scalar("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+        .fetch_one(pool)
+        .await
+        .expect("rolsuper");
+    let mut tx = pool.begin().await.expect("begin");
+    if superuser {
+        sqlx::query("SET LOCAL session_replication_role = replica").execute(&mut *tx).await.expect("triggers off");
+    }
+    (tx, superuser)
+}
