@@ -38,13 +38,7 @@ async fn drain_sequential(store: &dyn Store, batch: u32) -> f64 {
     let (mut ta, mut tc) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
     loop {
         let t = Instant::now();
-        let params = JobAcquireParams {
-            node: "bench".into(),
-            limit: batch,
-            lock_time: SignedDuration::from_mins(5),
-            now: None,
-            lookahead: SignedDuration::ZERO,
-        };
+        let params = acquire_params(batch);
         let acquired = store.job_acquire(&params).await.expect("acquire");
         ta += t.elapsed();
         if acquired.jobs.is_empty() {
@@ -89,13 +83,7 @@ async fn drain_pipelined(store: std::sync::Arc<TempStore>, batch: u32) -> f64 {
     };
     let start = Instant::now();
     loop {
-        let params = JobAcquireParams {
-            node: "bench".into(),
-            limit: batch,
-            lock_time: SignedDuration::from_mins(5),
-            now: None,
-            lookahead: SignedDuration::ZERO,
-        };
+        let params = acquire_params(batch);
         let acquired = store.job_acquire(&params).await.expect("acquire");
         if acquired.jobs.is_empty() {
             break;
@@ -150,5 +138,16 @@ async fn drain_20000_noop_jobs() {
             "batch {batch:>3}: bulk insert {insert_rate:>7.0} jobs/s | drain sequential {seq:>6.0} jobs/s ({seq_cpu_us:.0} µs CPU/job) \
              | drain pipelined {piped:>6.0} jobs/s ({piped_cpu_us:.0} µs CPU/job)"
         );
+    }
+}
+
+/// One acquisition of up to `batch` jobs by the bench node (5-minute leases, no lookahead).
+fn acquire_params(batch: u32) -> JobAcquireParams {
+    JobAcquireParams {
+        node: "bench".into(),
+        limit: batch,
+        lock_time: SignedDuration::from_mins(5),
+        now: None,
+        lookahead: SignedDuration::ZERO,
     }
 }
