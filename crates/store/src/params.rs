@@ -304,15 +304,15 @@ impl SqlValue {
             _ => None,
         }
     }
-    /// An instant column of either backend: PostgreSQL's `timestamptz`, or SQLite's stored text
-    /// `YYYY-MM-DD HH:MM:SS.SSS` (UTC).
+    /// An instant column of either backend: PostgreSQL's `timestamptz`, SQLite's stored text
+    /// `YYYY-MM-DD HH:MM:SS.SSS` (UTC), or an instant in JSON (RFC 3339, with its offset).
     pub fn as_timestamp(&self) -> Option<Timestamp> {
         match self {
             SqlValue::Timestamp(t) => Some(*t),
-            SqlValue::Text(s) => {
+            SqlValue::Text(s) => s.parse::<Timestamp>().ok().or_else(|| {
                 let dt: jiff::civil::DateTime = s.replacen(' ', "T", 1).parse().ok()?;
                 dt.to_zoned(jiff::tz::TimeZone::UTC).ok().map(|z| z.timestamp())
-            }
+            }),
             _ => None,
         }
     }

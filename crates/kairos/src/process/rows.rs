@@ -9,8 +9,9 @@
 
 use jiff::Timestamp;
 use kairos_process::*;
-use kairos_store::{Result as StoreResult, SqlValue, Store, Write};
+use kairos_store::{Backend, Result as StoreResult, SqlValue, Store, Write};
 use serde_json::Value as Json;
+use std::sync::LazyLock;
 
 fn t(s: &str) -> SqlValue {
     SqlValue::Text(s.to_string())
@@ -70,20 +71,117 @@ pub fn decode_value(ty: &str, text: &SqlValue, long: &SqlValue, double: &SqlValu
     }
 }
 
+/// The parts of an instance [`load`] reads, in the order of its statement's columns: per part,
+/// the table, the columns (in the order the mapping code below indexes them), the filter on
+/// the instance id (bound once per part) and the order of its rows.
+const PARTS: [(&str, &str, &str, &str); 7] = [
+    (
+        "ACT_RU_EXECUTION e LEFT JOIN ACT_RE_PROCDEF d ON d.ID_ = e.PROC_DEF_ID_ \
+         LEFT JOIN ACT_RU_EXECUTION s ON s.ID_ = e.SUPER_EXEC_",
+        "e.ID_, e.REV_, e.PARENT_ID_, e.SUPER_EXEC_, e.ACT_ID_, e.IS_ACTIVE_, e.IS_CONCURRENT_, e.IS_SCOPE_, \
+         e.IS_EVENT_SCOPE_, e.IS_MI_ROOT_, e.START_TIME_, e.SUSPENSION_STATE_, e.BUSINESS_KEY_, e.PROC_DEF_ID_, \
+         e.TENANT_ID_, e.START_ACT_ID_, e.START_USER_ID_, e.SEQ_, d.KEY_, s.PROC_INST_ID_",
+        "e.PROC_INST_ID_ = ?",
+        "e.START_TIME_, e.ID_",
+    ),
+    (
+        "ACT_RU_TASK",
+        "ID_, REV_, EXECUTION_ID_, NAME_, TASK_DEF_KEY_, ASSIGNEE_, PRIORITY_, CREATE_TIME_, DUE_DATE_, FORM_KEY_, \
+         CLAIM_TIME_, SUSPENSION_STATE_",
+        "PROC_INST_ID_ = ?",
+        "CREATE_TIME_, ID_",
+    ),
+    ("ACT_RU_IDENTITYLINK", "TASK_ID_, USER_ID_, GROUP_ID_", "PROC_INST_ID_ = ? AND TYPE_ = 'candidate'", "ID_"),
+    (
+        "ACT_RU_VARIABLE",
+        "ID_, REV_, NAME_, EXECUTION_ID_, TYPE_, TEXT_, LONG_, DOUBLE_",
+        "PROC_INST_ID_ = ? AND TASK_ID_ IS NULL",
+        "ID_",
+    ),
+    (
+        "ACT_RU_EVENT_SUBSCR",
+        "ID_, EVENT_TYPE_, EVENT_NAME_, EXECUTION_ID_, ACTIVITY_ID_, CREATED_",
+        "PROC_INST_ID_ = ?",
+        "CREATED_, ID_",
+    ),
+    (
+        "ACT_RU_JOB",
+        "ID_, HANDLER_TYPE_, HANDLER_CFG_, EXECUTION_ID_, ELEMENT_ID_, DUEDATE_, REPEAT_, EXCLUSIVE_, RETRY_CYCLE_",
+        "PROCESS_INSTANCE_ID_ = ? AND HANDLER_TYPE_ IN ({process_job_kinds})",
+        "ID_",
+    ),
+    (
+        "ACT_HI_ACTINST",
+        "ID_, EXECUTION_ID_, ACT_ID_, ACT_NAME_, ACT_TYPE_, TASK_ID_, ASSIGNEE_, START_TIME_, SEQ_",
+        "PROC_INST_ID_ = ? AND END_TIME_ IS NULL",
+        "SEQ_, ID_",
+    ),
+];
+
+/// [`load`]'s one statement: per part a column holding its rows as a JSON array of arrays
+/// (NULL for none). The SQL differs between the backends only in the names of two JSON
+/// functions.
+fn load_sql(backend: Backend) -> &'static str {
+    fn build(aggregate: &str, array: &str) -> String {
+        let kinds =
+            [JobKind::ASYNC_CONTINUATION, JobKind::TRIGGER_TIMER, JobKind::EXTERNAL_WORKER].map(|k| format!("'{k}'"));
+        let parts: Vec<String> = PARTS
+            .iter()
+            .map(|(from, columns, filter, order)| {
+                let filter = filter.replace("{process_job_kinds}", &kinds.join(", "));
+                format!(
+                    "(SELECT CAST({aggregate}({array}({columns}) ORDER BY {order}) AS TEXT) FROM {from} WHERE {filter})"
+                )
+            })
+            .collect();
+        format!("SELECT {}", parts.join(", "))
+    }
+    static SQLITE: LazyLock<String> = LazyLock::new(|| build("json_group_array", "json_array"));
+    static POSTGRES: LazyLock<String> = LazyLock::new(|| build("json_agg", "json_build_array"));
+    match backend {
+        Backend::Sqlite => &SQLITE,
+        Backend::Postgres => &POSTGRES,
+    }
+}
+
+/// One part's rows, from its JSON column: values as [`Store::read`] gives them (instants as
+/// text, which [`SqlValue::as_timestamp`] reads in either backend's form).
+fn json_rows(v: &SqlValue) -> StoreResult<Vec<Vec<SqlValue>>> {
+    let Some(s) = v.as_str() else { return Ok(Vec::new()) };
+    let rows: Vec<Vec<Json>> = serde_json::from_str(s)
+        .map_err(|e| kairos_store::Error::new(kairos_store::ErrorKind::Other, format!("instance rows: {e}")))?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            r.into_iter()
+                .map(|v| match v {
+                    Json::Null => SqlValue::Null,
+                    Json::Bool(b) => SqlValue::Bool(b),
+                    Json::Number(n) => {
+                        n.as_i64().map_or_else(|| SqlValue::Float(n.as_f64().unwrap_or_default()), SqlValue::Int)
+                    }
+                    Json::String(s) => SqlValue::Text(s),
+                    other => SqlValue::Text(other.to_string()),
+                })
+                .collect()
+        })
+        .collect())
+}
+
 /// Loads process instance `id`, or `None` when it has no root execution (ended or unknown).
+///
+/// One statement reads every row of the instance: one round trip, and one snapshot of it (a
+/// command never sees the tasks of one commit beside the executions of another). The JSON
+/// aggregation is what lets one statement return seven tables' rows.
 pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> {
-    let key = [t(id)];
-    let execs = store
-        .read(
-            "SELECT e.ID_, e.REV_, e.PARENT_ID_, e.SUPER_EXEC_, e.ACT_ID_, e.IS_ACTIVE_, e.IS_CONCURRENT_, e.IS_SCOPE_, \
-             e.IS_EVENT_SCOPE_, e.IS_MI_ROOT_, e.START_TIME_, e.SUSPENSION_STATE_, e.BUSINESS_KEY_, e.PROC_DEF_ID_, \
-             e.TENANT_ID_, e.START_ACT_ID_, e.START_USER_ID_, e.SEQ_, d.KEY_, s.PROC_INST_ID_ \
-             FROM ACT_RU_EXECUTION e LEFT JOIN ACT_RE_PROCDEF d ON d.ID_ = e.PROC_DEF_ID_ \
-             LEFT JOIN ACT_RU_EXECUTION s ON s.ID_ = e.SUPER_EXEC_ \
-             WHERE e.PROC_INST_ID_ = ? ORDER BY e.START_TIME_, e.ID_",
-            &key,
-        )
-        .await?;
+    let keys = vec![t(id); PARTS.len()];
+    let rows = store.read(load_sql(store.backend()), &keys).await?;
+    let Some(row) = rows.first() else { return Ok(None) };
+    let [execs, task_rows, link_rows, var_rows, sub_rows, job_rows, act_rows] =
+        <[&SqlValue; 7]>::try_from(row.iter().collect::<Vec<_>>()).map_err(|_| {
+            kairos_store::Error::new(kairos_store::ErrorKind::Other, "instance rows: wrong column count")
+        })?;
+    let execs = json_rows(execs)?;
     let Some(root) = execs.iter().find(|r| text(&r[0]) == id) else { return Ok(None) };
     let executions = execs
         .iter()
@@ -102,27 +200,8 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
             suspension_state: int(&r[11]) as i32,
         })
         .collect();
-    // The rest of the instance in parallel: one round trip of latency instead of six.
-    let job_key = [t(id), t(JobKind::ASYNC_CONTINUATION), t(JobKind::TRIGGER_TIMER), t(JobKind::EXTERNAL_WORKER)];
-    let (task_rows, link_rows, var_rows, sub_rows, job_rows, act_rows) = tokio::try_join!(
-        store.read("SELECT ID_, REV_, EXECUTION_ID_, NAME_, TASK_DEF_KEY_, ASSIGNEE_, PRIORITY_, CREATE_TIME_, DUE_DATE_, \
-             FORM_KEY_, CLAIM_TIME_, SUSPENSION_STATE_ FROM ACT_RU_TASK WHERE PROC_INST_ID_ = ? ORDER BY CREATE_TIME_, ID_",
-            &key),
-        store.read("SELECT TASK_ID_, USER_ID_, GROUP_ID_ FROM ACT_RU_IDENTITYLINK WHERE PROC_INST_ID_ = ? AND TYPE_ = 'candidate' ORDER BY ID_",
-            &key),
-        store.read("SELECT ID_, REV_, NAME_, EXECUTION_ID_, TYPE_, TEXT_, LONG_, DOUBLE_ FROM ACT_RU_VARIABLE \
-             WHERE PROC_INST_ID_ = ? AND TASK_ID_ IS NULL ORDER BY ID_",
-            &key),
-        store.read("SELECT ID_, EVENT_TYPE_, EVENT_NAME_, EXECUTION_ID_, ACTIVITY_ID_, CREATED_ FROM ACT_RU_EVENT_SUBSCR \
-             WHERE PROC_INST_ID_ = ? ORDER BY CREATED_, ID_",
-            &key),
-        store.read("SELECT ID_, HANDLER_TYPE_, HANDLER_CFG_, EXECUTION_ID_, ELEMENT_ID_, DUEDATE_, REPEAT_, EXCLUSIVE_, RETRY_CYCLE_ \
-             FROM ACT_RU_JOB WHERE PROCESS_INSTANCE_ID_ = ? AND HANDLER_TYPE_ IN (?, ?, ?)",
-            &job_key),
-        store.read("SELECT ID_, EXECUTION_ID_, ACT_ID_, ACT_NAME_, ACT_TYPE_, TASK_ID_, ASSIGNEE_, START_TIME_, SEQ_ \
-             FROM ACT_HI_ACTINST WHERE PROC_INST_ID_ = ? AND END_TIME_ IS NULL",
-            &key),
-    )?;
+    let (task_rows, link_rows, var_rows) = (json_rows(task_rows)?, json_rows(link_rows)?, json_rows(var_rows)?);
+    let (sub_rows, job_rows, act_rows) = (json_rows(sub_rows)?, json_rows(job_rows)?, json_rows(act_rows)?);
     let mut tasks: Vec<Task> = task_rows
         .iter()
         .map(|r| Task {
