@@ -26,6 +26,7 @@ mod acquire;
 mod complete;
 mod diagnostics;
 mod error;
+mod fuse;
 mod jobs;
 mod nodes;
 mod operator_sql;
@@ -42,7 +43,7 @@ use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
 use kairos_core::{Job, JobLogEntry, JobTable, NewJob, NodeInfo};
 use kairos_store::{
-    Acquired, Backend, JobAcquireParams, JobCompletion, JobCounts, JobDiagnostics, JobFilter, JobLogFilter,
+    Acquired, Backend, Dialect, JobAcquireParams, JobCompletion, JobCounts, JobDiagnostics, JobFilter, JobLogFilter,
     JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistered, NodeRegistration, Page, Result, SqlValue, Store,
 };
 use sqlx::PgPool;
@@ -70,6 +71,15 @@ impl PgStore {
 impl Store for PgStore {
     fn backend(&self) -> Backend {
         Backend::Postgres
+    }
+
+    fn dialect(&self) -> &'static Dialect {
+        &Dialect {
+            json_group_array: "json_agg",
+            json_array: "json_build_array",
+            now: "date_trunc('milliseconds', now())",
+            empty_table: "TRUNCATE",
+        }
     }
 
     async fn migrate(&self) -> Result<()> {

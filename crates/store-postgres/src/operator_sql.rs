@@ -3,6 +3,7 @@
 //! this; it is the one place where SQL text arrives at run time.
 
 use crate::error::DbResultExt;
+use crate::fuse::Step;
 use jiff_sqlx::ToSqlx;
 use kairos_store::{Error, ErrorKind, Result, SqlValue};
 use sqlx::encode::IsNull;
@@ -10,7 +11,7 @@ use sqlx::error::BoxDynError;
 use sqlx::postgres::types::Oid;
 use sqlx::postgres::{PgArgumentBuffer, PgArguments, PgRow, PgTypeInfo};
 use sqlx::query::Query;
-use sqlx::{AssertSqlSafe, Column, Executor, PgPool, Postgres, Row, SqlSafeStr, TypeInfo};
+use sqlx::{Acquire, AssertSqlSafe, Column, Executor, PgPool, Postgres, Row, SqlSafeStr, TypeInfo};
 
 /// How a result column is read back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -275,26 +276,60 @@ pub(crate) async fn engine_read(pool: &PgPool, sql: &str, binds: &[SqlValue]) ->
 }
 
 /// The engine's own writes in one transaction, each checked against the rows it must affect.
+/// Runs of inserts are fused into one statement each ([`crate::fuse`]); a list that is one
+/// statement without a check needs no transaction of its own (the statement is atomic).
 pub(crate) async fn engine_write_all(pool: &PgPool, writes: &[kairos_store::Write]) -> Result<Vec<u64>> {
-    let mut tx = pool.begin().await.db()?;
+    let steps = crate::fuse::plan(writes);
+    let mut conn = pool.acquire().await.db()?;
+    if steps.len() == 1 && writes.iter().all(|w| w.expect.is_none()) {
+        return run_steps(&mut conn, writes, steps).await;
+    }
+    let mut tx = conn.begin().await.db()?;
+    let affected = run_steps(&mut tx, writes, steps).await?;
+    tx.commit().await.db()?;
+    Ok(affected)
+}
+
+/// Runs [`engine_write_all`]'s steps on `conn`, checking every write's row count.
+async fn run_steps(
+    conn: &mut sqlx::PgConnection,
+    writes: &[kairos_store::Write],
+    steps: Vec<Step>,
+) -> Result<Vec<u64>> {
     let mut affected = Vec::with_capacity(writes.len());
-    for (i, w) in writes.iter().enumerate() {
-        let sql = engine_sql(&w.sql, &w.binds)?;
-        let n = match bind_all(sqlx::query(AssertSqlSafe(sql)), &w.binds).execute(&mut *tx).await.db() {
-            Ok(done) => done.rows_affected(),
-            Err(mut e) => {
-                // Say which statement: the process engine writes many per command.
-                let head: String = w.sql.split_whitespace().take(6).collect::<Vec<_>>().join(" ");
-                e.message = format!("{} (statement {i}: {head} …)", e.message);
-                return Err(e);
+    for step in steps {
+        let (range, counts) = match step {
+            Step::One(i) => {
+                let w = &writes[i];
+                let sql = engine_sql(&w.sql, &w.binds)?;
+                let done = bind_all(sqlx::query(AssertSqlSafe(sql)), &w.binds).execute(&mut *conn).await;
+                (i..i + 1, done.db().map(|d| vec![d.rows_affected()]))
+            }
+            Step::Fused { range, sql, binds } => {
+                let sql = engine_sql(&sql, &binds)?;
+                let row = bind_all(sqlx::query(AssertSqlSafe(sql)), &binds).fetch_one(&mut *conn).await;
+                let counts = row.db().and_then(|row| {
+                    (0..range.len()).map(|k| row.try_get::<i64, _>(k).map(|n| n as u64).db()).collect()
+                });
+                (range, counts)
             }
         };
-        if let Some(want) = w.expect.filter(|&want| want != n) {
-            return Err(kairos_store::write_conflict(i, w, want, n));
+        let counts = counts.map_err(|mut e| {
+            // Say which statement: the process engine writes many per command.
+            let w = &writes[range.start];
+            let head: String = w.sql.split_whitespace().take(6).collect::<Vec<_>>().join(" ");
+            let which =
+                if range.len() == 1 { format!("statement {}", range.start) } else { format!("statements {range:?}") };
+            e.message = format!("{} ({which}: {head} …)", e.message);
+            e
+        })?;
+        for (i, n) in range.zip(counts) {
+            if let Some(want) = writes[i].expect.filter(|&want| want != n) {
+                return Err(kairos_store::write_conflict(i, &writes[i], want, n));
+            }
+            affected.push(n);
         }
-        affected.push(n);
     }
-    tx.commit().await.db()?;
     Ok(affected)
 }
 

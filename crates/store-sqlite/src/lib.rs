@@ -100,6 +100,15 @@ impl Store for SqliteStore {
         Backend::Sqlite
     }
 
+    fn dialect(&self) -> &'static Dialect {
+        &Dialect {
+            json_group_array: "json_group_array",
+            json_array: "json_array",
+            now: "strftime('%Y-%m-%d %H:%M:%f', 'now')",
+            empty_table: "DELETE FROM",
+        }
+    }
+
     async fn migrate(&self) -> Result<()> {
         self.run_migrations().await
     }

@@ -8,7 +8,7 @@
 //! multi-row INSERTs and `IN`-list DELETEs plus the statements that must stay single (those
 //! with a checked row count).
 //!
-//! Two shapes are merged, and only between statements of the same text (the same table and
+//! Three shapes are merged, and only between statements of the same text (the same table and
 //! columns, so the same constraints and the same order of checks):
 //! - `INSERT INTO t (cols) VALUES (…)` (no `ON CONFLICT`, no `RETURNING`, no `SELECT`): a
 //!   plain single-row insert writes its row or fails the transaction, so the merged statement
@@ -19,12 +19,20 @@
 //!   statements are [`Write::keyed`]: each tuple then matches at most one row, so the merged
 //!   count equals the sum of the expected counts exactly when every one of them holds (a
 //!   tuple given twice deletes once, and fails the check as the second statement would).
+//! - `UPDATE t SET a = ?, r = r + 1 WHERE k = ? AND v = ?` (each `SET` item a parameter or an
+//!   expression without one; each condition a key equality): becomes
+//!   `WITH v_ (v_0, …) AS (VALUES (?, …), …) UPDATE t SET a = v_.v_0, r = r + 1 FROM v_ WHERE
+//!   k = v_.v_1 AND v = v_.v_2`, each row updated from its own tuple. Checked only when keyed,
+//!   as deletes. Only statements with the same parameters NULL merge, and a NULL one is
+//!   written `a = NULL`: every column of the `VALUES` list then has a typed value, so
+//!   PostgreSQL never has to guess a type for a column of NULLs (it would guess text, which an
+//!   instant or number column refuses). A NULL key never matches, so such a statement stays.
 //!
 //! The caller guarantees that the statements passed to [`coalesce`] may run in any order with
 //! respect to each other: the executor passes the k-th effect of every completion in a batch,
 //! whose jobs are distinct and whose shared rows are guarded by checked (never merged) writes.
 
-use crate::Write;
+use crate::{SqlValue, Write};
 
 /// At most this many rows per merged statement, and this many parameters (PostgreSQL allows
 /// 65,535, SQLite 32,766).
@@ -52,7 +60,12 @@ pub fn coalesce(writes: Vec<Write>) -> Vec<Write> {
             continue;
         };
         // Same text and same promise; a keyed statement with a check never joins unkeyed ones.
-        let key = format!("{}{}", u8::from(w.keyed && w.expect.is_some()), w.sql);
+        // Updates also need the same NULL parameters (see the module docs).
+        let nulls: String = match shape {
+            Shape::Update { .. } => w.binds.iter().map(|b| if b.is_null() { 'n' } else { 'v' }).collect(),
+            _ => String::new(),
+        };
+        let key = format!("{}{nulls}{}", u8::from(w.keyed && w.expect.is_some()), w.sql);
         match index.get(&key) {
             Some(&g) => groups[g].rows.push(w),
             None => {
@@ -74,6 +87,12 @@ pub fn coalesce(writes: Vec<Write>) -> Vec<Write> {
                     out.append(&mut rows);
                     continue;
                 }
+                if let Shape::Update { .. } = shape {
+                    // A NULL `SET` parameter is written into the text instead (see `Shape::sql`).
+                    for r in &mut rows {
+                        r.binds.retain(|b| !b.is_null());
+                    }
+                }
                 let per = rows[0].binds.len().max(1);
                 let chunk = (MAX_PARAMS / per).clamp(1, MAX_ROWS);
                 for part in rows.chunks_mut(chunk) {
@@ -88,8 +107,19 @@ pub fn coalesce(writes: Vec<Write>) -> Vec<Write> {
     out
 }
 
+/// One item of an update's `SET` list.
+enum SetItem {
+    /// `column = ?`, and whether that parameter is NULL in the group's statements.
+    Param { column: String, null: bool },
+    /// `column = expression`, the expression without parameters (`REV_ = REV_ + 1`), as written.
+    Fixed(String),
+}
+
 /// A mergeable statement: its fixed head and the part repeated per row.
 enum Shape {
+    /// `table` is the updated table, `keys` the equality-tested columns, in bind order after the
+    /// `SET` parameters.
+    Update { table: String, set: Vec<SetItem>, keys: Vec<String> },
     /// `head` is `INSERT INTO t (cols) VALUES`, `row` the parenthesised tuple.
     Insert { head: String, row: String },
     /// `head` is `DELETE FROM t WHERE`, `columns` the equality-tested columns in bind order.
@@ -113,26 +143,72 @@ impl Shape {
                 && row.matches('?').count() == w.binds.len();
             return plain.then(|| Shape::Insert { head: head.to_string(), row: row.to_string() });
         }
-        if sql.starts_with("DELETE FROM ") && (w.expect.is_none() || w.keyed) {
+        if w.expect.is_some() && !w.keyed {
+            return None;
+        }
+        if sql.starts_with("DELETE FROM ") {
             let at = sql.find(" WHERE ")?;
             let (head, cond) = (&sql[..at + 6], &sql[at + 7..]);
-            let columns: Option<Vec<String>> = cond
-                .split(" AND ")
-                .map(|c| {
-                    let (col, rest) = c.split_once('=')?;
-                    let col = col.trim();
-                    let ident = !col.is_empty() && col.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
-                    (ident && rest.trim() == "?").then(|| col.to_string())
+            let columns = key_columns(cond).filter(|c| c.len() == w.binds.len() && !head.contains('?'))?;
+            return Some(Shape::Delete { head: head.to_string(), columns });
+        }
+        if let Some(rest) = sql.strip_prefix("UPDATE ") {
+            let (table, rest) = rest.split_once(" SET ")?;
+            let (set, cond) = rest.split_once(" WHERE ")?;
+            let keys = key_columns(cond)?;
+            let mut params = 0;
+            let set: Option<Vec<SetItem>> = split_top_level(set)
+                .map(|item| {
+                    let (col, rhs) = item.split_once('=')?;
+                    let (col, rhs) = (col.trim(), rhs.trim());
+                    if !ident(col) || !ident(table) {
+                        return None;
+                    }
+                    if rhs == "?" {
+                        params += 1;
+                        let null = w.binds.get(params - 1)?.is_null();
+                        return Some(SetItem::Param { column: col.to_string(), null });
+                    }
+                    // An expression of the row's own columns only (no string, no parameter).
+                    let plain = !rhs.contains(['?', '\'', '(', ';']);
+                    plain.then(|| SetItem::Fixed(item.trim().to_string()))
                 })
                 .collect();
-            let columns = columns.filter(|c| c.len() == w.binds.len() && !head.contains('?'))?;
-            return Some(Shape::Delete { head: head.to_string(), columns });
+            let set = set?;
+            let key_binds = w.binds.get(params..)?;
+            let fits = key_binds.len() == keys.len() && !key_binds.iter().any(SqlValue::is_null);
+            return fits.then(|| Shape::Update { table: table.to_string(), set, keys });
         }
         None
     }
 
     fn sql(&self, rows: usize) -> String {
         match self {
+            Shape::Update { table, set, keys } => {
+                let mut n = 0;
+                let mut next = || {
+                    n += 1;
+                    format!("v_.v_{}", n - 1)
+                };
+                let set: Vec<String> = set
+                    .iter()
+                    .map(|item| match item {
+                        SetItem::Param { column, null: true } => format!("{column} = NULL"),
+                        SetItem::Param { column, null: false } => format!("{column} = {}", next()),
+                        SetItem::Fixed(expr) => expr.clone(),
+                    })
+                    .collect();
+                let conds: Vec<String> = keys.iter().map(|k| format!("{table}.{k} = {}", next())).collect();
+                let names: Vec<String> = (0..n).map(|i| format!("v_{i}")).collect();
+                let tuple = format!("({})", vec!["?"; n].join(", "));
+                format!(
+                    "WITH v_ ({}) AS (VALUES {}) UPDATE {table} SET {} FROM v_ WHERE {}",
+                    names.join(", "),
+                    vec![tuple.as_str(); rows].join(", "),
+                    set.join(", "),
+                    conds.join(" AND ")
+                )
+            }
             Shape::Insert { head, row } => format!("{head} {}", vec![row.as_str(); rows].join(", ")),
             Shape::Delete { head, columns } if columns.len() == 1 => {
                 format!("{head} {} IN ({})", columns[0], vec!["?"; rows].join(", "))
@@ -145,6 +221,41 @@ impl Shape {
             }
         }
     }
+}
+
+/// The columns of `a = ? AND b = ?`, or `None` for any other condition.
+fn key_columns(cond: &str) -> Option<Vec<String>> {
+    cond.split(" AND ")
+        .map(|c| {
+            let (col, rest) = c.split_once('=')?;
+            let col = col.trim();
+            (ident(col) && rest.trim() == "?").then(|| col.to_string())
+        })
+        .collect()
+}
+
+fn ident(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+}
+
+/// `s` split at its commas outside parentheses.
+fn split_top_level(s: &str) -> impl Iterator<Item = &str> {
+    let mut depth = 0i32;
+    let mut start = 0;
+    let mut parts = Vec::new();
+    for (i, ch) in s.char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&s[start..]);
+    parts.into_iter()
 }
 
 /// Whether the parentheses of `s` close in order and the first one closes last.
@@ -211,6 +322,38 @@ mod tests {
     }
 
     #[test]
+    fn updates_by_key_merge_into_one_update_from_a_values_list() {
+        let upd = |id: &str, end: Option<&str>| {
+            Write::new(
+                "UPDATE H SET END_ = ?, REASON_ = ?, REV_ = REV_ + 1 WHERE ID_ = ?",
+                vec![t("2026"), end.map_or(SqlValue::Null, t), t(id)],
+            )
+        };
+        let out = coalesce(vec![upd("1", None), upd("2", Some("x")), upd("3", None)]);
+        // The two with REASON_ NULL merge, writing it as NULL; the other stays as it was.
+        assert_eq!(out.len(), 2);
+        assert_eq!(
+            out[0].sql,
+            "WITH v_ (v_0, v_1) AS (VALUES (?, ?), (?, ?)) UPDATE H SET END_ = v_.v_0, REASON_ = NULL, \
+             REV_ = REV_ + 1 FROM v_ WHERE H.ID_ = v_.v_1"
+        );
+        assert_eq!(out[0].binds, vec![t("2026"), t("1"), t("2026"), t("3")]);
+        assert_eq!(out[1], upd("2", Some("x")));
+        // Checked: merged when keyed (the check is the sum), never when not.
+        let cas = |id: &str| {
+            Write::new("UPDATE G SET A_ = ? WHERE ID_ = ? AND REV_ = ?", vec![t("a"), t(id), t("1")]).expect(1)
+        };
+        let out = coalesce(vec![cas("1").keyed(), cas("2").keyed()]);
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            out[0].sql,
+            "WITH v_ (v_0, v_1, v_2) AS (VALUES (?, ?, ?), (?, ?, ?)) UPDATE G SET A_ = v_.v_0 FROM v_ WHERE G.ID_ = v_.v_1 AND G.REV_ = v_.v_2"
+        );
+        assert_eq!(out[0].expect, Some(2));
+        assert_eq!(coalesce(vec![cas("1"), cas("2")]), vec![cas("1"), cas("2")]);
+    }
+
+    #[test]
     fn what_is_not_a_plain_single_row_statement_stays_as_it_is() {
         let keep = vec![
             // A checked delete: the optimistic lock needs each statement's own count.
@@ -224,6 +367,15 @@ mod tests {
             Write::new("DELETE FROM F WHERE S = ? AND E <> ?", vec![t("1"), t("2")]),
             Write::new("DELETE FROM F WHERE S = ? OR E = ?", vec![t("1"), t("2")]),
             Write::new("DELETE FROM F WHERE S = ? OR E = ?", vec![t("1"), t("2")]),
+            // A NULL key, an expression with a parameter or a function, a condition not a key.
+            Write::new("UPDATE H SET A_ = ? WHERE ID_ = ?", vec![t("1"), SqlValue::Null]),
+            Write::new("UPDATE H SET A_ = ? WHERE ID_ = ?", vec![t("2"), SqlValue::Null]),
+            Write::new("UPDATE H SET A_ = A_ + ? WHERE ID_ = ?", vec![t("1"), t("2")]),
+            Write::new("UPDATE H SET A_ = A_ + ? WHERE ID_ = ?", vec![t("1"), t("2")]),
+            Write::new("UPDATE H SET A_ = lower(B_) WHERE ID_ = ?", vec![t("1")]),
+            Write::new("UPDATE H SET A_ = lower(B_) WHERE ID_ = ?", vec![t("1")]),
+            Write::new("UPDATE H SET A_ = ? WHERE ID_ < ?", vec![t("1"), t("2")]),
+            Write::new("UPDATE H SET A_ = ? WHERE ID_ < ?", vec![t("1"), t("2")]),
         ];
         assert_eq!(coalesce(keep.clone()), keep);
     }

@@ -42,10 +42,31 @@ impl Backend {
     }
 }
 
+/// The few spellings in which the two backends' SQL differs, for the statements the engine
+/// writes once for both ([`Store::read`], [`Store::write_all`]): callers put these into their
+/// text instead of asking which backend they are on.
+#[derive(Debug)]
+pub struct Dialect {
+    /// The aggregate that collects JSON values into one JSON array (none for no rows; SQL
+    /// NULL on PostgreSQL, `[]` on SQLite). Takes `ORDER BY` inside its parentheses.
+    pub json_group_array: &'static str,
+    /// The function that makes a JSON array of its arguments.
+    pub json_array: &'static str,
+    /// The database's now, cut to the milliseconds the columns keep, in the form
+    /// [`Store::read`] returns instants: the value [`Store::db_now`] gives, inside any statement.
+    pub now: &'static str,
+    /// Empties a table, then names it: `TRUNCATE` on PostgreSQL (no dead rows left behind for
+    /// vacuum), `DELETE FROM` on SQLite.
+    pub empty_table: &'static str,
+}
+
 /// Every operation kairos performs on its tables.
 #[async_trait]
 pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     fn backend(&self) -> Backend;
+
+    /// How this backend spells what SQL does not agree on.
+    fn dialect(&self) -> &'static Dialect;
 
     /// Creates or upgrades the schema (embedded migrations). Idempotent; safe to run from several
     /// nodes at once.

@@ -55,11 +55,18 @@ pub(crate) async fn reset_jobs(store: &dyn Store) -> Result<(), CliError> {
             ));
         }
     }
-    for table in ["ACT_RU_JOB", "ACT_RU_DEADLETTER_JOB", "ACT_RU_SUSPENDED_JOB", "ACT_HI_JOB_LOG"] {
-        statements.push(format!("DELETE FROM {table}"));
-    }
     for sql in &statements {
         store.sql_execute(sql, &[]).await?;
+    }
+    empty_tables(store, &["ACT_RU_JOB", "ACT_RU_DEADLETTER_JOB", "ACT_RU_SUSPENDED_JOB", "ACT_HI_JOB_LOG"]).await
+}
+
+/// Deletes every row of `tables` (on PostgreSQL by TRUNCATE: a mass DELETE leaves the tables
+/// and their indexes full of dead rows until autovacuum comes by, and the next run would
+/// measure the bloat — runs after a reset measured ever slower, 826 → 679 → 581 instances/s).
+pub(crate) async fn empty_tables(store: &dyn Store, tables: &[&str]) -> Result<(), CliError> {
+    for table in tables {
+        store.sql_execute(&format!("{} {table}", store.dialect().empty_table), &[]).await?;
     }
     Ok(())
 }

@@ -111,7 +111,7 @@ async fn ended(engine: &Engine) -> Result<u64, CliError> {
 async fn reset(engine: &Engine) -> Result<(), CliError> {
     let store = engine.store();
     super::reset_jobs(store.as_ref()).await?;
-    for table in [
+    let tables = [
         "ACT_RU_TASK",
         "ACT_RU_IDENTITYLINK",
         "ACT_RU_VARIABLE",
@@ -124,8 +124,6 @@ async fn reset(engine: &Engine) -> Result<(), CliError> {
         "ACT_RE_PROCDEF",
         "ACT_RE_DEPLOYMENT",
         "ACT_GE_BYTEARRAY",
-    ] {
-        store.sql_execute(&format!("DELETE FROM {table}"), &[]).await?;
-    }
-    Ok(())
+    ];
+    super::empty_tables(store.as_ref(), &tables).await
 }

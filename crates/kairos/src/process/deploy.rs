@@ -50,25 +50,44 @@ fn def_row(r: &[SqlValue]) -> DefinitionInfo {
     }
 }
 
+/// Which definition [`lookup`] finds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Lookup<'a> {
+    Id(&'a str),
+    /// The latest version of a key.
+    LatestOf(&'a str),
+}
+
+/// The definition, or a 404; with the database's now, read by the same statement: a start
+/// needs both, and that is one round trip instead of two.
+pub(crate) async fn lookup(store: &dyn Store, which: Lookup<'_>) -> Result<(DefinitionInfo, jiff::Timestamp), Error> {
+    let now = store.dialect().now;
+    let (filter, key) = match which {
+        Lookup::Id(id) => ("ID_ = ?", id),
+        Lookup::LatestOf(key) => ("KEY_ = ? AND TENANT_ID_ = '' ORDER BY VERSION_ DESC LIMIT 1", key),
+    };
+    let rows =
+        store.read(&format!("SELECT {DEF_COLUMNS}, {now} FROM ACT_RE_PROCDEF WHERE {filter}"), &[text(key)]).await?;
+    let found = rows.first().and_then(|r| Some((def_row(r), r.get(7)?.as_timestamp()?)));
+    found.ok_or_else(|| {
+        Error::Process(ProcessError::new(
+            ErrorKind::NotFound,
+            match which {
+                Lookup::Id(id) => format!("process definition {id} does not exist"),
+                Lookup::LatestOf(key) => format!("no process definition has key '{key}'"),
+            },
+        ))
+    })
+}
+
 /// Definition `id`, or a 404.
 pub(crate) async fn definition(store: &dyn Store, id: &str) -> Result<DefinitionInfo, Error> {
-    let rows = store.read(&format!("SELECT {DEF_COLUMNS} FROM ACT_RE_PROCDEF WHERE ID_ = ?"), &[text(id)]).await?;
-    rows.first().map(|r| def_row(r)).ok_or_else(|| {
-        Error::Process(ProcessError::new(ErrorKind::NotFound, format!("process definition {id} does not exist")))
-    })
+    Ok(lookup(store, Lookup::Id(id)).await?.0)
 }
 
 /// The latest version of `key`, or a 404.
 pub(crate) async fn latest(store: &dyn Store, key: &str) -> Result<DefinitionInfo, Error> {
-    let rows = store
-        .read(
-            &format!("SELECT {DEF_COLUMNS} FROM ACT_RE_PROCDEF WHERE KEY_ = ? AND TENANT_ID_ = '' ORDER BY VERSION_ DESC LIMIT 1"),
-            &[text(key)],
-        )
-        .await?;
-    rows.first().map(|r| def_row(r)).ok_or_else(|| {
-        Error::Process(ProcessError::new(ErrorKind::NotFound, format!("no process definition has key '{key}'")))
-    })
+    Ok(lookup(store, Lookup::LatestOf(key)).await?.0)
 }
 
 /// Definitions, optionally of one key and/or only the latest versions.

@@ -165,9 +165,9 @@ impl Processes {
 
     /// An instance started in memory, and the writes that store it.
     async fn prepare_start(&self, req: StartRequest) -> Result<(InstanceView, Vec<Write>), Error> {
-        let def = match (&req.process_definition_id, &req.process_definition_key) {
-            (Some(id), _) => deploy::definition(self.store.as_ref(), id).await?,
-            (None, Some(key)) => deploy::latest(self.store.as_ref(), key).await?,
+        let (def, now) = match (&req.process_definition_id, &req.process_definition_key) {
+            (Some(id), _) => deploy::lookup(self.store.as_ref(), deploy::Lookup::Id(id)).await?,
+            (None, Some(key)) => deploy::lookup(self.store.as_ref(), deploy::Lookup::LatestOf(key)).await?,
             (None, None) => {
                 return Err(invalid("processDefinitionKey", "give processDefinitionKey or processDefinitionId"));
             }
@@ -179,7 +179,6 @@ impl Processes {
             )));
         }
         let defs = self.definitions(&def.id).await?;
-        let now = self.store.db_now().await?;
         let (mut instance, writes) = {
             let process = process_of(&defs, &def.key)?;
             let mut ids = kairos_core::new_id;
@@ -330,7 +329,7 @@ impl Processes {
         call: &kairos_process::CalledStart,
         caller: &str,
     ) -> Result<(Instance, Vec<Write>), Error> {
-        let def = deploy::latest(self.store.as_ref(), &call.process_key).await?;
+        let (def, now) = deploy::lookup(self.store.as_ref(), deploy::Lookup::LatestOf(&call.process_key)).await?;
         if def.suspended {
             return Err(Error::Process(ProcessError::at(
                 ErrorKind::Conflict,
@@ -340,7 +339,6 @@ impl Processes {
         }
         let defs = self.definitions(&def.id).await?;
         let process = process_of(&defs, &def.key)?;
-        let now = self.store.db_now().await?;
         let mut ids = kairos_core::new_id;
         let mut env = Env { definitions: &defs, process, now, ids: &mut ids };
         let mut inst = Runtime::new_instance(&mut env, &def.id, call.business_key.clone());

@@ -6,12 +6,14 @@
 //! (`expect(1)`): two commands on one instance can both compute, but only the first commits;
 //! the other gets a conflict and is retried on fresh rows (seed 003 §2.1's optimistic lock,
 //! taken for the whole instance, so a parallel join can never lose an arriving token).
+//! Every checked write names its row by primary key ([`Write::keyed`]): when a completion
+//! batch merges the same write of many jobs into one statement, its count still proves that
+//! each of them held.
 
 use jiff::Timestamp;
 use kairos_process::*;
-use kairos_store::{Backend, Result as StoreResult, SqlValue, Store, Write};
+use kairos_store::{Dialect, Result as StoreResult, SqlValue, Store, Write};
 use serde_json::Value as Json;
-use std::sync::LazyLock;
 
 fn t(s: &str) -> SqlValue {
     SqlValue::Text(s.to_string())
@@ -119,29 +121,21 @@ const PARTS: [(&str, &str, &str, &str); 7] = [
 ];
 
 /// [`load`]'s one statement: per part a column holding its rows as a JSON array of arrays
-/// (NULL for none). The SQL differs between the backends only in the names of two JSON
-/// functions.
-fn load_sql(backend: Backend) -> &'static str {
-    fn build(aggregate: &str, array: &str) -> String {
-        let kinds =
-            [JobKind::ASYNC_CONTINUATION, JobKind::TRIGGER_TIMER, JobKind::EXTERNAL_WORKER].map(|k| format!("'{k}'"));
-        let parts: Vec<String> = PARTS
-            .iter()
-            .map(|(from, columns, filter, order)| {
-                let filter = filter.replace("{process_job_kinds}", &kinds.join(", "));
-                format!(
-                    "(SELECT CAST({aggregate}({array}({columns}) ORDER BY {order}) AS TEXT) FROM {from} WHERE {filter})"
-                )
-            })
-            .collect();
-        format!("SELECT {}", parts.join(", "))
-    }
-    static SQLITE: LazyLock<String> = LazyLock::new(|| build("json_group_array", "json_array"));
-    static POSTGRES: LazyLock<String> = LazyLock::new(|| build("json_agg", "json_build_array"));
-    match backend {
-        Backend::Sqlite => &SQLITE,
-        Backend::Postgres => &POSTGRES,
-    }
+/// (NULL or `[]` for none).
+fn load_sql(dialect: &Dialect) -> String {
+    let kinds =
+        [JobKind::ASYNC_CONTINUATION, JobKind::TRIGGER_TIMER, JobKind::EXTERNAL_WORKER].map(|k| format!("'{k}'"));
+    let Dialect { json_group_array, json_array, .. } = dialect;
+    let parts: Vec<String> = PARTS
+        .iter()
+        .map(|(from, columns, filter, order)| {
+            let filter = filter.replace("{process_job_kinds}", &kinds.join(", "));
+            format!(
+                "(SELECT CAST({json_group_array}({json_array}({columns}) ORDER BY {order}) AS TEXT) FROM {from} WHERE {filter})"
+            )
+        })
+        .collect();
+    format!("SELECT {}", parts.join(", "))
 }
 
 /// One part's rows, from its JSON column: values as [`Store::read`] gives them (instants as
@@ -175,7 +169,7 @@ fn json_rows(v: &SqlValue) -> StoreResult<Vec<Vec<SqlValue>>> {
 /// aggregation is what lets one statement return seven tables' rows.
 pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> {
     let keys = vec![t(id); PARTS.len()];
-    let rows = store.read(load_sql(store.backend()), &keys).await?;
+    let rows = store.read(&load_sql(store.dialect()), &keys).await?;
     let Some(row) = rows.first() else { return Ok(None) };
     let [execs, task_rows, link_rows, var_rows, sub_rows, job_rows, act_rows] =
         <[&SqlValue; 7]>::try_from(row.iter().collect::<Vec<_>>()).map_err(|_| {
@@ -334,7 +328,8 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
                     i(i64::from(after.root_rev)),
                 ],
             )
-            .expect(1),
+            .expect(1)
+            .keyed(),
         );
     }
     if root_deleted {
@@ -343,7 +338,8 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
                 "DELETE FROM ACT_RU_EXECUTION WHERE ID_ = ? AND REV_ = ?",
                 vec![t(pi), i(i64::from(after.root_rev))],
             )
-            .expect(1),
+            .expect(1)
+            .keyed(),
         );
     }
     for e in &c.executions_inserted {
@@ -395,13 +391,15 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
                     i(i64::from(e.rev)),
                 ],
             )
-            .expect(1),
+            .expect(1)
+            .keyed(),
         );
     }
     for (id, rev) in c.executions_deleted.iter().filter(|(id, _)| id != pi) {
         w.push(
             Write::new("DELETE FROM ACT_RU_EXECUTION WHERE ID_ = ? AND REV_ = ?", vec![t(id), i(i64::from(*rev))])
-                .expect(1),
+                .expect(1)
+                .keyed(),
         );
     }
     for tk in &c.tasks_inserted {
@@ -474,7 +472,8 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
                 "UPDATE ACT_RU_TASK SET REV_ = REV_ + 1, ASSIGNEE_ = ?, CLAIM_TIME_ = ?, SUSPENSION_STATE_ = ? WHERE ID_ = ? AND REV_ = ?",
                 vec![ot(&tk.assignee), ots(tk.claim_time), i(i64::from(tk.suspension_state)), t(&tk.id), i(i64::from(tk.rev))],
             )
-            .expect(1),
+            .expect(1)
+            .keyed(),
         );
         if history {
             w.push(Write::new(
@@ -485,7 +484,9 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
     }
     for (id, rev) in &c.tasks_deleted {
         w.push(
-            Write::new("DELETE FROM ACT_RU_TASK WHERE ID_ = ? AND REV_ = ?", vec![t(id), i(i64::from(*rev))]).expect(1),
+            Write::new("DELETE FROM ACT_RU_TASK WHERE ID_ = ? AND REV_ = ?", vec![t(id), i(i64::from(*rev))])
+                .expect(1)
+                .keyed(),
         );
         w.push(Write::new("DELETE FROM ACT_RU_IDENTITYLINK WHERE TASK_ID_ = ?", vec![t(id)]));
     }
@@ -525,7 +526,8 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
                 "UPDATE ACT_RU_VARIABLE SET REV_ = REV_ + 1, TYPE_ = ?, TEXT_ = ?, LONG_ = ?, DOUBLE_ = ? WHERE ID_ = ? AND REV_ = ?",
                 vec![t(ty), text_v.clone(), long_v.clone(), double_v.clone(), t(&v.id), i(i64::from(v.rev))],
             )
-            .expect(1),
+            .expect(1)
+            .keyed(),
         );
         if history {
             w.push(Write::new(
@@ -537,7 +539,8 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
     for (id, rev) in &c.variables_deleted {
         w.push(
             Write::new("DELETE FROM ACT_RU_VARIABLE WHERE ID_ = ? AND REV_ = ?", vec![t(id), i(i64::from(*rev))])
-                .expect(1),
+                .expect(1)
+                .keyed(),
         );
     }
     for s in &c.subscriptions_inserted {

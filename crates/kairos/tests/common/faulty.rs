@@ -17,9 +17,9 @@
 
 use async_trait::async_trait;
 use kairos::store::{
-    Acquired, Backend, Error, ErrorKind, JobAcquireParams, JobCompletion, JobCounts, JobDiagnostics, JobFilter,
-    JobLogFilter, JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistered, NodeRegistration, Page, Result,
-    SqlValue, Write,
+    Acquired, Backend, Dialect, Error, ErrorKind, JobAcquireParams, JobCompletion, JobCounts, JobDiagnostics,
+    JobFilter, JobLogFilter, JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistered, NodeRegistration, Page,
+    Result, SqlValue, Write,
 };
 use kairos::{Completion, Job, JobLogEntry, JobTable, NewJob, NodeInfo, SignedDuration, Store, Timestamp};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -110,6 +110,10 @@ pass_through! {
     Faulty {
         fn backend(&self) -> Backend {
             self.inner.backend()
+        }
+
+        fn dialect(&self) -> &'static Dialect {
+            self.inner.dialect()
         }
 
         async fn job_acquire(&self, params: &JobAcquireParams) -> Result<Acquired> {

@@ -32,6 +32,9 @@ impl Store for TempStore {
     fn backend(&self) -> Backend {
         self.store.backend()
     }
+    fn dialect(&self) -> &'static Dialect {
+        self.store.dialect()
+    }
     async fn migrate(&self) -> Result<()> {
         self.store.migrate().await
     }

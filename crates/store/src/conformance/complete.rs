@@ -330,6 +330,49 @@ pub async fn complete_merges_the_effects_of_a_batch_without_changing_them(store:
     let want: Vec<Vec<SqlValue>> = (0..6).map(|i| vec![text(&format!("b{i}")), SqlValue::Int(100 + i)]).collect();
     assert_eq!(rows, want);
 
+    // Updates by key, some parameters NULL in some jobs (PostgreSQL must still type every
+    // column of the merged VALUES list), then a checked one that reads the row it changes.
+    fixture(
+        store,
+        "CREATE TABLE merged_upd (k VARCHAR(64) PRIMARY KEY, v INTEGER NOT NULL, n BIGINT NULL, note VARCHAR(64) NULL)",
+        &[],
+    )
+    .await;
+    let mut completions = Vec::new();
+    for i in 0..6i64 {
+        let k = format!("u{i}");
+        fixture(store, "INSERT INTO merged_upd (k, v, n, note) VALUES (?, 0, 5, 'old')", &[text(&k)]).await;
+        let job = running(store, due_at("merge", t0 - secs(1)), "n1", t0).await;
+        let mut c = completion(&job, success());
+        let n = if i % 2 == 0 { SqlValue::Null } else { SqlValue::Int(i) };
+        let note = if i < 3 { SqlValue::Null } else { text(&format!("note{i}")) };
+        c.effects = vec![
+            JobEffect::new(
+                "UPDATE merged_upd SET v = ?, n = ?, note = ? WHERE k = ?",
+                vec![SqlValue::Int(i), n, note, text(&k)],
+            )
+            .commutes(),
+            JobEffect::new("UPDATE merged_upd SET v = v + 10 WHERE k = ? AND v = ?", vec![text(&k), SqlValue::Int(i)])
+                .expect(1)
+                .keyed()
+                .commutes(),
+        ];
+        completions.push(c);
+    }
+    assert_eq!(complete(store, &completions).await, vec![true; 6]);
+    let rows = store.sql_query("SELECT k, v, n, note FROM merged_upd ORDER BY k", &[]).await.expect("read rows");
+    let want: Vec<Vec<SqlValue>> = (0..6i64)
+        .map(|i| {
+            vec![
+                text(&format!("u{i}")),
+                SqlValue::Int(10 + i),
+                if i % 2 == 0 { SqlValue::Null } else { SqlValue::Int(i) },
+                if i < 3 { SqlValue::Null } else { text(&format!("note{i}")) },
+            ]
+        })
+        .collect();
+    assert_eq!(rows, want);
+
     // Two jobs whose checked deletes name the same row: one misses it, so the batch as a
     // whole is refused and writes nothing (the executor then completes the jobs one by one).
     let mut twins = Vec::new();
