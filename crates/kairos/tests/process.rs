@@ -630,7 +630,45 @@ async fn the_business_key_can_be_changed(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+/// An instance is loaded as JSON built by the database (rows::load): every kind of value must
+/// come back as it was stored, extremes and odd text included.
+async fn variables_of_every_kind_come_back_unchanged(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("leave.bpmn", LEAVE).await.unwrap();
+    let given = json!({
+        "applicant": "a",
+        "max": i64::MAX,
+        "min": i64::MIN,
+        "huge": 1.5e300,
+        "tenth": 0.1,
+        "negative": -2.75,
+        "text": "quote \" backslash \\ newline \n tab \t ü 😀 ' %s $1 ?",
+        "empty": "",
+        "yes": true,
+        "no": false,
+        "nothing": null,
+        "object": {"a": [1, 2.5, "x", null], "b": {"c": true}},
+    });
+    let inst = p.start(start("leaveProcess", "VARS-1", given.clone())).await.unwrap();
+    assert_eq!(serde_json::Value::Object(p.variables(&inst.id).await.unwrap()), given);
+    // Changed through a command (load, compare, write back), then read again.
+    let changed = json!({"max": -1, "text": "second ✓", "nothing": 7});
+    p.set_variables(&inst.id, vars(changed.clone())).await.unwrap();
+    let mut want = given.as_object().cloned().unwrap();
+    want.extend(vars(changed));
+    assert_eq!(p.variables(&inst.id).await.unwrap(), want);
+    // The loaded instance still runs: the task's assignee came from a variable.
+    let tasks = p.tasks(Some(&inst.id), None, None, None).await.unwrap();
+    assert_eq!(tasks.iter().map(|t| t.assignee.as_deref()).collect::<Vec<_>>(), vec![Some("a")]);
+    p.complete_task(&tasks[0].id, Map::new()).await.unwrap();
+    assert_eq!(trace(&engine, &inst.id).await, ["start", "fill", "approve"]);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    variables_of_every_kind_come_back_unchanged,
     a_cron_timer_start_event_starts_instances_on_schedule,
     the_business_key_can_be_changed,
     exclusive_async_jobs_of_one_instance_never_overlap,
