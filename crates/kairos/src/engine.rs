@@ -21,6 +21,9 @@ pub struct EngineSettings {
     pub history: crate::process::HistoryLevel,
     /// The scheduler's name, misfire threshold and check-in interval (SPEC S).
     pub scheduler: crate::scheduler::SchedulerSettings,
+    /// How often a running engine deletes history past its definition's `historyTimeToLive`
+    /// (SPEC P11); `None`: never.
+    pub history_cleanup_every: Option<Duration>,
 }
 
 /// Builds an [`Engine`].
@@ -59,6 +62,13 @@ impl EngineBuilder {
         self
     }
     /// The scheduler's settings (SCHED_NAME, misfire threshold, check-in interval).
+    /// How often the running engine deletes history past its definition's time to live
+    /// (default hourly; `None` switches it off).
+    pub fn history_cleanup_every(mut self, every: Option<Duration>) -> Self {
+        self.settings.history_cleanup_every = every;
+        self
+    }
+
     pub fn scheduler(mut self, settings: crate::scheduler::SchedulerSettings) -> Self {
         self.settings.scheduler = settings;
         self
@@ -140,8 +150,9 @@ pub struct Engine {
     store: Arc<dyn Store>,
     processes: Arc<crate::process::Processes>,
     scheduler: Arc<crate::scheduler::Scheduler>,
-    /// The scheduler's check-in loop while the executor runs: its stop switch and task.
-    checkin: Mutex<Option<(tokio::sync::watch::Sender<bool>, tokio::task::JoinHandle<()>)>>,
+    /// The loops that run beside the executor (the scheduler's check-in, the history
+    /// cleanup): their stop switch and tasks.
+    checkin: Mutex<Option<(tokio::sync::watch::Sender<bool>, Vec<tokio::task::JoinHandle<()>>)>>,
     handlers: Arc<Handlers>,
     metrics: Arc<Metrics>,
     settings: EngineSettings,
@@ -161,6 +172,7 @@ impl Engine {
                 executor_enabled: true,
                 history: Default::default(),
                 scheduler: Default::default(),
+                history_cleanup_every: Some(Duration::from_secs(3600)),
             },
             migrate: true,
         }
@@ -205,8 +217,11 @@ impl Engine {
         *self.waker.lock().unwrap_or_else(|e| e.into_inner()) = Some(ex.waker());
         *self.lock_executor() = Some(ex);
         let (stop, stopped) = tokio::sync::watch::channel(false);
-        let task = self.scheduler.spawn_checkin(stopped);
-        *self.checkin.lock().unwrap_or_else(|e| e.into_inner()) = Some((stop, task));
+        let mut tasks = vec![self.scheduler.spawn_checkin(stopped.clone())];
+        if let Some(every) = self.settings.history_cleanup_every {
+            tasks.push(self.processes.spawn_history_cleanup(every, stopped));
+        }
+        *self.checkin.lock().unwrap_or_else(|e| e.into_inner()) = Some((stop, tasks));
         Ok(())
     }
 
@@ -216,9 +231,11 @@ impl Engine {
         let ex = self.lock_executor().take();
         self.waker.lock().unwrap_or_else(|e| e.into_inner()).take();
         let checkin = self.checkin.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some((stop, task)) = checkin {
+        if let Some((stop, tasks)) = checkin {
             let _ = stop.send(true);
-            let _ = task.await;
+            for task in tasks {
+                let _ = task.await;
+            }
         }
         if let Some(ex) = ex {
             ex.shutdown(grace).await;
@@ -230,8 +247,8 @@ impl Engine {
         if let Some(ex) = self.lock_executor().take() {
             ex.abort();
         }
-        if let Some((_, task)) = self.checkin.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            task.abort();
+        if let Some((_, tasks)) = self.checkin.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            tasks.iter().for_each(tokio::task::JoinHandle::abort);
         }
     }
 

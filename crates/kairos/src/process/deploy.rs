@@ -184,6 +184,10 @@ impl Processes {
                         SqlValue::Bool(!defs.diagram.shapes.is_empty()),
                         match &p.history_time_to_live {
                             Some(kairos_bpmn::HistoryTimeToLive::Days(d)) => SqlValue::Int(i64::from(*d)),
+                            // `P180D`: kept in days as Camunda does, rounded up.
+                            Some(kairos_bpmn::HistoryTimeToLive::Duration(d)) => d
+                                .to_signed_duration_at(now)
+                                .map_or(SqlValue::Null, |span| SqlValue::Int((span.as_secs() + 86_399) / 86_400)),
                             _ => SqlValue::Null,
                         },
                     ],

@@ -7,6 +7,7 @@
 //! completion instead ([`JobContext::stage`]): they commit only under the job's lease, and a
 //! conflict hands the job back to run again.
 
+mod cleanup;
 mod deploy;
 mod external;
 mod rows;
