@@ -144,6 +144,9 @@ impl EngineBuilder {
     }
 }
 
+/// The stop switch of the loops beside the executor, and their tasks.
+type SideLoops = (tokio::sync::watch::Sender<bool>, Vec<tokio::task::JoinHandle<()>>);
+
 /// A kairos engine.
 #[derive(Debug)]
 pub struct Engine {
@@ -152,7 +155,7 @@ pub struct Engine {
     scheduler: Arc<crate::scheduler::Scheduler>,
     /// The loops that run beside the executor (the scheduler's check-in, the history
     /// cleanup): their stop switch and tasks.
-    checkin: Mutex<Option<(tokio::sync::watch::Sender<bool>, Vec<tokio::task::JoinHandle<()>>)>>,
+    checkin: Mutex<Option<SideLoops>>,
     handlers: Arc<Handlers>,
     metrics: Arc<Metrics>,
     settings: EngineSettings,
