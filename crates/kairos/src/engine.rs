@@ -24,6 +24,9 @@ pub struct EngineSettings {
     /// How often a running engine deletes history past its definition's `historyTimeToLive`
     /// (SPEC P11); `None`: never.
     pub history_cleanup_every: Option<Duration>,
+    /// How long the job log keeps a row after its attempt ended (deleted by the history
+    /// cleanup); `None`: forever.
+    pub job_log_retention: Option<jiff::SignedDuration>,
 }
 
 /// Builds an [`Engine`].
@@ -66,6 +69,13 @@ impl EngineBuilder {
     /// (default hourly; `None` switches it off).
     pub fn history_cleanup_every(mut self, every: Option<Duration>) -> Self {
         self.settings.history_cleanup_every = every;
+        self
+    }
+
+    /// How long the job log keeps a row after its attempt ended (default 30 days; `None`
+    /// keeps every row).
+    pub fn job_log_retention(mut self, keep: Option<jiff::SignedDuration>) -> Self {
+        self.settings.job_log_retention = keep;
         self
     }
 
@@ -176,6 +186,7 @@ impl Engine {
                 history: Default::default(),
                 scheduler: Default::default(),
                 history_cleanup_every: Some(Duration::from_secs(3600)),
+                job_log_retention: Some(jiff::SignedDuration::from_hours(30 * 24)),
             },
             migrate: true,
         }
@@ -222,7 +233,7 @@ impl Engine {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let mut tasks = vec![self.scheduler.spawn_checkin(stopped.clone())];
         if let Some(every) = self.settings.history_cleanup_every {
-            tasks.push(self.processes.spawn_history_cleanup(every, stopped));
+            tasks.push(self.processes.spawn_history_cleanup(every, self.settings.job_log_retention, stopped));
         }
         *self.checkin.lock().unwrap_or_else(|e| e.into_inner()) = Some((stop, tasks));
         Ok(())

@@ -736,7 +736,32 @@ async fn history_past_its_time_to_live_is_cleaned_up(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+/// The job log keeps rows for its retention time, then the cleanup deletes them in batches.
+async fn the_job_log_is_kept_for_its_retention_time(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    for _ in 0..3 {
+        let req = kairos::EnqueueRequest { handler: "log".into(), payload: Some(json!({})), ..Default::default() };
+        engine.enqueue(&req).await.unwrap();
+    }
+    let store = engine.store().clone();
+    let logged = || {
+        let store = store.clone();
+        async move { store.sql_query("SELECT COUNT(*) FROM ACT_HI_JOB_LOG", &[]).await.unwrap()[0][0].as_i64().unwrap() }
+    };
+    wait_until(LIMIT, "three attempts logged", || async { logged().await == 3 }).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let p = engine.processes();
+    assert_eq!(p.clean_job_log(kairos::SignedDuration::from_hours(24), 10).await.unwrap(), 0, "a day: all kept");
+    assert_eq!(p.clean_job_log(kairos::SignedDuration::ZERO, 2).await.unwrap(), 2, "a batch of two");
+    assert_eq!(logged().await, 1);
+    assert_eq!(p.clean_job_log(kairos::SignedDuration::ZERO, 2).await.unwrap(), 1);
+    assert_eq!(logged().await, 0);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    the_job_log_is_kept_for_its_retention_time,
     history_past_its_time_to_live_is_cleaned_up,
     variables_of_every_kind_come_back_unchanged,
     a_cron_timer_start_event_starts_instances_on_schedule,

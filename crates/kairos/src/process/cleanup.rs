@@ -3,6 +3,9 @@
 //! ACT_HI_PROCINST, ACT_HI_ACTINST, ACT_HI_TASKINST, ACT_HI_VARINST and the instance's rows of
 //! the job log — so that history does not grow without bound.
 //!
+//! The job log is kept for a retention time of its own (`EngineBuilder::job_log_retention`,
+//! 30 days unless set), whatever its jobs were.
+//!
 //! Every running node runs it on an interval (`EngineBuilder::history_cleanup_every`), in
 //! batches. No coordination is needed: the deletes are idempotent, and two nodes deleting one
 //! batch at once only wait for each other's row locks. Definitions without a time to live keep
@@ -70,11 +73,33 @@ impl Processes {
         Ok(ids.len())
     }
 
-    /// Runs [`Processes::clean_history`] every `every` until `stop` turns true; the first run
-    /// a little after the start, so that a node's start-up stays quick.
+    /// Deletes at most `limit` rows of the job log (any job's, in or outside a process) that
+    /// ended longer than `retention` ago; returns how many.
+    pub async fn clean_job_log(&self, retention: jiff::SignedDuration, limit: usize) -> Result<usize, Error> {
+        let store = self.store.as_ref();
+        let now = store.db_now().await?;
+        let cutoff = now.checked_sub(retention).unwrap_or(jiff::Timestamp::MIN);
+        let n = store
+            .write_all(&[Write::new(
+                "DELETE FROM ACT_HI_JOB_LOG WHERE ID_ IN \
+                 (SELECT ID_ FROM ACT_HI_JOB_LOG WHERE END_TIME_ < ? ORDER BY END_TIME_ LIMIT ?)",
+                vec![SqlValue::Timestamp(cutoff), SqlValue::Int(limit as i64)],
+            )])
+            .await?;
+        let n = n.first().copied().unwrap_or(0) as usize;
+        if n > 0 {
+            tracing::info!(rows = n, "history cleanup deleted job log rows past their retention");
+        }
+        Ok(n)
+    }
+
+    /// Runs [`Processes::clean_history`] (and [`Processes::clean_job_log`] with
+    /// `job_log_retention`) every `every` until `stop` turns true; the first run a little
+    /// after the start, so that a node's start-up stays quick.
     pub(crate) fn spawn_history_cleanup(
         self: &std::sync::Arc<Self>,
         every: Duration,
+        job_log_retention: Option<jiff::SignedDuration>,
         mut stop: tokio::sync::watch::Receiver<bool>,
     ) -> tokio::task::JoinHandle<()> {
         const BATCH: usize = 1_000;
@@ -88,7 +113,12 @@ impl Processes {
                 }
                 wait = every;
                 loop {
-                    match this.clean_history(BATCH).await {
+                    let log = match job_log_retention {
+                        Some(keep) => this.clean_job_log(keep, BATCH).await,
+                        None => Ok(0),
+                    };
+                    let done = this.clean_history(BATCH).await.and_then(|n| Ok(n.max(log?)));
+                    match done {
                         Ok(n) if n == BATCH && !*stop.borrow() => continue,
                         Ok(_) => break,
                         Err(e) => {
