@@ -760,7 +760,54 @@ async fn the_job_log_is_kept_for_its_retention_time(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const SIGNALS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <signal id="goSignal" name="go"/>
+  <process id="thrower" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="t1" sourceRef="start" targetRef="throw"/>
+    <intermediateThrowEvent id="throw"><signalEventDefinition signalRef="goSignal"/></intermediateThrowEvent>
+    <sequenceFlow id="t2" sourceRef="throw" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+  <process id="catcher" isExecutable="true">
+    <startEvent id="begin"/>
+    <sequenceFlow id="c1" sourceRef="begin" targetRef="wait"/>
+    <intermediateCatchEvent id="wait"><signalEventDefinition signalRef="goSignal"/></intermediateCatchEvent>
+    <sequenceFlow id="c2" sourceRef="wait" targetRef="done"/>
+    <endEvent id="done"/>
+  </process>
+</definitions>"#;
+
+/// SPEC P7: a signal thrown in one instance reaches the instances waiting for it elsewhere,
+/// through a job committed with the throw (delivered after the commit, never lost).
+async fn a_signal_thrown_in_one_instance_reaches_the_others(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("signals.bpmn", SIGNALS).await.unwrap();
+    let waiting: Vec<String> = {
+        let mut v = Vec::new();
+        for bk in ["W1", "W2"] {
+            v.push(p.start(start("catcher", bk, json!({}))).await.unwrap().id);
+        }
+        v
+    };
+    let thrower = p.start(start("thrower", "T", json!({}))).await.unwrap();
+    assert!(thrower.ended, "the thrower runs through: the delivery is not its work");
+    for id in &waiting {
+        let id = id.clone();
+        wait_until(LIMIT, "the catcher got the signal", || {
+            let (engine, id) = (&engine, id.clone());
+            async move { trace(engine, &id).await == ["begin", "wait", "done"] }
+        })
+        .await;
+    }
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    a_signal_thrown_in_one_instance_reaches_the_others,
     the_job_log_is_kept_for_its_retention_time,
     history_past_its_time_to_live_is_cleaned_up,
     variables_of_every_kind_come_back_unchanged,

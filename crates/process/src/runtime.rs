@@ -224,6 +224,7 @@ impl<'a> Runtime<'a> {
             delete_reason: None,
             suspension_state: ACTIVE,
             ended_tasks: Vec::new(),
+            thrown_signals: Vec::new(),
             final_variables: Map::new(),
         }
     }
@@ -547,6 +548,7 @@ impl<'a> Runtime<'a> {
             NodeKind::IntermediateThrowEvent(t) => {
                 if let Some(signal) = &t.signal {
                     self.broadcast_in_instance(&signal.name.clone())?;
+                    self.inst.thrown_signals.push(signal.name.clone());
                 }
                 self.push_leave(exec, node);
             }

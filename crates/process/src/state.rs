@@ -210,6 +210,9 @@ pub struct Instance {
     pub suspension_state: i32,
     /// Tasks this command completed or cancelled (their history rows get an end).
     pub ended_tasks: Vec<EndedTask>,
+    /// Signals this command threw (intermediate signal throw events): the instance's own waits
+    /// got them at once; the engine delivers them to every other instance after the commit.
+    pub thrown_signals: Vec<String>,
     /// The instance variables as they were when the instance ended (for a call activity's
     /// `out` mappings; the rows themselves are gone).
     pub final_variables: serde_json::Map<String, Json>,

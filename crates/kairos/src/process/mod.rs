@@ -42,6 +42,10 @@ pub(crate) const JOB_COLUMNS_UNLOCKED: &str = "ID_, REV_, TYPE_, NULL, NULL, NUL
 /// HANDLER_TYPE_ of a timer start event's job: starts an instance when due.
 pub(crate) const TIMER_START: &str = "timer-start-event";
 
+/// HANDLER_TYPE_ of the job that delivers a signal thrown in one instance to every other
+/// instance waiting for it (and to signal start events). HANDLER_CFG_: `{"signal", "from"}`.
+pub(crate) const SIGNAL_THROW: &str = "signal-throw";
+
 /// How often a command is re-run after losing the optimistic lock before giving up with a 409.
 /// (Ten concurrent completions of one instance's tasks need up to ten rounds.)
 const CONFLICT_RETRIES: usize = 50;
@@ -121,6 +125,7 @@ impl Processes {
             (kairos_process::JobKind::ASYNC_CONTINUATION, ProcessJobHandler(self.clone())),
             (kairos_process::JobKind::TRIGGER_TIMER, ProcessJobHandler(self.clone())),
             (TIMER_START, ProcessJobHandler(self.clone())),
+            (SIGNAL_THROW, ProcessJobHandler(self.clone())),
         ]
     }
 
@@ -509,6 +514,24 @@ impl Processes {
 
     /// Broadcasts a signal to every instance waiting for it; returns how many received it.
     pub async fn signal(&self, name: &str, variables: Map<String, Json>) -> Result<usize, Error> {
+        self.signal_except(name, variables, None).await
+    }
+
+    /// Delivers a signal thrown by instance `from` (its own waits had it at once) to the
+    /// others. An instance that ended or stopped waiting meanwhile is passed over: the job is
+    /// not retried for it, which would deliver the signal twice to the ones before it.
+    async fn deliver_thrown_signal(&self, ctx: &JobContext) -> Result<usize, Error> {
+        let name = ctx.payload.get("signal").and_then(Json::as_str).unwrap_or_default().to_string();
+        let from = ctx.payload.get("from").and_then(Json::as_str).map(str::to_string);
+        self.signal_except(&name, Map::new(), from.as_deref()).await
+    }
+
+    async fn signal_except(
+        &self,
+        name: &str,
+        variables: Map<String, Json>,
+        except: Option<&str>,
+    ) -> Result<usize, Error> {
         let rows = self
             .store
             .read(
@@ -536,9 +559,13 @@ impl Processes {
             n += 1;
         }
         for r in rows {
-            if let Some(id) = r[0].as_str() {
-                self.command(id, Command::Signal { name: name.into(), variables: variables.clone() }).await?;
-                n += 1;
+            let Some(id) = r[0].as_str().filter(|id| Some(*id) != except) else { continue };
+            match self.command(id, Command::Signal { name: name.into(), variables: variables.clone() }).await {
+                Ok(()) => n += 1,
+                Err(Error::Process(e)) if except.is_some() && e.kind == ErrorKind::NotFound => {
+                    tracing::info!(instance = id, signal = name, "instance ended before the thrown signal reached it");
+                }
+                Err(e) => return Err(e),
             }
         }
         Ok(n)
@@ -605,6 +632,10 @@ pub struct ProcessJobHandler(Arc<Processes>);
 #[async_trait]
 impl Handler for ProcessJobHandler {
     async fn run(&self, ctx: JobContext) -> Result<Option<String>, HandlerError> {
+        if ctx.handler_type == SIGNAL_THROW {
+            let n = self.0.deliver_thrown_signal(&ctx).await.map_err(|e| Box::new(e) as HandlerError)?;
+            return Ok(Some(format!("signal delivered to {n} instances and start events")));
+        }
         if ctx.handler_type == TIMER_START {
             let started = self.0.start_by_timer(&ctx).await.map_err(|e| Box::new(e) as HandlerError)?;
             return Ok(Some(format!("started process instance {started}")));

@@ -298,6 +298,7 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
         ended: None,
         delete_reason: None,
         ended_tasks: Vec::new(),
+        thrown_signals: Vec::new(),
         final_variables: Default::default(),
     }))
 }
@@ -599,6 +600,24 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
     }
     for id in &c.jobs_deleted {
         w.push(Write::new("DELETE FROM ACT_RU_JOB WHERE ID_ = ?", vec![t(id)]));
+    }
+    // A thrown signal reaches other instances through a job committed with this command: it
+    // is delivered after the commit, and never lost (super::SIGNAL_THROW). Not the instance's
+    // job: no execution, so suspending or ending the thrower does not hold it back.
+    for name in &after.thrown_signals {
+        w.push(Write::new(
+            "INSERT INTO ACT_RU_JOB (ID_, REV_, TYPE_, EXCLUSIVE_, PROC_DEF_ID_, RETRIES_, ATTEMPTS_, HANDLER_TYPE_, \
+             HANDLER_CFG_, CREATE_TIME_, TENANT_ID_) VALUES (?, 1, 'message', ?, ?, 3, 0, ?, ?, ?, ?)",
+            vec![
+                t(&kairos_core::new_id()),
+                b(false),
+                t(&after.definition_id),
+                t(super::SIGNAL_THROW),
+                t(&serde_json::json!({"signal": name, "from": pi}).to_string()),
+                ts(now),
+                t(&after.tenant_id),
+            ],
+        ));
     }
     if level >= super::HistoryLevel::Activity {
         for a in &c.activities_inserted {
