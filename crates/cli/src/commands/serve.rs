@@ -63,7 +63,12 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
 }
 
 async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, CliError> {
-    let mut builder = Engine::builder(&global.db).executor_enabled(!args.no_executor).history_level(args.history_level);
+    let positive = |d: kairos::SignedDuration| d.is_positive().then_some(d);
+    let mut builder = Engine::builder(&global.db)
+        .executor_enabled(!args.no_executor)
+        .history_level(args.history_level)
+        .history_cleanup_every(positive(args.history_cleanup_every).map(|d| d.unsigned_abs()))
+        .job_log_retention(positive(args.job_log_retention));
     if args.chaos {
         // The chaos handler writes its side-effect rows through the engine's own store.
         let store = kairos::open_store(&global.db).await?;
