@@ -171,13 +171,14 @@ impl Processes {
 
     /// An instance started in memory, and the writes that store it.
     async fn prepare_start(&self, req: StartRequest) -> Result<(InstanceView, Vec<Write>), Error> {
-        let (def, now) = match (&req.process_definition_id, &req.process_definition_key) {
-            (Some(id), _) => deploy::lookup(self.store.as_ref(), deploy::Lookup::Id(id)).await?,
-            (None, Some(key)) => deploy::lookup(self.store.as_ref(), deploy::Lookup::LatestOf(key)).await?,
+        let which = match (&req.process_definition_id, &req.process_definition_key) {
+            (Some(id), _) => deploy::Lookup::Id(id),
+            (None, Some(key)) => deploy::Lookup::LatestOf(key),
             (None, None) => {
                 return Err(invalid("processDefinitionKey", "give processDefinitionKey or processDefinitionId"));
             }
         };
+        let (def, now) = deploy::lookup(self.store.as_ref(), which).await?;
         if def.suspended {
             return Err(Error::Process(ProcessError::new(
                 ErrorKind::Conflict,

@@ -120,9 +120,22 @@ const PARTS: [(&str, &str, &str, &str); 7] = [
     ),
 ];
 
+/// [`load`]'s statement for `dialect`, built once per backend (every command loads).
+fn load_sql(dialect: &'static Dialect) -> &'static str {
+    static BUILT: std::sync::Mutex<Vec<(&str, &str)>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, sql)) = built.iter().find(|(key, _)| *key == dialect.json_group_array) {
+        return sql;
+    }
+    // At most one string per backend, kept for the life of the process.
+    let sql: &'static str = Box::leak(build_load_sql(dialect).into_boxed_str());
+    built.push((dialect.json_group_array, sql));
+    sql
+}
+
 /// [`load`]'s one statement: per part a column holding its rows as a JSON array of arrays
 /// (NULL or `[]` for none).
-fn load_sql(dialect: &Dialect) -> String {
+fn build_load_sql(dialect: &Dialect) -> String {
     let kinds =
         [JobKind::ASYNC_CONTINUATION, JobKind::TRIGGER_TIMER, JobKind::EXTERNAL_WORKER].map(|k| format!("'{k}'"));
     let Dialect { json_group_array, json_array, .. } = dialect;
@@ -169,7 +182,7 @@ fn json_rows(v: &SqlValue) -> StoreResult<Vec<Vec<SqlValue>>> {
 /// aggregation is what lets one statement return seven tables' rows.
 pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> {
     let keys = vec![t(id); PARTS.len()];
-    let rows = store.read(&load_sql(store.dialect()), &keys).await?;
+    let rows = store.read(load_sql(store.dialect()), &keys).await?;
     let Some(row) = rows.first() else { return Ok(None) };
     let [execs, task_rows, link_rows, var_rows, sub_rows, job_rows, act_rows] =
         <[&SqlValue; 7]>::try_from(row.iter().collect::<Vec<_>>()).map_err(|_| {
