@@ -175,10 +175,9 @@ pub(crate) async fn complete_many(pool: &PgPool, completions: &[JobCompletion]) 
             staged.iter().map(|e| e.to_vec()).collect()
         };
         for (k, round) in rounds.into_iter().enumerate() {
-            let texts: HashSet<String> = round.iter().map(|e| e.sql.clone()).collect();
             for e in if merge { kairos_store::coalesce(round) } else { round } {
-                // A merged statement's text depends on its row count: not worth a cached plan.
-                let cached = texts.contains(&e.sql);
+                // A merged insert's text depends on its row count: not worth a cached plan.
+                let cached = !kairos_store::varies_with_rows(&e);
                 let n = crate::operator_sql::execute_effect(&mut tx, &e.sql, &e.binds, cached).await?;
                 if let Some(want) = e.expect.filter(|&want| want != n) {
                     return Err(kairos_store::write_conflict(k, &e, want, n));

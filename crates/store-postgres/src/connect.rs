@@ -19,6 +19,9 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 /// opens sessions only as they are needed.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 20;
 
+/// Prepared statements each session keeps ([`PgStore::connect_with`]).
+const STATEMENT_CACHE: usize = 256;
+
 /// Limits set on every session of the engine, so that no statement of ours can hang a node or
 /// hold locks and snapshots for long (LESSONS.md: never hold a transaction while a handler
 /// runs; a stuck transaction blocks vacuum and bloats the queue tables).
@@ -81,6 +84,10 @@ impl PgStore {
     /// Connects with explicit options and pool size; [`SessionTimeouts::default`] is added.
     pub async fn connect_with(options: PgConnectOptions, max_connections: u32) -> Result<PgStore> {
         let mut options = SessionTimeouts::default().apply(options);
+        // Prepared statements kept per session (sqlx's default is 100): the engine's steady
+        // statements, plus merged ones of a few sizes each (see `kairos_store::coalesce`, the
+        // group commit); one pushed out is prepared and planned again on its next use.
+        options = options.statement_cache_capacity(STATEMENT_CACHE);
         if options.get_application_name().is_none() {
             // Lets operators tell the engine's sessions apart in pg_stat_activity.
             options = options.application_name("kairos");
@@ -104,7 +111,7 @@ impl PgStore {
     /// Wraps an existing pool. Its sessions should carry [`SessionTimeouts`] (see
     /// [`SessionTimeouts::apply`]); the store does not change them.
     pub fn from_pool(pool: PgPool) -> PgStore {
-        PgStore { pool, exclusive_hint: Arc::new(AtomicBool::new(false)) }
+        PgStore { pool, exclusive_hint: Arc::new(AtomicBool::new(false)), group: Arc::default() }
     }
 }
 

@@ -13,6 +13,7 @@
 //! | `nodes` | registration, heartbeats, reaping dead nodes |
 //! | `diagnostics` | counts, the doctor's findings, the job log |
 //! | `operator_sql` | the seeds' diagnostic SQL with `?` placeholders |
+//! | `fuse`, `group` | the engine's write lists: runs of inserts as one statement; concurrent insert-only lists (process starts) committed together |
 //!
 //! Time: every comparison uses the database clock (`coalesce($now, now())` where a test may pin
 //! it), and every instant written is cut to whole milliseconds first, because the columns are
@@ -27,6 +28,7 @@ mod complete;
 mod diagnostics;
 mod error;
 mod fuse;
+mod group;
 mod jobs;
 mod nodes;
 mod operator_sql;
@@ -57,6 +59,8 @@ pub struct PgStore {
     /// Set when the last acquisition met exclusive candidates, so the next one starts directly
     /// with the transactional path instead of paying a wasted fast-path statement first.
     exclusive_hint: Arc<AtomicBool>,
+    /// Concurrent lists of inserts (process starts) written together ([`group`]).
+    group: Arc<group::GroupCommit>,
 }
 
 impl PgStore {
@@ -179,7 +183,10 @@ impl Store for PgStore {
     }
 
     async fn write_all(&self, writes: &[kairos_store::Write]) -> Result<Vec<u64>> {
-        operator_sql::engine_write_all(&self.pool, writes).await
+        if group::eligible(writes) {
+            return self.group.write(&self.pool, writes).await;
+        }
+        operator_sql::engine_write_all(&self.pool, writes, true).await
     }
 
     async fn sql_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {

@@ -49,45 +49,44 @@ fn read_of(type_name: &str) -> Read {
 
 /// Rewrites `?` placeholders to `$1..$n`, leaving those inside string literals, quoted
 /// identifiers, dollar-quoted strings and comments alone. Returns the SQL and the count.
+///
+/// Runs on every statement of the engine, so it scans bytes and copies whole spans between the
+/// few characters that matter (all ASCII, so every cut is on a character boundary).
 pub(crate) fn number_placeholders(sql: &str) -> (String, usize) {
-    let chars: Vec<char> = sql.chars().collect();
-    let mut out = String::with_capacity(sql.len() + 8);
-    let mut n = 0;
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        let end = match c {
-            '\'' => {
-                // E'...' strings allow backslash escapes.
-                let escapes = i > 0 && matches!(chars[i - 1], 'e' | 'E');
-                skip_quoted(&chars, i, '\'', escapes)
-            }
-            '"' => skip_quoted(&chars, i, '"', false),
-            '-' if next == Some('-') => chars[i..].iter().position(|&c| c == '\n').map_or(chars.len(), |p| i + p + 1),
-            '/' if next == Some('*') => skip_block_comment(&chars, i),
-            '$' if next.is_some_and(|c| !c.is_ascii_digit()) => skip_dollar_quoted(&chars, i),
-            '?' => {
+    use std::fmt::Write as _;
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len() + 16);
+    let (mut n, mut i, mut copied) = (0, 0, 0);
+    while i < b.len() {
+        let next = b.get(i + 1).copied();
+        i = match b[i] {
+            // E'...' strings allow backslash escapes.
+            b'\'' => skip_quoted(b, i, b'\'', i > 0 && matches!(b[i - 1], b'e' | b'E')),
+            b'"' => skip_quoted(b, i, b'"', false),
+            b'-' if next == Some(b'-') => b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p + 1),
+            b'/' if next == Some(b'*') => skip_block_comment(b, i),
+            b'$' if next.is_some_and(|c| !c.is_ascii_digit()) => skip_dollar_quoted(b, i),
+            b'?' => {
                 n += 1;
-                out.push_str(&format!("${n}"));
-                i += 1;
-                continue;
+                out.push_str(&sql[copied..i]);
+                let _ = write!(out, "${n}");
+                copied = i + 1;
+                i + 1
             }
             _ => i + 1,
         };
-        out.extend(&chars[i..end]);
-        i = end;
     }
+    out.push_str(&sql[copied..]);
     (out, n)
 }
 
-fn skip_quoted(chars: &[char], start: usize, quote: char, escapes: bool) -> usize {
+fn skip_quoted(b: &[u8], start: usize, quote: u8, escapes: bool) -> usize {
     let mut i = start + 1;
-    while i < chars.len() {
-        if escapes && chars[i] == '\\' {
+    while i < b.len() {
+        if escapes && b[i] == b'\\' {
             i += 2;
-        } else if chars[i] == quote {
-            if chars.get(i + 1) == Some(&quote) {
+        } else if b[i] == quote {
+            if b.get(i + 1) == Some(&quote) {
                 i += 2; // a doubled quote stays inside
             } else {
                 return i + 1;
@@ -96,15 +95,15 @@ fn skip_quoted(chars: &[char], start: usize, quote: char, escapes: bool) -> usiz
             i += 1;
         }
     }
-    chars.len()
+    b.len()
 }
 
-fn skip_block_comment(chars: &[char], start: usize) -> usize {
+fn skip_block_comment(b: &[u8], start: usize) -> usize {
     let (mut depth, mut i) = (0, start);
-    while i + 1 < chars.len() {
-        match (chars[i], chars[i + 1]) {
-            ('/', '*') => (depth, i) = (depth + 1, i + 2),
-            ('*', '/') => {
+    while i + 1 < b.len() {
+        match (b[i], b[i + 1]) {
+            (b'/', b'*') => (depth, i) = (depth + 1, i + 2),
+            (b'*', b'/') => {
                 depth -= 1;
                 i += 2;
                 if depth == 0 {
@@ -114,19 +113,20 @@ fn skip_block_comment(chars: &[char], start: usize) -> usize {
             _ => i += 1,
         }
     }
-    chars.len()
+    b.len()
 }
 
-/// `$tag$ ... $tag$`; a `$` that does not open a tag is copied as is.
-fn skip_dollar_quoted(chars: &[char], start: usize) -> usize {
-    let tag_end = chars[start + 1..].iter().position(|c| !(c.is_alphanumeric() || *c == '_'));
+/// `$tag$ ... $tag$`; a `$` that does not open a tag is copied as is. Bytes of non-ASCII
+/// characters count as tag characters (PostgreSQL allows letters of any script there).
+fn skip_dollar_quoted(b: &[u8], start: usize) -> usize {
+    let tag_end = b[start + 1..].iter().position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80));
     let Some(len) = tag_end else { return start + 1 };
-    if chars[start + 1 + len] != '$' {
+    if b[start + 1 + len] != b'$' {
         return start + 1;
     }
-    let tag: Vec<char> = chars[start..start + len + 2].to_vec();
+    let tag = &b[start..start + len + 2];
     let body = start + tag.len();
-    (body..chars.len()).find(|&i| chars[i..].starts_with(&tag)).map_or(chars.len(), |i| i + tag.len())
+    (body..b.len()).find(|&i| b[i..].starts_with(tag)).map_or(b.len(), |i| i + tag.len())
 }
 
 /// A NULL whose type PostgreSQL infers from where it is used (parameter type OID 0), since an
@@ -278,14 +278,17 @@ pub(crate) async fn engine_read(pool: &PgPool, sql: &str, binds: &[SqlValue]) ->
 /// The engine's own writes in one transaction, each checked against the rows it must affect.
 /// Runs of inserts are fused into one statement each ([`crate::fuse`]); a list that is one
 /// statement without a check needs no transaction of its own (the statement is atomic).
-pub(crate) async fn engine_write_all(pool: &PgPool, writes: &[kairos_store::Write]) -> Result<Vec<u64>> {
+/// Statements are prepared and kept per connection when `cached`; a caller whose texts vary
+/// with a batch's size says `false`, or they would push the steady statements out of the
+/// connection's cache (whose every re-preparation is a new plan).
+pub(crate) async fn engine_write_all(pool: &PgPool, writes: &[kairos_store::Write], cached: bool) -> Result<Vec<u64>> {
     let steps = crate::fuse::plan(writes);
     let mut conn = pool.acquire().await.db()?;
     if steps.len() == 1 && writes.iter().all(|w| w.expect.is_none()) {
-        return run_steps(&mut conn, writes, steps).await;
+        return run_steps(&mut conn, writes, steps, cached).await;
     }
     let mut tx = conn.begin().await.db()?;
-    let affected = run_steps(&mut tx, writes, steps).await?;
+    let affected = run_steps(&mut tx, writes, steps, cached).await?;
     tx.commit().await.db()?;
     Ok(affected)
 }
@@ -295,6 +298,7 @@ async fn run_steps(
     conn: &mut sqlx::PgConnection,
     writes: &[kairos_store::Write],
     steps: Vec<Step>,
+    cached: bool,
 ) -> Result<Vec<u64>> {
     let mut affected = Vec::with_capacity(writes.len());
     for step in steps {
@@ -302,16 +306,15 @@ async fn run_steps(
             Step::One(i) => {
                 let w = &writes[i];
                 let sql = engine_sql(&w.sql, &w.binds)?;
-                let done = bind_all(sqlx::query(AssertSqlSafe(sql)), &w.binds).execute(&mut *conn).await;
+                let q = sqlx::query(AssertSqlSafe(sql)).persistent(cached);
+                let done = bind_all(q, &w.binds).execute(&mut *conn).await;
                 (i..i + 1, done.db().map(|d| vec![d.rows_affected()]))
             }
-            Step::Fused { range, sql, binds } => {
+            Step::Fused { range, sql, binds, rows } => {
                 let sql = engine_sql(&sql, &binds)?;
-                let row = bind_all(sqlx::query(AssertSqlSafe(sql)), &binds).fetch_one(&mut *conn).await;
-                let counts = row.db().and_then(|row| {
-                    (0..range.len()).map(|k| row.try_get::<i64, _>(k).map(|n| n as u64).db()).collect()
-                });
-                (range, counts)
+                let done =
+                    bind_all(sqlx::query(AssertSqlSafe(sql)).persistent(cached), &binds).execute(&mut *conn).await;
+                (range, done.db().map(|_| rows))
             }
         };
         let counts = counts.map_err(|mut e| {
@@ -364,5 +367,16 @@ mod tests {
     fn doubled_quotes_stay_inside_the_literal() {
         let (sql, n) = number_placeholders("SELECT 'it''s ?' , ?");
         assert_eq!((sql.as_str(), n), ("SELECT 'it''s ?' , $1", 1));
+    }
+
+    #[test]
+    fn text_of_any_script_is_copied_unchanged() {
+        let (sql, n) = number_placeholders("SELECT 'é?' AS \"名前?\", $тег$ ? $тег$, ? FROM 表 WHERE a = ? -- 注?");
+        assert_eq!(n, 2);
+        assert_eq!(sql, "SELECT 'é?' AS \"名前?\", $тег$ ? $тег$, $1 FROM 表 WHERE a = $2 -- 注?");
+        // Unterminated quotes and comments run to the end, as PostgreSQL reads them.
+        assert_eq!(number_placeholders("SELECT ?, 'a?"), ("SELECT $1, 'a?".to_string(), 1));
+        assert_eq!(number_placeholders("SELECT ? /* ?"), ("SELECT $1 /* ?".to_string(), 1));
+        assert_eq!(number_placeholders("SELECT $1?"), ("SELECT $1$1".to_string(), 1));
     }
 }

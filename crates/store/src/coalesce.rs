@@ -36,7 +36,7 @@ use crate::{SqlValue, Write};
 
 /// At most this many rows per merged statement, and this many parameters (PostgreSQL allows
 /// 65,535, SQLite 32,766).
-const MAX_ROWS: usize = 500;
+const MAX_ROWS: usize = 512;
 const MAX_PARAMS: usize = 20_000;
 
 /// Merges what can be merged; every merged group takes the place of its first statement, so
@@ -94,17 +94,33 @@ pub fn coalesce(writes: Vec<Write>) -> Vec<Write> {
                     }
                 }
                 let per = rows[0].binds.len().max(1);
-                let chunk = (MAX_PARAMS / per).clamp(1, MAX_ROWS);
+                // A power of two, so that every padded size below fits too.
+                let chunk = 1 << (MAX_PARAMS / per).clamp(1, MAX_ROWS).ilog2();
                 for part in rows.chunks_mut(chunk) {
                     let expect = part.iter().map(|r| r.expect).sum::<Option<u64>>();
-                    let binds = part.iter_mut().flat_map(|r| std::mem::take(&mut r.binds)).collect();
                     let (keyed, commutes) = (part.iter().all(|r| r.keyed), part.iter().all(|r| r.commutes));
-                    out.push(Write { sql: shape.sql(part.len()), binds, expect, keyed, commutes });
+                    let mut binds: Vec<SqlValue> = part.iter_mut().flat_map(|r| std::mem::take(&mut r.binds)).collect();
+                    let mut n = part.len();
+                    if shape.pads() {
+                        let last = binds[binds.len() - per..].to_vec();
+                        while n < n.next_power_of_two() {
+                            binds.extend(last.iter().cloned());
+                            n += 1;
+                        }
+                    }
+                    out.push(Write { sql: shape.sql(n), binds, expect, keyed, commutes });
                 }
             }
         }
     }
     out
+}
+
+/// Whether `w`'s text depends on how many statements were merged into it: a merged insert's
+/// does (one tuple per row). Merged deletes and updates are padded to a power of two rows, so
+/// their texts are few: worth keeping prepared (PostgreSQL then plans each once per session).
+pub fn varies_with_rows(w: &Write) -> bool {
+    w.sql.trim_start().starts_with("INSERT INTO ") && w.sql.contains("), (")
 }
 
 /// One item of an update's `SET` list.
@@ -180,6 +196,14 @@ impl Shape {
             return fits.then(|| Shape::Update { table: table.to_string(), set, keys });
         }
         None
+    }
+
+    /// Whether a merged statement is padded to a power of two rows by repeating its last tuple
+    /// (so that its text is one of a few): a delete removes a row once however often its key
+    /// is listed, and an update joins a row to one of its equal tuples, so the rows affected
+    /// stay the same. Inserts cannot repeat a row.
+    fn pads(&self) -> bool {
+        !matches!(self, Shape::Insert { .. })
     }
 
     fn sql(&self, rows: usize) -> String {
@@ -384,13 +408,37 @@ mod tests {
     fn large_groups_are_split_by_rows_and_parameters() {
         let ins = |i: i64| Write::new("INSERT INTO A (X) VALUES (?)", vec![SqlValue::Int(i)]).expect(1);
         let out = coalesce((0..1_201).map(ins).collect());
-        assert_eq!(out.iter().map(|w| w.binds.len()).collect::<Vec<_>>(), vec![500, 500, 201]);
-        assert_eq!(out.iter().map(|w| w.expect).collect::<Vec<_>>(), vec![Some(500), Some(500), Some(201)]);
-        let wide = |i: i64| Write::new("INSERT INTO A (X, Y, Z, W) VALUES (?, ?, ?, ?)", vec![SqlValue::Int(i); 4]);
-        let out = coalesce((0..5_001).map(wide).collect());
-        assert_eq!(
-            out.iter().map(|w| w.binds.len() / 4).collect::<Vec<_>>(),
-            vec![500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 1]
-        );
+        assert_eq!(out.iter().map(|w| w.binds.len()).collect::<Vec<_>>(), vec![512, 512, 177]);
+        assert_eq!(out.iter().map(|w| w.expect).collect::<Vec<_>>(), vec![Some(512), Some(512), Some(177)]);
+        // 40 parameters a row: 500 rows fit the parameter limit, so chunks of 256 (a power of two).
+        let wide = |i: i64| {
+            Write::new(
+                format!(
+                    "DELETE FROM A WHERE {}",
+                    (0..40).map(|c| format!("C{c} = ?")).collect::<Vec<_>>().join(" AND ")
+                ),
+                vec![SqlValue::Int(i); 40],
+            )
+        };
+        let out = coalesce((0..600).map(wide).collect());
+        assert_eq!(out.iter().map(|w| w.binds.len() / 40).collect::<Vec<_>>(), vec![256, 256, 128]);
+    }
+
+    #[test]
+    fn merged_deletes_and_updates_are_padded_to_a_power_of_two_rows_by_repeating_the_last() {
+        let del = |id: &str| Write::new("DELETE FROM G WHERE ID_ = ? AND V = ?", vec![t(id), t("7")]).keyed().expect(1);
+        let out = coalesce(vec![del("1"), del("2"), del("3")]);
+        assert_eq!(out[0].sql, "DELETE FROM G WHERE (ID_, V) IN (VALUES (?, ?), (?, ?), (?, ?), (?, ?))");
+        assert_eq!(out[0].binds, vec![t("1"), t("7"), t("2"), t("7"), t("3"), t("7"), t("3"), t("7")]);
+        assert_eq!(out[0].expect, Some(3), "the check counts the statements, not the padding");
+        let upd = |id: &str| Write::new("UPDATE H SET A = ?, REV_ = REV_ + 1 WHERE ID_ = ?", vec![t("a"), t(id)]);
+        let out = coalesce((0..5).map(|i| upd(&i.to_string())).collect());
+        assert_eq!(out[0].binds.len(), 16, "8 tuples of 2");
+        assert_eq!(out[0].binds[14..], [t("a"), t("4")]);
+        assert!(!varies_with_rows(&out[0]));
+        let ins = |v: &str| Write::new("INSERT INTO A (X) VALUES (?)", vec![t(v)]);
+        let out = coalesce(vec![ins("a"), ins("b"), ins("c")]);
+        assert_eq!(out[0].sql, "INSERT INTO A (X) VALUES (?), (?), (?)", "an insert cannot repeat a row");
+        assert!(varies_with_rows(&out[0]) && !varies_with_rows(&ins("a")));
     }
 }

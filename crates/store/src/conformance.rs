@@ -98,6 +98,7 @@ macro_rules! conformance_suite {
             seed_001_acquisition_query_selects_what_job_acquire_takes,
             write_all_commits_every_statement_and_read_decodes_them,
             write_all_rolls_back_everything_on_an_unexpected_row_count,
+            concurrent_insert_lists_each_commit_and_a_bad_one_fails_alone,
             timer_view_lists_the_timers,
             operator_sql_binds_and_decodes_values,
         );

@@ -17,7 +17,7 @@ mod params;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
-pub use coalesce::coalesce;
+pub use coalesce::{coalesce, varies_with_rows};
 pub use error::{Error, ErrorKind, Result, write_conflict};
 pub use params::*;
 

@@ -66,3 +66,50 @@ pub async fn write_all_rolls_back_everything_on_an_unexpected_row_count(store: &
     let n = store.read("SELECT COUNT(*) FROM ACT_RU_TASK", &[]).await.expect("read");
     assert_eq!(n[0][0].as_i64(), Some(1));
 }
+
+/// Lists of plain inserts from concurrent commands (process starts): PostgreSQL commits those
+/// that arrive together in one statement, which must look exactly like one commit each.
+pub async fn concurrent_insert_lists_each_commit_and_a_bad_one_fails_alone(store: &dyn Store) {
+    let t = ms(now(store).await);
+    store.write_all(&[task_insert("taken", t)]).await.expect("fixture");
+    let list = |i: usize| {
+        // Unchecked inserts (as a start writes them); list 27 repeats a taken id.
+        let id = if i == 27 { "taken".to_string() } else { format!("t-{i}") };
+        let mut one = task_insert(&id, t);
+        one.expect = None;
+        let two = Write::new(
+            "INSERT INTO ACT_RU_IDENTITYLINK (ID_, REV_, TYPE_, USER_ID_, TASK_ID_) VALUES (?, 1, 'candidate', ?, ?), (?, 1, 'candidate', ?, ?)",
+            ["a", "b"]
+                .iter()
+                .flat_map(|u| [format!("l-{i}-{u}"), (*u).to_string(), id.clone()])
+                .map(SqlValue::Text)
+                .collect(),
+        );
+        vec![one, two]
+    };
+    let lists: Vec<Vec<Write>> = (0..40).map(list).collect();
+    // Two rounds: good lists only (written together), then one bad list among good ones.
+    for round in [&lists[..20], &lists[20..]] {
+        let results = futures::future::join_all(round.iter().map(|l| store.write_all(l))).await;
+        for (r, l) in results.iter().zip(round) {
+            let i = l[0].binds[0].as_str().map(str::to_owned);
+            match r {
+                Ok(counts) => {
+                    assert_ne!(i.as_deref(), Some("taken"), "a list repeating a taken id must fail");
+                    assert_eq!(counts, &vec![1, 2], "list {i:?}: the rows each statement wrote");
+                }
+                Err(e) => {
+                    assert_eq!(i.as_deref(), Some("taken"), "only the list repeating a taken id fails: {e}");
+                    assert_eq!(e.kind, ErrorKind::Conflict, "{e}");
+                }
+            }
+        }
+    }
+    let n = |sql| async move { store.read(sql, &[]).await.expect("read")[0][0].as_i64() };
+    assert_eq!(n("SELECT COUNT(*) FROM ACT_RU_TASK").await, Some(1 + 39), "each good list's task, the fixture's");
+    assert_eq!(
+        n("SELECT COUNT(*) FROM ACT_RU_IDENTITYLINK").await,
+        Some(2 * 39),
+        "the failed list left none of its rows"
+    );
+}
