@@ -78,12 +78,7 @@ impl Store for PgStore {
     }
 
     fn dialect(&self) -> &'static Dialect {
-        &Dialect {
-            json_group_array: "json_agg",
-            json_array: "json_build_array",
-            now: "date_trunc('milliseconds', now())",
-            empty_table: "TRUNCATE",
-        }
+        &Dialect { json_array: "json_build_array", now: "date_trunc('milliseconds', now())", empty_table: "TRUNCATE" }
     }
 
     async fn migrate(&self) -> Result<()> {

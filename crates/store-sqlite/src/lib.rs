@@ -101,12 +101,7 @@ impl Store for SqliteStore {
     }
 
     fn dialect(&self) -> &'static Dialect {
-        &Dialect {
-            json_group_array: "json_group_array",
-            json_array: "json_array",
-            now: "strftime('%Y-%m-%d %H:%M:%f', 'now')",
-            empty_table: "DELETE FROM",
-        }
+        &Dialect { json_array: "json_array", now: "strftime('%Y-%m-%d %H:%M:%f', 'now')", empty_table: "DELETE FROM" }
     }
 
     async fn migrate(&self) -> Result<()> {

@@ -47,9 +47,6 @@ impl Backend {
 /// text instead of asking which backend they are on.
 #[derive(Debug)]
 pub struct Dialect {
-    /// The aggregate that collects JSON values into one JSON array (none for no rows; SQL
-    /// NULL on PostgreSQL, `[]` on SQLite). Takes `ORDER BY` inside its parentheses.
-    pub json_group_array: &'static str,
     /// The function that makes a JSON array of its arguments.
     pub json_array: &'static str,
     /// The database's now, cut to the milliseconds the columns keep, in the form
