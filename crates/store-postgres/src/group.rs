@@ -53,7 +53,8 @@ struct Pending {
 
 /// Whether `writes` may join a batch: plain inserts of literal rows only, no checked counts.
 pub(crate) fn eligible(writes: &[Write]) -> bool {
-    !writes.is_empty() && writes.iter().all(|w| w.expect.is_none() && fuse::fusable(w) && fuse::rows(w).is_some())
+    // `fusable` includes that the insert's rows can be counted (`fuse::rows`).
+    !writes.is_empty() && writes.iter().all(|w| w.expect.is_none() && fuse::fusable(w))
 }
 
 impl GroupCommit {
