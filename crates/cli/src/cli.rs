@@ -414,6 +414,10 @@ pub struct StartArgs {
     /// The user starting the instance (START_USER_ID_; a start event's initiator variable)
     #[arg(long, value_name = "U")]
     pub user: Option<String>,
+    /// Makes the start idempotent: run again with the same id and arguments, it prints the
+    /// instance the first run started instead of starting another (kept 7 days)
+    #[arg(long, value_name = "ID")]
+    pub request_id: Option<String>,
 }
 
 /// `kairos instances`.

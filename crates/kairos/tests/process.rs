@@ -760,6 +760,27 @@ async fn the_job_log_is_kept_for_its_retention_time(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+/// Idempotent starts (SPEC C2) from the library: a retry gets the first instance until the
+/// requestId is forgotten after its retention; then the same request starts a new one.
+async fn a_request_id_is_remembered_for_its_retention_time(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("leave.bpmn", LEAVE).await.unwrap();
+    let req =
+        StartRequest { request_id: Some("r-1".into()), ..start("leaveProcess", "B-1", json!({"applicant": "kermit"})) };
+    let first = p.start(req.clone()).await.unwrap();
+    assert_eq!(p.start(req.clone()).await.unwrap().id, first.id, "a retry gets the first instance");
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(p.clean_requests(kairos::SignedDuration::from_hours(24), 10).await.unwrap(), 0, "a day: kept");
+    assert_eq!(p.start(req.clone()).await.unwrap().id, first.id);
+    assert_eq!(p.clean_requests(kairos::SignedDuration::ZERO, 10).await.unwrap(), 1);
+    let later = p.start(req).await.unwrap();
+    assert_ne!(later.id, first.id, "forgotten: the same request starts a new instance");
+    assert_eq!(p.instances(Some("B-1"), Some("leaveProcess"), Some(false)).await.unwrap().len(), 2);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 const SIGNALS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
   <signal id="goSignal" name="go"/>
@@ -807,6 +828,7 @@ async fn a_signal_thrown_in_one_instance_reaches_the_others(backend: Backend) {
 }
 
 on_both_backends!(
+    a_request_id_is_remembered_for_its_retention_time,
     a_signal_thrown_in_one_instance_reaches_the_others,
     the_job_log_is_kept_for_its_retention_time,
     history_past_its_time_to_live_is_cleaned_up,

@@ -458,6 +458,66 @@ async fn two_concurrent_completions_of_one_task_one_wins(backend: Backend) {
     assert_eq!(n, 1, "the task was done once: {}", r.text);
 }
 
+/// SPEC C2 over HTTP: a start or completion retried with its requestId gets the first result;
+/// concurrent duplicates have one effect; a requestId reused for another request is a 409.
+async fn request_ids_make_starts_and_completions_idempotent(backend: Backend) {
+    let Some(srv) = server(backend).await else { return };
+    srv.deployed("idem", &one_task("idem")).await;
+    let start = |bk: &str, rid: &str| json!({"processDefinitionKey": "idem", "businessKey": bk, "requestId": rid});
+
+    // A retried start: the first instance, the same answer, one instance.
+    let first = srv.post("/runtime/process-instances", start("IDEM-1", "s-1")).await.ok(201).clone();
+    let again = srv.post("/runtime/process-instances", start("IDEM-1", "s-1")).await.ok(201).clone();
+    assert_eq!(first, again, "a retry gets the first answer");
+    let running = srv.get("/runtime/process-instances?businessKey=IDEM-1").await;
+    assert_eq!(running.ok(200)["total"], 1, "{}", running.text);
+
+    // Concurrent duplicates: every caller gets the one instance that was started.
+    let path = "/runtime/process-instances";
+    let (a, b, c, d) = tokio::join!(
+        srv.post(path, start("IDEM-2", "s-2")),
+        srv.post(path, start("IDEM-2", "s-2")),
+        srv.post(path, start("IDEM-2", "s-2")),
+        srv.post(path, start("IDEM-2", "s-2")),
+    );
+    let ids: Vec<&str> = [&a, &b, &c, &d].iter().map(|r| r.ok(201)["id"].as_str().unwrap()).collect();
+    assert!(ids.iter().all(|id| *id == ids[0]), "one instance for all: {ids:?}");
+    let running = srv.get("/runtime/process-instances?businessKey=IDEM-2").await;
+    assert_eq!(running.ok(200)["total"], 1, "{}", running.text);
+
+    // A requestId reused for another request: 409 naming it, nothing written.
+    let before = srv.written().await;
+    let r = srv.post(path, start("IDEM-3", "s-1")).await;
+    let msg = r.refused(409, Some("requestId")).to_string();
+    assert!(msg.contains("s-1") && msg.contains("other parameters"), "{msg}");
+    for bad in [String::new(), "x".repeat(65)] {
+        srv.post(path, start("IDEM-4", &bad)).await.refused(400, Some("requestId"));
+    }
+    assert_eq!(srv.written().await, before, "nothing written");
+
+    // A retried completion succeeds again; a completion without it is a conflict.
+    let pi = first["id"].as_str().unwrap();
+    let task = srv.tasks_of(pi).await[0]["id"].as_str().unwrap().to_string();
+    let task_path = format!("/runtime/tasks/{task}");
+    let complete = |rid: &str, by: &str| json!({"action": "complete", "variables": {"by": by}, "requestId": rid});
+    assert_eq!(srv.post(&task_path, complete("c-1", "a")).await.status, 204);
+    assert_eq!(srv.post(&task_path, complete("c-1", "a")).await.status, 204, "a retry succeeds");
+    srv.post(&task_path, json!({"action": "complete"})).await.refused(409, None);
+    srv.post(&task_path, complete("c-1", "b")).await.refused(409, Some("requestId"));
+    srv.post(&task_path, complete("s-1", "a")).await.refused(409, Some("requestId"));
+
+    // Concurrent duplicate completions: both succeed, the task was done once.
+    let pi = ids[0];
+    let task = srv.tasks_of(pi).await[0]["id"].as_str().unwrap().to_string();
+    let task_path = format!("/runtime/tasks/{task}");
+    let (a, b) = tokio::join!(srv.post(&task_path, complete("c-2", "a")), srv.post(&task_path, complete("c-2", "a")));
+    assert_eq!((a.status, b.status), (204, 204), "{} / {}", a.text, b.text);
+    let r = srv.get(&format!("/history/historic-activity-instances?processInstanceId={pi}")).await;
+    let n = r.ok(200)["data"].as_array().unwrap().iter().filter(|a| a["activityId"] == "task").count();
+    assert_eq!(n, 1, "the task was done once: {}", r.text);
+    assert_eq!(srv.rows("KAIROS_REQUEST").await, 4, "s-1, s-2, c-1, c-2");
+}
+
 async fn bad_deployments_are_refused_naming_what_is_wrong_and_write_nothing(backend: Backend) {
     let Some(srv) = server(backend).await else { return };
     let before = srv.written().await;
@@ -791,6 +851,7 @@ on_both_backends!(
     a_process_runs_over_http_from_deployment_to_history,
     a_multipart_form_deploys_every_file_or_nothing,
     two_concurrent_completions_of_one_task_one_wins,
+    request_ids_make_starts_and_completions_idempotent,
     bad_deployments_are_refused_naming_what_is_wrong_and_write_nothing,
     bad_instance_and_task_requests_are_refused_naming_the_field_and_write_nothing,
     instances_are_suspended_signalled_messaged_and_deleted,

@@ -165,6 +165,7 @@ pub async fn start(global: &GlobalArgs, args: StartArgs) -> Result<u8, CliError>
         business_key: args.business_key,
         variables,
         start_user: args.user,
+        request_id: args.request_id,
         ..Default::default()
     };
     let instance = engine.processes().start(req).await?;

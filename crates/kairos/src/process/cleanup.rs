@@ -4,7 +4,8 @@
 //! the job log — so that history does not grow without bound.
 //!
 //! The job log is kept for a retention time of its own (`EngineBuilder::job_log_retention`,
-//! 30 days unless set), whatever its jobs were.
+//! 30 days unless set), whatever its jobs were; the requestIds of idempotent commands
+//! (`KAIROS_REQUEST`) for [`super::REQUEST_RETENTION`].
 //!
 //! Every running node runs it on an interval (`EngineBuilder::history_cleanup_every`), in
 //! batches. No coordination is needed: the deletes are idempotent, and two nodes deleting one
@@ -93,6 +94,16 @@ impl Processes {
         Ok(n)
     }
 
+    /// Deletes at most `limit` recorded requestIds (idempotent starts and completions) older
+    /// than `retention`; returns how many. A retry after that runs as a new command.
+    pub async fn clean_requests(&self, retention: jiff::SignedDuration, limit: usize) -> Result<usize, Error> {
+        let n = super::requests::forget_old(self.store.as_ref(), retention, limit).await?;
+        if n > 0 {
+            tracing::info!(rows = n, "history cleanup forgot requestIds past their retention");
+        }
+        Ok(n)
+    }
+
     /// Runs [`Processes::clean_history`] (and [`Processes::clean_job_log`] with
     /// `job_log_retention`) every `every` until `stop` turns true; the first run a little
     /// after the start, so that a node's start-up stays quick.
@@ -117,7 +128,8 @@ impl Processes {
                         Some(keep) => this.clean_job_log(keep, BATCH).await,
                         None => Ok(0),
                     };
-                    let done = this.clean_history(BATCH).await.and_then(|n| Ok(n.max(log?)));
+                    let requests = this.clean_requests(super::REQUEST_RETENTION, BATCH).await;
+                    let done = this.clean_history(BATCH).await.and_then(|n| Ok(n.max(log?).max(requests?)));
                     match done {
                         Ok(n) if n == BATCH && !*stop.borrow() => continue,
                         Ok(_) => break,

@@ -10,11 +10,13 @@
 mod cleanup;
 mod deploy;
 mod external;
+mod requests;
 mod rows;
 mod views;
 
 pub use deploy::{DefinitionInfo, DeploymentInfo};
 pub use external::ExternalTask;
+pub use requests::{MAX_REQUEST_ID_CHARS, REQUEST_RETENTION, check_request_id};
 pub use views::{ExecutionView, HistoricActivity, InstanceView, TaskView};
 
 use crate::Error;
@@ -24,6 +26,7 @@ use kairos_bpmn::Definitions;
 use kairos_executor::{Handler, HandlerError, Handlers, JobContext};
 use kairos_process::{Command, Env, ErrorKind, Instance, ProcessError, Runtime, ServiceResult, Step};
 use kairos_store::{SqlValue, Store, Write};
+use requests::{Recorded, Request};
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -102,6 +105,23 @@ pub struct StartRequest {
     pub start_user: Option<String>,
     /// A message, signal or timer start event to start at (the none start event otherwise).
     pub start_event: Option<String>,
+    /// Makes the start idempotent (SPEC C2): a retry with the same requestId and the same
+    /// request gets the first start's instance instead of a second one.
+    pub request_id: Option<String>,
+}
+
+impl StartRequest {
+    /// The request as its requestId's fingerprint sees it.
+    fn fingerprint(&self) -> Json {
+        serde_json::json!({
+            "processDefinitionKey": self.process_definition_key,
+            "processDefinitionId": self.process_definition_id,
+            "businessKey": self.business_key,
+            "variables": self.variables,
+            "startUser": self.start_user,
+            "startEvent": self.start_event,
+        })
+    }
 }
 
 impl Processes {
@@ -163,10 +183,27 @@ impl Processes {
     }
 
     /// Starts an instance; returns it as it stands after the start (ended when it ran through).
+    /// With a requestId already recorded for this request: the first start's answer.
     pub async fn start(&self, req: StartRequest) -> Result<InstanceView, Error> {
-        let (view, writes) = self.prepare_start(req).await?;
-        self.store.write_all(&writes).await?;
-        Ok(view)
+        let request = match &req.request_id {
+            None => None,
+            Some(id) => Some(Request::new(id, "start", &req.fingerprint())?),
+        };
+        if let Some(r) = &request
+            && let Recorded::Done(first) = r.recorded(self.store.as_ref()).await?
+        {
+            return stored_view(first);
+        }
+        let (view, mut writes) = self.prepare_start(req).await?;
+        if let Some(r) = &request {
+            let answer = serde_json::to_value(&view).map_err(|e| invalid("requestId", &e.to_string()))?;
+            writes.push(r.record(Some(&answer)));
+        }
+        match (self.store.write_all(&writes).await, &request) {
+            (Ok(_), _) => Ok(view),
+            (Err(e), Some(r)) => stored_view(r.settle(self.store.as_ref(), e.into()).await?),
+            (Err(e), None) => Err(e.into()),
+        }
     }
 
     /// An instance started in memory, and the writes that store it.
@@ -417,6 +454,31 @@ impl Processes {
         self.command(&pi, Command::CompleteTask { task_id: task_id.into(), variables }).await
     }
 
+    /// [`Processes::complete_task`], idempotent by `request_id` (SPEC C2): a retry of this
+    /// completion succeeds again (where a second completion gets 409); of concurrent duplicates
+    /// one completes the task and all succeed.
+    pub async fn complete_task_once(
+        &self,
+        task_id: &str,
+        variables: Map<String, Json>,
+        request_id: &str,
+    ) -> Result<(), Error> {
+        let request =
+            Request::new(request_id, "complete", &serde_json::json!({"taskId": task_id, "variables": variables}))?;
+        if let Recorded::Done(_) = request.recorded(self.store.as_ref()).await? {
+            return Ok(());
+        }
+        let done = async {
+            let pi = self.instance_of_task(task_id).await?;
+            let command = Command::CompleteTask { task_id: task_id.into(), variables };
+            self.command_with(&pi, command, &[], &[request.record(None)]).await
+        };
+        match done.await {
+            Ok(()) => Ok(()),
+            Err(e) => request.settle(self.store.as_ref(), e).await.map(drop),
+        }
+    }
+
     pub async fn claim_task(&self, task_id: &str, assignee: &str) -> Result<(), Error> {
         let pi = self.instance_of_task(task_id).await?;
         self.command(&pi, Command::ClaimTask { task_id: task_id.into(), assignee: assignee.into() }).await
@@ -654,6 +716,14 @@ fn process_of<'d>(defs: &'d Definitions, key: &str) -> Result<&'d kairos_bpmn::P
 
 fn invalid(field: &str, message: &str) -> Error {
     Error::Process(ProcessError { kind: ErrorKind::Invalid, message: message.into(), element_id: Some(field.into()) })
+}
+
+/// The answer a requestId recorded for a start.
+fn stored_view(first: Option<Json>) -> Result<InstanceView, Error> {
+    let text = first.unwrap_or(Json::Null);
+    serde_json::from_value(text).map_err(|e| {
+        Error::Process(ProcessError::new(ErrorKind::Model, format!("the stored answer of a start does not parse: {e}")))
+    })
 }
 
 fn opt(v: Option<&str>) -> SqlValue {

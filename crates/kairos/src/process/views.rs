@@ -5,10 +5,10 @@ use crate::Error;
 use jiff::Timestamp;
 use kairos_process::{ErrorKind, Instance, ProcessError};
 use kairos_store::SqlValue;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A process instance (runtime or historic).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InstanceView {
     pub id: String,

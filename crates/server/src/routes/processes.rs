@@ -102,9 +102,8 @@ pub struct StartBody {
     process_definition_id: Option<String>,
     business_key: Option<String>,
     variables: Option<Value>,
-    /// Accepted for API.md's idempotent retries; not acted on yet (a retried start starts
-    /// another instance).
-    #[allow(dead_code)]
+    /// Makes the start idempotent: a retry with the same requestId and body gets the first
+    /// start's answer (SPEC C2).
     request_id: Option<String>,
 }
 
@@ -136,6 +135,7 @@ pub async fn start(State(app): State<AppState>, Json(body): Json<StartBody>) -> 
         process_definition_id: id,
         business_key,
         variables,
+        request_id: body.request_id,
         ..Default::default()
     };
     let instance = app.engine.processes().start(req).await.map_err(|e| {

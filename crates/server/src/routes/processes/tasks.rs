@@ -49,9 +49,9 @@ pub struct TaskAction {
     action: Option<String>,
     assignee: Option<String>,
     variables: Option<Value>,
-    /// Accepted for API.md's idempotent retries; not acted on yet (a retried completion of a
-    /// completed task answers 404).
-    #[allow(dead_code)]
+    /// Makes a completion idempotent: a retry with the same requestId and body succeeds again
+    /// instead of answering 409 (SPEC C2). A claim is idempotent by itself (claiming again for
+    /// the same assignee succeeds), so there it is only checked.
     request_id: Option<String>,
 }
 
@@ -59,6 +59,9 @@ pub struct TaskAction {
 /// on; `{"action": "claim", "assignee"}` → 200 with the task.
 pub async fn act(State(app): State<AppState>, Id(id): Id, Json(body): Json<TaskAction>) -> Result<Response, ApiError> {
     let action = required("action", body.action, MAX_NAME_CHARS)?;
+    if let Some(r) = &body.request_id {
+        kairos::process::check_request_id(r)?;
+    }
     let processes = app.engine.processes();
     match action.as_str() {
         "complete" => {
@@ -69,7 +72,10 @@ pub async fn act(State(app): State<AppState>, Id(id): Id, Json(body): Json<TaskA
                 ));
             }
             let vars = variables(body.variables)?;
-            processes.complete_task(&id, vars).await?;
+            match &body.request_id {
+                Some(r) => processes.complete_task_once(&id, vars, r).await?,
+                None => processes.complete_task(&id, vars).await?,
+            }
             Ok(StatusCode::NO_CONTENT.into_response())
         }
         "claim" => {

@@ -1,0 +1,186 @@
+//! Idempotent commands (SPEC C2; seed 002 §8.1 and §25): a start or a task completion may carry
+//! a `requestId`, the identity of one user or system command. The command records it in
+//! `KAIROS_REQUEST` in its own transaction, so
+//! - a retry (the caller never saw the answer: a timeout, a dropped connection) finds the row
+//!   and gets the first result instead of a second instance or a 409 for a task it completed;
+//! - of two concurrent commands with one requestId exactly one commits: the table's primary key
+//!   is the last line of defence ("looking first, then acting" alone is not safe, §25), and
+//!   the loser, seeing the key taken, answers with the winner's result;
+//! - a requestId reused for a *different* request (another definition, business key, task or
+//!   variables) is refused with a conflict naming it, rather than silently answered with the
+//!   result of something else. Requests are compared by a SHA-256 fingerprint of their
+//!   canonical JSON (serde_json's maps are sorted, so key order does not matter).
+//!
+//! Rows are kept for [`REQUEST_RETENTION`], then deleted by the history cleanup: a retry later
+//! than that runs as a new command.
+//!
+//! Handlers of synchronous service tasks run before the commit, so two concurrent duplicates
+//! may both run them (only one commits); handlers with outside effects belong in async tasks or
+//! external workers, where the job's lease decides who runs.
+
+use crate::Error;
+use kairos_process::{ErrorKind, ProcessError};
+use kairos_store::{SqlValue, Store, Write};
+use serde_json::Value as Json;
+use sha2::{Digest, Sha256};
+
+/// The longest requestId (seed 002's `request_id VARCHAR(64)`).
+pub const MAX_REQUEST_ID_CHARS: usize = 64;
+
+/// How long a requestId is remembered.
+pub const REQUEST_RETENTION: jiff::SignedDuration = jiff::SignedDuration::from_hours(7 * 24);
+
+/// Refuses a requestId that cannot be stored: empty, longer than [`MAX_REQUEST_ID_CHARS`], or
+/// with control characters.
+pub fn check_request_id(id: &str) -> Result<(), Error> {
+    let chars = id.chars().count();
+    if chars == 0 || chars > MAX_REQUEST_ID_CHARS || id.chars().any(char::is_control) {
+        return Err(Error::Process(ProcessError {
+            kind: ErrorKind::Invalid,
+            message: format!(
+                "requestId must have 1 to {MAX_REQUEST_ID_CHARS} characters and no control characters (it has {chars})"
+            ),
+            element_id: Some("requestId".into()),
+        }));
+    }
+    Ok(())
+}
+
+/// One command's requestId with what identifies the request behind it.
+#[derive(Debug, Clone)]
+pub(crate) struct Request {
+    id: String,
+    command: &'static str,
+    fingerprint: String,
+}
+
+/// What the table says about a requestId.
+#[derive(Debug)]
+pub(crate) enum Recorded {
+    /// Not used yet (or forgotten): run the command.
+    New,
+    /// Used by this very request: its first result (the response as JSON, if it had one).
+    Done(Option<Json>),
+}
+
+impl Request {
+    /// `request` is the command's parameters as JSON, `command` its name.
+    pub(crate) fn new(id: &str, command: &'static str, request: &Json) -> Result<Request, Error> {
+        check_request_id(id)?;
+        let digest = Sha256::digest(request.to_string().as_bytes());
+        let fingerprint = digest.iter().map(|b| format!("{b:02x}")).collect();
+        Ok(Request { id: id.to_string(), command, fingerprint })
+    }
+
+    /// The row that records this request with its `result`; it goes into the command's writes.
+    pub(crate) fn record(&self, result: Option<&Json>) -> Write {
+        Write::new(
+            "INSERT INTO KAIROS_REQUEST (REQUEST_ID_, COMMAND_, FINGERPRINT_, RESULT_) VALUES (?, ?, ?, ?)",
+            vec![
+                SqlValue::Text(self.id.clone()),
+                SqlValue::Text(self.command.into()),
+                SqlValue::Text(self.fingerprint.clone()),
+                result.map_or(SqlValue::Null, |r| SqlValue::Text(r.to_string())),
+            ],
+        )
+    }
+
+    /// Looks the requestId up: new, done by this request, or a conflict when another request
+    /// used it.
+    pub(crate) async fn recorded(&self, store: &dyn Store) -> Result<Recorded, Error> {
+        let rows = store
+            .read(
+                "SELECT COMMAND_, FINGERPRINT_, RESULT_ FROM KAIROS_REQUEST WHERE REQUEST_ID_ = ?",
+                &[SqlValue::Text(self.id.clone())],
+            )
+            .await?;
+        let Some(row) = rows.first() else { return Ok(Recorded::New) };
+        let (command, fingerprint) = (row[0].as_str().unwrap_or_default(), row[1].as_str().unwrap_or_default());
+        if command != self.command || fingerprint != self.fingerprint {
+            let what = if command == self.command { "with other parameters" } else { "by another command" };
+            return Err(Error::Process(ProcessError {
+                kind: ErrorKind::Conflict,
+                message: format!(
+                    "requestId '{}' was already used {what} ({command}); a retry must repeat its request \
+                     unchanged, a new request needs a new requestId",
+                    self.id
+                ),
+                element_id: Some("requestId".into()),
+            }));
+        }
+        let result = match row[2].as_str() {
+            None => None,
+            Some(text) => Some(serde_json::from_str(text).map_err(|e| {
+                Error::Process(ProcessError::new(
+                    ErrorKind::Model,
+                    format!("the stored result of requestId '{}' does not parse: {e}", self.id),
+                ))
+            })?),
+        };
+        Ok(Recorded::Done(result))
+    }
+
+    /// After a command with this request failed with `error`: the first result when the failure
+    /// was losing to a concurrent duplicate (the key was taken, or the task it completed was
+    /// gone), else `error` itself.
+    pub(crate) async fn settle(&self, store: &dyn Store, error: Error) -> Result<Option<Json>, Error> {
+        let conflict = match &error {
+            Error::Store(e) => e.kind == kairos_store::ErrorKind::Conflict,
+            Error::Process(e) => e.kind == ErrorKind::Conflict,
+            _ => false,
+        };
+        if !conflict {
+            return Err(error);
+        }
+        match self.recorded(store).await? {
+            Recorded::Done(result) => Ok(result),
+            Recorded::New => Err(error),
+        }
+    }
+}
+
+/// Deletes at most `limit` requests older than `retention`; returns how many.
+pub(crate) async fn forget_old(
+    store: &dyn Store,
+    retention: jiff::SignedDuration,
+    limit: usize,
+) -> Result<usize, Error> {
+    let now = store.db_now().await?;
+    let cutoff = now.checked_sub(retention).unwrap_or(jiff::Timestamp::MIN);
+    let n = store
+        .write_all(&[Write::new(
+            "DELETE FROM KAIROS_REQUEST WHERE REQUEST_ID_ IN \
+             (SELECT REQUEST_ID_ FROM KAIROS_REQUEST WHERE CREATE_TIME_ < ? ORDER BY CREATE_TIME_ LIMIT ?)",
+            vec![SqlValue::Timestamp(cutoff), SqlValue::Int(limit as i64)],
+        )])
+        .await?;
+    Ok(n.first().copied().unwrap_or(0) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_fingerprint_ignores_key_order_and_sees_any_change() {
+        let a = Request::new("r", "start", &json!({"key": "order", "variables": {"a": 1, "b": 2}})).unwrap();
+        let b =
+            Request::new("r", "start", &serde_json::from_str(r#"{"variables":{"b":2,"a":1},"key":"order"}"#).unwrap())
+                .unwrap();
+        let c = Request::new("r", "start", &json!({"key": "order", "variables": {"a": 1, "b": 3}})).unwrap();
+        assert_eq!(a.fingerprint, b.fingerprint);
+        assert_ne!(a.fingerprint, c.fingerprint);
+        assert_eq!(a.fingerprint.len(), 64);
+    }
+
+    #[test]
+    fn request_ids_are_bounded_and_named_in_the_error() {
+        for bad in ["", "\n", &"x".repeat(MAX_REQUEST_ID_CHARS + 1)] {
+            let e = Request::new(bad, "start", &json!({})).unwrap_err();
+            let Error::Process(p) = e else { panic!("{e:?}") };
+            assert_eq!((p.kind, p.element_id.as_deref()), (ErrorKind::Invalid, Some("requestId")));
+        }
+        assert!(Request::new(&"é".repeat(MAX_REQUEST_ID_CHARS), "start", &json!({})).is_ok());
+    }
+}
