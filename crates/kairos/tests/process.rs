@@ -357,6 +357,67 @@ async fn a_call_activity_links_the_called_instance_through_super_exec(backend: B
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+/// A call activity with an interrupting message boundary event, calling a process that itself
+/// calls another.
+const CALLER_INTERRUPTED: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <message id="cancelMsg" name="cancel"/>
+  <process id="order" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="callFulfil"/>
+    <callActivity id="callFulfil" calledElement="fulfil"/>
+    <sequenceFlow id="f2" sourceRef="callFulfil" targetRef="done"/>
+    <endEvent id="done"/>
+    <boundaryEvent id="cancelled" attachedToRef="callFulfil"><messageEventDefinition messageRef="cancelMsg"/></boundaryEvent>
+    <sequenceFlow id="f3" sourceRef="cancelled" targetRef="refund"/>
+    <userTask id="refund"/>
+    <sequenceFlow id="f4" sourceRef="refund" targetRef="undone"/>
+    <endEvent id="undone"/>
+  </process>
+  <process id="fulfil" isExecutable="true">
+    <startEvent id="s"/>
+    <sequenceFlow id="g1" sourceRef="s" targetRef="callPack"/>
+    <callActivity id="callPack" calledElement="pack"/>
+    <sequenceFlow id="g2" sourceRef="callPack" targetRef="e"/>
+    <endEvent id="e"/>
+  </process>
+  <process id="pack" isExecutable="true">
+    <startEvent id="ps"/>
+    <sequenceFlow id="h1" sourceRef="ps" targetRef="box"/>
+    <userTask id="box"/>
+    <sequenceFlow id="h2" sourceRef="box" targetRef="pe"/>
+    <endEvent id="pe"/>
+  </process>
+</definitions>"#;
+
+/// An interrupted call activity takes what it called with it (Flowable deletes the called
+/// instance): nothing is left running that would later try to continue a caller that moved on.
+async fn an_interrupted_call_activity_deletes_the_instances_it_called(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("order.bpmn", CALLER_INTERRUPTED).await.unwrap();
+    let order = p.start(start("order", "O-1", json!({}))).await.unwrap();
+    let running = p.instances(None, None, Some(false)).await.unwrap();
+    assert_eq!(running.len(), 3, "order → fulfil → pack: {running:?}");
+    p.message("cancel", Some(&order.id), None, Map::new()).await.unwrap();
+    let running: Vec<String> =
+        p.instances(None, None, Some(false)).await.unwrap().into_iter().map(|i| i.process_definition_key).collect();
+    assert_eq!(running, ["order"], "the called instances went with the call activity");
+    for key in ["fulfil", "pack"] {
+        let hist = p.instances(None, Some(key), None).await.unwrap();
+        assert_eq!(hist.len(), 1, "{key}: {hist:?}");
+        assert!(hist[0].ended, "{key} ended");
+        let reason = hist[0].delete_reason.clone().unwrap_or_default();
+        assert!(reason.contains("callFulfil"), "{key}: {reason}");
+    }
+    assert!(p.tasks(None, None, None, None).await.unwrap().iter().all(|t| t.task_definition_key == "refund"));
+    let refund = p.tasks(Some(&order.id), None, None, None).await.unwrap().remove(0);
+    p.complete_task(&refund.id, Map::new()).await.unwrap();
+    assert!(p.instance(&order.id).await.unwrap().ended);
+    assert_eq!(trace(&engine, &order.id).await, ["start", "callFulfil", "cancelled", "refund", "undone"]);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 async fn a_suspended_instance_keeps_its_jobs_apart_and_refuses_task_completion(backend: Backend) {
     let Some(fx) = Fixture::new(backend).await else { return };
     let engine = engine(&fx).await;
@@ -828,6 +889,7 @@ async fn a_signal_thrown_in_one_instance_reaches_the_others(backend: Backend) {
 }
 
 on_both_backends!(
+    an_interrupted_call_activity_deletes_the_instances_it_called,
     a_request_id_is_remembered_for_its_retention_time,
     a_signal_thrown_in_one_instance_reaches_the_others,
     the_job_log_is_kept_for_its_retention_time,

@@ -297,6 +297,7 @@ impl Processes {
             writes.extend(rows::writes(Some(&before), &after, self.history));
             writes.extend(staged);
             writes.extend(extra.iter().cloned());
+            self.cancel_called(&interrupted_calls(process, &before, &after, None), None, &mut writes).await?;
             self.continue_callers(&after, &mut writes).await?;
             match self.store.write_all(&writes).await {
                 Ok(_) => return Ok(()),
@@ -417,7 +418,54 @@ impl Processes {
             let (after, staged) = Box::pin(self.drive(&mut rt, step)).await?;
             writes.extend(rows::writes(Some(&before), &after, self.history));
             writes.extend(staged);
+            let interrupted = interrupted_calls(process, &before, &after, Some(exec));
+            Box::pin(self.cancel_called(&interrupted, None, writes)).await?;
             current = after;
+        }
+        Ok(())
+    }
+
+    /// Deletes the instances that the interrupted call activities `calls` (execution, activity)
+    /// called, and what those called in turn (with the first one's `reason`), in the caller's
+    /// transaction (their REV_ checks included: a called instance changing meanwhile re-runs
+    /// the whole command). Flowable does the same; left running, a called instance would end
+    /// into a caller that moved on.
+    async fn cancel_called(
+        &self,
+        calls: &[(String, String)],
+        reason: Option<&str>,
+        writes: &mut Vec<Write>,
+    ) -> Result<(), Error> {
+        for (exec, activity) in calls {
+            let called = self
+                .store
+                .read(
+                    "SELECT ID_ FROM ACT_RU_EXECUTION WHERE SUPER_EXEC_ = ? AND PARENT_ID_ IS NULL",
+                    &[SqlValue::Text(exec.clone())],
+                )
+                .await?;
+            for id in called.iter().filter_map(|r| r[0].as_str()) {
+                let Some(before) = rows::load(self.store.as_ref(), id).await? else { continue };
+                let defs = self.definitions(&before.definition_id).await?;
+                let process = process_of(&defs, &before.definition_key)?;
+                let now = self.store.db_now().await?;
+                let mut ids = kairos_core::new_id;
+                let env = Env { definitions: &defs, process, now, ids: &mut ids };
+                let mut rt = Runtime::new(env, before.clone());
+                let reason = match reason {
+                    Some(r) => r.to_string(),
+                    None => format!(
+                        "call activity {activity} of process instance {} was interrupted",
+                        before.super_instance.as_deref().unwrap_or("?")
+                    ),
+                };
+                let step = rt.apply(Command::Delete { reason: reason.clone() });
+                let (after, staged) = Box::pin(self.drive(&mut rt, step)).await?;
+                writes.extend(rows::writes(Some(&before), &after, self.history));
+                writes.extend(staged);
+                let nested = interrupted_calls(process, &before, &after, None);
+                Box::pin(self.cancel_called(&nested, Some(&reason), writes)).await?;
+            }
         }
         Ok(())
     }
@@ -441,6 +489,7 @@ impl Processes {
         let (after, staged) = self.drive(&mut rt, step).await?;
         let mut writes = rows::writes(Some(&before), &after, self.history);
         writes.extend(staged);
+        self.cancel_called(&interrupted_calls(process, &before, &after, None), None, &mut writes).await?;
         self.continue_callers(&after, &mut writes).await?;
         for w in writes {
             ctx.stage(w);
@@ -716,6 +765,30 @@ fn process_of<'d>(defs: &'d Definitions, key: &str) -> Result<&'d kairos_bpmn::P
 
 fn invalid(field: &str, message: &str) -> Error {
     Error::Process(ProcessError { kind: ErrorKind::Invalid, message: message.into(), element_id: Some(field.into()) })
+}
+
+/// The executions that waited at a call activity in `before` and no longer do in `after`, with
+/// the activity: it was cancelled (an interrupting boundary event or event sub-process, a
+/// terminate end, a delete). `finished` is the execution whose called instance just ended and
+/// that leaves its call activity the normal way. Empty, without a query, for the many
+/// processes without call activities.
+fn interrupted_calls(
+    process: &kairos_bpmn::Process,
+    before: &Instance,
+    after: &Instance,
+    finished: Option<&str>,
+) -> Vec<(String, String)> {
+    before
+        .executions
+        .iter()
+        .filter(|e| Some(e.id.as_str()) != finished)
+        .filter_map(|e| {
+            let activity = e.activity.as_deref()?;
+            let calls = matches!(process.node_by_id(activity)?.kind, kairos_bpmn::NodeKind::CallActivity(_));
+            let left = after.execution(&e.id).is_none_or(|a| a.activity != e.activity);
+            (calls && left).then(|| (e.id.clone(), activity.to_string()))
+        })
+        .collect()
 }
 
 /// The answer a requestId recorded for a start.
