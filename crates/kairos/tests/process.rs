@@ -888,7 +888,71 @@ async fn a_signal_thrown_in_one_instance_reaches_the_others(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const SIGNAL_BOUNDARY: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <signal id="goSignal" name="go"/>
+  <process id="thrower" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="t1" sourceRef="start" targetRef="throw"/>
+    <intermediateThrowEvent id="throw"><signalEventDefinition signalRef="goSignal"/></intermediateThrowEvent>
+    <sequenceFlow id="t2" sourceRef="throw" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+  <process id="watcher" isExecutable="true">
+    <startEvent id="begin"/>
+    <sequenceFlow id="w1" sourceRef="begin" targetRef="work"/>
+    <userTask id="work"/>
+    <sequenceFlow id="w2" sourceRef="work" targetRef="done"/>
+    <endEvent id="done"/>
+    <boundaryEvent id="heard" attachedToRef="work" cancelActivity="false"><signalEventDefinition signalRef="goSignal"/></boundaryEvent>
+    <sequenceFlow id="w3" sourceRef="heard" targetRef="note"/>
+    <userTask id="note"/>
+    <sequenceFlow id="w4" sourceRef="note" targetRef="noted"/>
+    <endEvent id="noted"/>
+  </process>
+</definitions>"#;
+
+/// A signal's delivery job that fails half-way (the database gone for one delivery) is
+/// retried; the instances its first attempt reached are not signalled again: a
+/// non-interrupting signal boundary event fires once in each.
+async fn a_retried_signal_delivery_reaches_each_instance_once(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let db = common::faulty::Faulty::open(&fx).await;
+    let engine = fx.engine("n1").store(db.clone()).build().await.unwrap();
+    engine.start().await.unwrap();
+    let p = engine.processes();
+    p.deploy("signal-boundary.bpmn", SIGNAL_BOUNDARY).await.unwrap();
+    let mut watchers = Vec::new();
+    for bk in ["W1", "W2", "W3"] {
+        watchers.push(p.start(start("watcher", bk, json!({}))).await.unwrap().id);
+    }
+    // Deliveries go in instance order: the first two commit, the third fails, the job retries.
+    db.fail_write_binding(&watchers[2]);
+    p.start(start("thrower", "T", json!({}))).await.unwrap();
+    let store = engine.store().clone();
+    let count = |sql: &'static str| {
+        let store = store.clone();
+        async move { store.sql_query(sql, &[]).await.unwrap()[0][0].as_i64().unwrap() }
+    };
+    wait_until(LIMIT, "the delivery job failed once, then succeeded", || async {
+        count("SELECT COUNT(*) FROM ACT_HI_JOB_LOG WHERE HANDLER_TYPE_ = 'signal-throw' AND OUTCOME_ = 'failed'").await
+            == 1
+            && count(
+                "SELECT COUNT(*) FROM ACT_HI_JOB_LOG WHERE HANDLER_TYPE_ = 'signal-throw' AND OUTCOME_ = 'succeeded'",
+            )
+            .await
+                == 1
+    })
+    .await;
+    for id in &watchers {
+        let notes = p.tasks(Some(id), None, None, None).await.unwrap();
+        let keys: Vec<&str> = notes.iter().map(|t| t.task_definition_key.as_str()).collect();
+        assert_eq!(keys.iter().filter(|k| **k == "note").count(), 1, "instance {id} heard the signal once: {keys:?}");
+    }
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    a_retried_signal_delivery_reaches_each_instance_once,
     an_interrupted_call_activity_deletes_the_instances_it_called,
     a_request_id_is_remembered_for_its_retention_time,
     a_signal_thrown_in_one_instance_reaches_the_others,

@@ -630,24 +630,36 @@ impl Processes {
     }
 
     /// Delivers a signal thrown by instance `from` (its own waits had it at once) to the
-    /// others. An instance that ended or stopped waiting meanwhile is passed over: the job is
-    /// not retried for it, which would deliver the signal twice to the ones before it.
+    /// others. An instance that ended or stopped waiting meanwhile is passed over. Each
+    /// delivery (and each start by a signal start event) commits with a request derived from
+    /// the job and the instance (`requests.rs`): a retried job — its earlier attempt failed
+    /// half-way, the database gone — skips those it reached, so a non-interrupting signal
+    /// boundary event does not fire twice.
     async fn deliver_thrown_signal(&self, ctx: &JobContext) -> Result<usize, Error> {
         let name = ctx.payload.get("signal").and_then(Json::as_str).unwrap_or_default().to_string();
         let from = ctx.payload.get("from").and_then(Json::as_str).map(str::to_string);
-        self.signal_except(&name, Map::new(), from.as_deref()).await
+        self.signal_except(&name, Map::new(), from.as_deref().map(|f| (f, ctx.job_id.as_str()))).await
     }
 
+    /// Delivers a signal; a thrown one (`thrown`: the thrower and the delivery job) passes the
+    /// thrower over and delivers at most once per instance and start event.
     async fn signal_except(
         &self,
         name: &str,
         variables: Map<String, Json>,
-        except: Option<&str>,
+        thrown: Option<(&str, &str)>,
     ) -> Result<usize, Error> {
+        let except = thrown.map(|(from, _)| from);
+        let delivery = |to: &str| {
+            thrown
+                .map(|(_, job)| Request::derived("signal", &[job, to], &serde_json::json!({"signal": name, "to": to})))
+        };
+        // In instance order (ids are time-ordered): a retried delivery meets them as before.
         let rows = self
             .store
             .read(
-                "SELECT DISTINCT PROC_INST_ID_ FROM ACT_RU_EVENT_SUBSCR WHERE EVENT_TYPE_ = 'signal' AND EVENT_NAME_ = ?",
+                "SELECT DISTINCT PROC_INST_ID_ FROM ACT_RU_EVENT_SUBSCR WHERE EVENT_TYPE_ = 'signal' AND EVENT_NAME_ = ? \
+                 ORDER BY PROC_INST_ID_",
                 &[SqlValue::Text(name.into())],
             )
             .await?;
@@ -661,10 +673,12 @@ impl Processes {
             )
             .await?;
         for r in &starts {
+            let (def, event) = (r[0].as_str().unwrap_or_default(), r[1].as_str().unwrap_or_default());
             self.start(StartRequest {
-                process_definition_id: r[0].as_str().map(str::to_string),
-                start_event: r[1].as_str().map(str::to_string),
+                process_definition_id: Some(def.to_string()),
+                start_event: Some(event.to_string()),
                 variables: variables.clone(),
+                request_id: thrown.map(|(_, job)| Request::derived("signal-start", &[job, def, event], &Json::Null).id),
                 ..Default::default()
             })
             .await?;
@@ -672,7 +686,15 @@ impl Processes {
         }
         for r in rows {
             let Some(id) = r[0].as_str().filter(|id| Some(*id) != except) else { continue };
-            match self.command(id, Command::Signal { name: name.into(), variables: variables.clone() }).await {
+            let request = delivery(id);
+            if let Some(req) = &request
+                && let Recorded::Done(_) = req.recorded(self.store.as_ref()).await?
+            {
+                continue;
+            }
+            let record: Vec<Write> = request.iter().map(|r| r.record(None)).collect();
+            let command = Command::Signal { name: name.into(), variables: variables.clone() };
+            match self.command_with(id, command, &[], &record).await {
                 Ok(()) => n += 1,
                 Err(Error::Process(e)) if except.is_some() && e.kind == ErrorKind::NotFound => {
                     tracing::info!(instance = id, signal = name, "instance ended before the thrown signal reached it");

@@ -49,7 +49,7 @@ pub fn check_request_id(id: &str) -> Result<(), Error> {
 /// One command's requestId with what identifies the request behind it.
 #[derive(Debug, Clone)]
 pub(crate) struct Request {
-    id: String,
+    pub(crate) id: String,
     command: &'static str,
     fingerprint: String,
 }
@@ -67,9 +67,15 @@ impl Request {
     /// `request` is the command's parameters as JSON, `command` its name.
     pub(crate) fn new(id: &str, command: &'static str, request: &Json) -> Result<Request, Error> {
         check_request_id(id)?;
-        let digest = Sha256::digest(request.to_string().as_bytes());
-        let fingerprint = digest.iter().map(|b| format!("{b:02x}")).collect();
-        Ok(Request { id: id.to_string(), command, fingerprint })
+        Ok(Request { id: id.to_string(), command, fingerprint: fingerprint(request) })
+    }
+
+    /// A request the engine makes of itself, identified by `parts` (e.g. a delivery job and the
+    /// instance it delivers to): a retried job finds what its earlier attempt committed.
+    pub(crate) fn derived(command: &'static str, parts: &[&str], request: &Json) -> Request {
+        let hex = sha256_hex(&parts.join("\n"));
+        let id = format!("{command}:{}", &hex[..MAX_REQUEST_ID_CHARS - command.len() - 1]);
+        Request { id, command, fingerprint: fingerprint(request) }
     }
 
     /// The row that records this request with its `result`; it goes into the command's writes.
@@ -139,6 +145,15 @@ impl Request {
     }
 }
 
+/// SHA-256 of a request's canonical JSON, in hex.
+fn fingerprint(request: &Json) -> String {
+    sha256_hex(&request.to_string())
+}
+
+fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Deletes at most `limit` requests older than `retention`; returns how many.
 pub(crate) async fn forget_old(
     store: &dyn Store,
@@ -172,6 +187,16 @@ mod tests {
         assert_eq!(a.fingerprint, b.fingerprint);
         assert_ne!(a.fingerprint, c.fingerprint);
         assert_eq!(a.fingerprint.len(), 64);
+    }
+
+    #[test]
+    fn derived_request_ids_fit_the_column_and_differ_by_their_parts() {
+        let a = Request::derived("signal", &["job-1", "instance-1"], &json!({}));
+        let b = Request::derived("signal", &["job-1", "instance-2"], &json!({}));
+        assert_eq!(a.id.chars().count(), MAX_REQUEST_ID_CHARS);
+        assert!(a.id.starts_with("signal:"), "{}", a.id);
+        assert_ne!(a.id, b.id);
+        assert!(check_request_id(&a.id).is_ok());
     }
 
     #[test]
