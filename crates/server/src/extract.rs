@@ -163,6 +163,22 @@ pub fn flag(field: &'static str, value: Option<&str>) -> Result<Option<bool>, Ap
     }
 }
 
+/// Path segments (`{group}/{name}`, `{name}`), with a bad segment (invalid percent-encoding) a
+/// 400 in the API's error shape like every other bad input.
+#[derive(Debug)]
+pub struct Segments<T>(pub T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> FromRequestParts<S> for Segments<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(v)) => Ok(Segments(v)),
+            Err(rejection) => Err(ApiError::invalid("path", format!("bad path segment: {}", rejection.body_text()))),
+        }
+    }
+}
+
 /// The `{id}` segment of a path.
 #[derive(Debug)]
 pub struct Id(pub String);

@@ -44,6 +44,14 @@ async fn jobs_triggers_groups_and_calendars_round_trip() {
     assert_eq!(cal["baseCalendar"]["type"].as_str(), Some("holiday"), "the base is copied in: {cal}");
     let r = app.get("/scheduler/calendars").await;
     assert_eq!(ok_json(&r, StatusCode::OK)["data"], json!(["holidays", "workdays"]));
+    let r = app.get("/scheduler/calendars?start=1&size=1").await;
+    let page = ok_json(&r, StatusCode::OK);
+    assert_eq!((page["data"].clone(), page["total"].as_u64()), (json!(["workdays"]), Some(2)), "{page}");
+    let r = app.get("/scheduler/calendars?sort=name").await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "an unknown parameter is refused: {}", r.text);
+    let r = app.get("/scheduler/calendars/%FF").await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    assert!(r.text.contains("\"error\""), "the API's error shape: {}", r.text);
 
     let r = app
         .post(
@@ -98,8 +106,10 @@ async fn jobs_triggers_groups_and_calendars_round_trip() {
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
     let r = app.get("/scheduler/fired-triggers").await;
     assert_eq!(ok_json(&r, StatusCode::OK)["total"], 0);
-    let r = app.get("/scheduler/nodes").await;
+    let r = app.get("/scheduler/nodes?start=0&size=10").await;
     ok_json(&r, StatusCode::OK);
+    let r = app.get("/scheduler/fired-triggers?size=many").await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
     let r = app.delete("/scheduler/jobs/DEFAULT/report").await;
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
     assert_eq!(qrtz_rows(&app).await, 0, "the job went with its triggers");

@@ -64,8 +64,8 @@ pub async fn cron_next(
 
 use crate::dto::List;
 use crate::extract::Query;
+use crate::extract::Segments;
 use crate::routes::processes::{paged, unknown_action};
-use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use kairos::scheduler::{
@@ -77,6 +77,14 @@ use kairos::scheduler::{
 pub struct PageQuery {
     group: Option<String>,
     state: Option<String>,
+    start: Option<String>,
+    size: Option<String>,
+}
+
+/// `?start=&size=` of a list without filters.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pages {
     start: Option<String>,
     size: Option<String>,
 }
@@ -105,7 +113,7 @@ pub async fn jobs(
 /// `GET /scheduler/jobs/{group}/{name}`.
 pub async fn job(
     State(app): State<AppState>,
-    Path((group, name)): Path<(String, String)>,
+    Segments((group, name)): Segments<(String, String)>,
 ) -> Result<axum::Json<JobView>, ApiError> {
     Ok(axum::Json(app.engine.scheduler().job(&group, &name).await?))
 }
@@ -113,7 +121,7 @@ pub async fn job(
 /// `DELETE /scheduler/jobs/{group}/{name}` → 204; its triggers go too.
 pub async fn delete_job(
     State(app): State<AppState>,
-    Path((group, name)): Path<(String, String)>,
+    Segments((group, name)): Segments<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     app.engine.scheduler().delete_job(&group, &name).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -122,7 +130,7 @@ pub async fn delete_job(
 /// `PUT /scheduler/jobs/{group}/{name}` `{"action": "pause"|"resume"}` → 204: every trigger of the job.
 pub async fn act_job(
     State(app): State<AppState>,
-    Path((group, name)): Path<(String, String)>,
+    Segments((group, name)): Segments<(String, String)>,
     Json(a): Json<Action>,
 ) -> Result<StatusCode, ApiError> {
     let s = app.engine.scheduler();
@@ -161,7 +169,7 @@ pub async fn triggers(
 /// `GET /scheduler/triggers/{group}/{name}`.
 pub async fn trigger(
     State(app): State<AppState>,
-    Path((group, name)): Path<(String, String)>,
+    Segments((group, name)): Segments<(String, String)>,
 ) -> Result<axum::Json<TriggerView>, ApiError> {
     Ok(axum::Json(app.engine.scheduler().trigger(&group, &name).await?))
 }
@@ -169,7 +177,7 @@ pub async fn trigger(
 /// `PUT /scheduler/triggers/{group}/{name}` `{"action": "pause"|"resume"}` → the trigger.
 pub async fn act_trigger(
     State(app): State<AppState>,
-    Path((group, name)): Path<(String, String)>,
+    Segments((group, name)): Segments<(String, String)>,
     Json(a): Json<Action>,
 ) -> Result<axum::Json<TriggerView>, ApiError> {
     let s = app.engine.scheduler();
@@ -183,7 +191,7 @@ pub async fn act_trigger(
 /// `DELETE /scheduler/triggers/{group}/{name}` → 204.
 pub async fn unschedule(
     State(app): State<AppState>,
-    Path((group, name)): Path<(String, String)>,
+    Segments((group, name)): Segments<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     app.engine.scheduler().unschedule(&group, &name).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -193,7 +201,7 @@ pub async fn unschedule(
 /// stays paused: triggers added to it later start paused.
 pub async fn act_group(
     State(app): State<AppState>,
-    Path(group): Path<String>,
+    Segments(group): Segments<String>,
     Json(a): Json<Action>,
 ) -> Result<StatusCode, ApiError> {
     let s = app.engine.scheduler();
@@ -209,40 +217,52 @@ pub async fn act_group(
 /// → the stored calendar (its base copied in).
 pub async fn put_calendar(
     State(app): State<AppState>,
-    Path(name): Path<String>,
+    Segments(name): Segments<String>,
     Json(spec): Json<serde_json::Value>,
 ) -> Result<axum::Json<kairos_schedule::Calendar>, ApiError> {
     Ok(axum::Json(app.engine.scheduler().put_calendar(&name, &spec).await?))
 }
 
 /// `GET /scheduler/calendars` → the names.
-pub async fn calendars(State(app): State<AppState>) -> Result<axum::Json<List<String>>, ApiError> {
+pub async fn calendars(
+    State(app): State<AppState>,
+    Query(q): Query<Pages>,
+) -> Result<axum::Json<List<String>>, ApiError> {
     let all = app.engine.scheduler().calendars().await?;
-    Ok(axum::Json(paged(all, None, None)?))
+    Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
 }
 
 /// `GET /scheduler/calendars/{name}`.
 pub async fn calendar(
     State(app): State<AppState>,
-    Path(name): Path<String>,
+    Segments(name): Segments<String>,
 ) -> Result<axum::Json<kairos_schedule::Calendar>, ApiError> {
     Ok(axum::Json(app.engine.scheduler().calendar(&name).await?))
 }
 
 /// `DELETE /scheduler/calendars/{name}` → 204; 409 while a trigger uses it.
-pub async fn delete_calendar(State(app): State<AppState>, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+pub async fn delete_calendar(
+    State(app): State<AppState>,
+    Segments(name): Segments<String>,
+) -> Result<StatusCode, ApiError> {
     app.engine.scheduler().delete_calendar(&name).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// `GET /scheduler/fired-triggers`: firings whose work has not finished (QRTZ_FIRED_TRIGGERS).
-pub async fn fired(State(app): State<AppState>) -> Result<axum::Json<List<FiredTriggerView>>, ApiError> {
+pub async fn fired(
+    State(app): State<AppState>,
+    Query(q): Query<Pages>,
+) -> Result<axum::Json<List<FiredTriggerView>>, ApiError> {
     let all = app.engine.scheduler().fired_triggers().await?;
-    Ok(axum::Json(paged(all, None, None)?))
+    Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
 }
 
 /// `GET /scheduler/nodes`: the nodes' check-ins (QRTZ_SCHEDULER_STATE).
-pub async fn nodes(State(app): State<AppState>) -> Result<axum::Json<List<SchedulerNodeView>>, ApiError> {
+pub async fn nodes(
+    State(app): State<AppState>,
+    Query(q): Query<Pages>,
+) -> Result<axum::Json<List<SchedulerNodeView>>, ApiError> {
     let all = app.engine.scheduler().nodes().await?;
-    Ok(axum::Json(paged(all, None, None)?))
+    Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
 }
