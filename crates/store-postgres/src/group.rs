@@ -91,30 +91,18 @@ fn take_batch(waiting: &mut Vec<Pending>) -> Vec<Pending> {
 }
 
 /// Holds one of the [`IN_FLIGHT`] slots: writes `batch`, then whatever queued meanwhile, until
-/// nothing waits.
+/// nothing waits. Each batch is written on a task of its own: should it panic, its callers are
+/// answered (Unavailable: their rows may or may not be committed) and the lists queued behind
+/// it are still written, by this loop, rather than waiting for a next caller.
 async fn drive(group: Arc<GroupCommit>, pool: PgPool, mut batch: Vec<Pending>) {
-    /// Gives the slot back if a batch panics (the lists then waiting start with the next
-    /// caller's batch).
-    struct Slot {
-        group: Arc<GroupCommit>,
-        held: bool,
-    }
-    impl Drop for Slot {
-        fn drop(&mut self) {
-            if self.held {
-                self.group.state.lock().unwrap_or_else(PoisonError::into_inner).running -= 1;
-            }
-        }
-    }
-    let mut slot = Slot { group, held: true };
     loop {
-        write_batch(&pool, batch).await;
-        let group = Arc::clone(&slot.group);
+        if let Err(e) = tokio::spawn(write_batch(pool.clone(), batch)).await {
+            tracing::error!(error = %e, "a group commit panicked; its callers were told it may not be committed");
+        }
         let mut state = group.state.lock().unwrap_or_else(PoisonError::into_inner);
         if state.waiting.is_empty() {
             // Under the same lock as the check: a list queued after it finds the slot free.
             state.running -= 1;
-            slot.held = false;
             return;
         }
         batch = take_batch(&mut state.waiting);
@@ -122,7 +110,8 @@ async fn drive(group: Arc<GroupCommit>, pool: PgPool, mut batch: Vec<Pending>) {
 }
 
 /// Writes the lists of `batch` as one statement, or each on its own if that fails.
-async fn write_batch(pool: &PgPool, mut batch: Vec<Pending>) {
+async fn write_batch(pool: PgPool, mut batch: Vec<Pending>) {
+    let pool = &pool;
     if batch.len() == 1 {
         let one = batch.remove(0);
         let _ = one.reply.send(crate::operator_sql::engine_write_all(pool, &one.writes, true).await);
