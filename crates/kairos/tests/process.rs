@@ -373,6 +373,16 @@ const CALLER_INTERRUPTED: &str = r#"<definitions xmlns="http://www.omg.org/spec/
     <sequenceFlow id="f4" sourceRef="refund" targetRef="undone"/>
     <endEvent id="undone"/>
   </process>
+  <message id="retryMsg" name="retry"/>
+  <process id="retrying" isExecutable="true">
+    <startEvent id="rs"/>
+    <sequenceFlow id="r1" sourceRef="rs" targetRef="callAgain"/>
+    <callActivity id="callAgain" calledElement="pack"/>
+    <sequenceFlow id="r2" sourceRef="callAgain" targetRef="re"/>
+    <endEvent id="re"/>
+    <boundaryEvent id="again" attachedToRef="callAgain"><messageEventDefinition messageRef="retryMsg"/></boundaryEvent>
+    <sequenceFlow id="r3" sourceRef="again" targetRef="callAgain"/>
+  </process>
   <process id="fulfil" isExecutable="true">
     <startEvent id="s"/>
     <sequenceFlow id="g1" sourceRef="s" targetRef="callPack"/>
@@ -415,6 +425,21 @@ async fn an_interrupted_call_activity_deletes_the_instances_it_called(backend: B
     p.complete_task(&refund.id, Map::new()).await.unwrap();
     assert!(p.instance(&order.id).await.unwrap().ended);
     assert_eq!(trace(&engine, &order.id).await, ["start", "callFulfil", "cancelled", "refund", "undone"]);
+
+    // Interrupted and called again at once (the same execution): the first call goes, the
+    // second one's end moves the caller on.
+    let retrying = p.start(start("retrying", "R-1", json!({}))).await.unwrap();
+    let packs = || async { p.instances(None, Some("pack"), Some(false)).await.unwrap() };
+    let first = packs().await;
+    assert_eq!(first.len(), 1, "{first:?}");
+    p.message("retry", Some(&retrying.id), None, Map::new()).await.unwrap();
+    let second = packs().await;
+    assert_eq!(second.len(), 1, "the first call went, a second one runs: {second:?}");
+    assert_ne!(second[0].id, first[0].id);
+    let box_task = p.tasks(Some(&second[0].id), None, None, None).await.unwrap().remove(0);
+    p.complete_task(&box_task.id, Map::new()).await.unwrap();
+    assert!(p.instance(&retrying.id).await.unwrap().ended, "the caller moved on");
+    assert_eq!(trace(&engine, &retrying.id).await, ["rs", "callAgain", "again", "callAgain", "re"]);
     engine.shutdown(Duration::from_secs(5)).await;
 }
 

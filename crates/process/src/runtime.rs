@@ -225,6 +225,7 @@ impl<'a> Runtime<'a> {
             suspension_state: ACTIVE,
             ended_tasks: Vec::new(),
             thrown_signals: Vec::new(),
+            interrupted_calls: Vec::new(),
             final_variables: Map::new(),
         }
     }
@@ -1302,6 +1303,7 @@ impl<'a> Runtime<'a> {
     /// Cancels what `exec` is doing at its activity (an interrupting boundary event): its
     /// task, its waits, its inner tokens; `exec` itself stays, to leave by the boundary event.
     fn cancel_activity(&mut self, exec: &str, reason: &str) {
+        self.note_interrupted_call(exec);
         self.remove_children(exec, Some(reason));
         let tasks: Vec<String> =
             self.inst.tasks.iter().filter(|t| t.execution_id == exec).map(|t| t.id.clone()).collect();
@@ -1681,8 +1683,19 @@ impl<'a> Runtime<'a> {
         }
     }
 
+    /// Notes `exec` in [`Instance::interrupted_calls`] when it waits at a call activity: it is
+    /// being cancelled, and so must what it called. (A multi-instance body only holds the
+    /// executions that call.)
+    fn note_interrupted_call(&mut self, exec: &str) {
+        let Some(e) = self.inst.execution(exec).filter(|e| !e.is_mi_root) else { return };
+        let Some(activity) = e.activity.clone() else { return };
+        if matches!(self.env.process.node_by_id(&activity).map(|n| &n.kind), Some(NodeKind::CallActivity(_))) {
+            self.inst.interrupted_calls.push((exec.to_string(), activity));
+        }
+    }
+
     /// Removes an execution and everything under it: children, tasks, jobs, subscriptions,
-    /// variables; open history rows close with `reason`.
+    /// variables; open history rows close with `reason` (a cancellation; `None`: it completed).
     fn remove_execution_tree(&mut self, exec: &str, reason: Option<&str>) {
         let mut doomed = vec![exec.to_string()];
         let mut i = 0;
@@ -1692,6 +1705,11 @@ impl<'a> Runtime<'a> {
                 self.inst.executions.iter().filter(|e| e.parent_id.as_deref() == Some(&id)).map(|e| e.id.clone()),
             );
             i += 1;
+        }
+        if reason.is_some() {
+            for id in &doomed {
+                self.note_interrupted_call(id);
+            }
         }
         for id in &doomed {
             let tasks: Vec<String> =

@@ -213,6 +213,10 @@ pub struct Instance {
     /// Signals this command threw (intermediate signal throw events): the instance's own waits
     /// got them at once; the engine delivers them to every other instance after the commit.
     pub thrown_signals: Vec<String>,
+    /// Call activities this command cancelled while they waited for their called instance (an
+    /// interrupting boundary event or event sub-process, a terminate or error end, a delete),
+    /// as (execution, activity): the engine deletes what they called, in the same commit.
+    pub interrupted_calls: Vec<(String, String)>,
     /// The instance variables as they were when the instance ended (for a call activity's
     /// `out` mappings; the rows themselves are gone).
     pub final_variables: serde_json::Map<String, Json>,

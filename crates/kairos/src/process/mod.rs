@@ -297,7 +297,7 @@ impl Processes {
             writes.extend(rows::writes(Some(&before), &after, self.history));
             writes.extend(staged);
             writes.extend(extra.iter().cloned());
-            self.cancel_called(&interrupted_calls(process, &before, &after, None), None, &mut writes).await?;
+            self.cancel_called(&after.interrupted_calls, None, &mut writes).await?;
             self.continue_callers(&after, &mut writes).await?;
             match self.store.write_all(&writes).await {
                 Ok(_) => return Ok(()),
@@ -418,8 +418,7 @@ impl Processes {
             let (after, staged) = Box::pin(self.drive(&mut rt, step)).await?;
             writes.extend(rows::writes(Some(&before), &after, self.history));
             writes.extend(staged);
-            let interrupted = interrupted_calls(process, &before, &after, Some(exec));
-            Box::pin(self.cancel_called(&interrupted, None, writes)).await?;
+            Box::pin(self.cancel_called(&after.interrupted_calls, None, writes)).await?;
             current = after;
         }
         Ok(())
@@ -436,6 +435,10 @@ impl Processes {
         reason: Option<&str>,
         writes: &mut Vec<Write>,
     ) -> Result<(), Error> {
+        if calls.is_empty() {
+            return Ok(());
+        }
+        let now = self.store.db_now().await?;
         for (exec, activity) in calls {
             let called = self
                 .store
@@ -448,7 +451,6 @@ impl Processes {
                 let Some(before) = rows::load(self.store.as_ref(), id).await? else { continue };
                 let defs = self.definitions(&before.definition_id).await?;
                 let process = process_of(&defs, &before.definition_key)?;
-                let now = self.store.db_now().await?;
                 let mut ids = kairos_core::new_id;
                 let env = Env { definitions: &defs, process, now, ids: &mut ids };
                 let mut rt = Runtime::new(env, before.clone());
@@ -463,8 +465,7 @@ impl Processes {
                 let (after, staged) = Box::pin(self.drive(&mut rt, step)).await?;
                 writes.extend(rows::writes(Some(&before), &after, self.history));
                 writes.extend(staged);
-                let nested = interrupted_calls(process, &before, &after, None);
-                Box::pin(self.cancel_called(&nested, Some(&reason), writes)).await?;
+                Box::pin(self.cancel_called(&after.interrupted_calls, Some(&reason), writes)).await?;
             }
         }
         Ok(())
@@ -489,7 +490,7 @@ impl Processes {
         let (after, staged) = self.drive(&mut rt, step).await?;
         let mut writes = rows::writes(Some(&before), &after, self.history);
         writes.extend(staged);
-        self.cancel_called(&interrupted_calls(process, &before, &after, None), None, &mut writes).await?;
+        self.cancel_called(&after.interrupted_calls, None, &mut writes).await?;
         self.continue_callers(&after, &mut writes).await?;
         for w in writes {
             ctx.stage(w);
@@ -696,6 +697,15 @@ impl Processes {
             let command = Command::Signal { name: name.into(), variables: variables.clone() };
             match self.command_with(id, command, &[], &record).await {
                 Ok(()) => n += 1,
+                // Another attempt of this job (its lease expired) delivered it meanwhile.
+                Err(Error::Process(p)) if p.kind == ErrorKind::Conflict => {
+                    if let Some(req) = &request
+                        && let Recorded::Done(_) = req.recorded(self.store.as_ref()).await?
+                    {
+                        continue;
+                    }
+                    return Err(Error::Process(p));
+                }
                 Err(Error::Process(e)) if except.is_some() && e.kind == ErrorKind::NotFound => {
                     tracing::info!(instance = id, signal = name, "instance ended before the thrown signal reached it");
                 }
@@ -787,30 +797,6 @@ fn process_of<'d>(defs: &'d Definitions, key: &str) -> Result<&'d kairos_bpmn::P
 
 fn invalid(field: &str, message: &str) -> Error {
     Error::Process(ProcessError { kind: ErrorKind::Invalid, message: message.into(), element_id: Some(field.into()) })
-}
-
-/// The executions that waited at a call activity in `before` and no longer do in `after`, with
-/// the activity: it was cancelled (an interrupting boundary event or event sub-process, a
-/// terminate end, a delete). `finished` is the execution whose called instance just ended and
-/// that leaves its call activity the normal way. Empty, without a query, for the many
-/// processes without call activities.
-fn interrupted_calls(
-    process: &kairos_bpmn::Process,
-    before: &Instance,
-    after: &Instance,
-    finished: Option<&str>,
-) -> Vec<(String, String)> {
-    before
-        .executions
-        .iter()
-        .filter(|e| Some(e.id.as_str()) != finished)
-        .filter_map(|e| {
-            let activity = e.activity.as_deref()?;
-            let calls = matches!(process.node_by_id(activity)?.kind, kairos_bpmn::NodeKind::CallActivity(_));
-            let left = after.execution(&e.id).is_none_or(|a| a.activity != e.activity);
-            (calls && left).then(|| (e.id.clone(), activity.to_string()))
-        })
-        .collect()
 }
 
 /// The answer a requestId recorded for a start.

@@ -9,7 +9,7 @@
 //! - a requestId reused for a *different* request (another definition, business key, task or
 //!   variables) is refused with a conflict naming it, rather than silently answered with the
 //!   result of something else. Requests are compared by a SHA-256 fingerprint of their
-//!   canonical JSON (serde_json's maps are sorted, so key order does not matter).
+//!   canonical JSON (keys sorted, so key order does not matter).
 //!
 //! Rows are kept for [`REQUEST_RETENTION`], then deleted by the history cleanup: a retry later
 //! than that runs as a new command.
@@ -127,15 +127,15 @@ impl Request {
     }
 
     /// After a command with this request failed with `error`: the first result when the failure
-    /// was losing to a concurrent duplicate (the key was taken, or the task it completed was
-    /// gone), else `error` itself.
+    /// was losing to a concurrent duplicate (the key was taken; the task it completed was gone,
+    /// a conflict, or without task history not found at all), else `error` itself.
     pub(crate) async fn settle(&self, store: &dyn Store, error: Error) -> Result<Option<Json>, Error> {
-        let conflict = match &error {
+        let lost = match &error {
             Error::Store(e) => e.kind == kairos_store::ErrorKind::Conflict,
-            Error::Process(e) => e.kind == ErrorKind::Conflict,
+            Error::Process(e) => matches!(e.kind, ErrorKind::Conflict | ErrorKind::NotFound),
             _ => false,
         };
-        if !conflict {
+        if !lost {
             return Err(error);
         }
         match self.recorded(store).await? {
@@ -145,9 +145,42 @@ impl Request {
     }
 }
 
-/// SHA-256 of a request's canonical JSON, in hex.
+/// SHA-256 of a request's canonical JSON (object keys sorted at every level, whatever order
+/// the map keeps: an embedding program may turn on serde_json's `preserve_order`), in hex.
 fn fingerprint(request: &Json) -> String {
-    sha256_hex(&request.to_string())
+    let mut text = String::new();
+    canonical(request, &mut text);
+    sha256_hex(&text)
+}
+
+fn canonical(value: &Json, out: &mut String) {
+    match value {
+        Json::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Json::String(k.clone()).to_string());
+                out.push(':');
+                canonical(v, out);
+            }
+            out.push('}');
+        }
+        Json::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(v, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
 }
 
 fn sha256_hex(text: &str) -> String {

@@ -330,6 +330,7 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
         delete_reason: None,
         ended_tasks: Vec::new(),
         thrown_signals: Vec::new(),
+        interrupted_calls: Vec::new(),
         final_variables: Default::default(),
     }))
 }
