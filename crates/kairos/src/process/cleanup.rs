@@ -77,17 +77,7 @@ impl Processes {
     /// Deletes at most `limit` rows of the job log (any job's, in or outside a process) that
     /// ended longer than `retention` ago; returns how many.
     pub async fn clean_job_log(&self, retention: jiff::SignedDuration, limit: usize) -> Result<usize, Error> {
-        let store = self.store.as_ref();
-        let now = store.db_now().await?;
-        let cutoff = now.checked_sub(retention).unwrap_or(jiff::Timestamp::MIN);
-        let n = store
-            .write_all(&[Write::new(
-                "DELETE FROM ACT_HI_JOB_LOG WHERE ID_ IN \
-                 (SELECT ID_ FROM ACT_HI_JOB_LOG WHERE END_TIME_ < ? ORDER BY END_TIME_ LIMIT ?)",
-                vec![SqlValue::Timestamp(cutoff), SqlValue::Int(limit as i64)],
-            )])
-            .await?;
-        let n = n.first().copied().unwrap_or(0) as usize;
+        let n = self.delete_older(("ACT_HI_JOB_LOG", "ID_", "END_TIME_"), retention, limit).await?;
         if n > 0 {
             tracing::info!(rows = n, "history cleanup deleted job log rows past their retention");
         }
@@ -97,11 +87,33 @@ impl Processes {
     /// Deletes at most `limit` recorded requestIds (idempotent starts and completions) older
     /// than `retention`; returns how many. A retry after that runs as a new command.
     pub async fn clean_requests(&self, retention: jiff::SignedDuration, limit: usize) -> Result<usize, Error> {
-        let n = super::requests::forget_old(self.store.as_ref(), retention, limit).await?;
+        let n = self.delete_older(("KAIROS_REQUEST", "REQUEST_ID_", "CREATE_TIME_"), retention, limit).await?;
         if n > 0 {
             tracing::info!(rows = n, "history cleanup forgot requestIds past their retention");
         }
         Ok(n)
+    }
+
+    /// Deletes at most `limit` rows of `table` (with its key and time columns) whose time is
+    /// older than `retention` by the database's clock, oldest first; returns how many.
+    async fn delete_older(
+        &self,
+        (table, key, time): (&str, &str, &str),
+        retention: jiff::SignedDuration,
+        limit: usize,
+    ) -> Result<usize, Error> {
+        let now = self.store.db_now().await?;
+        let cutoff = now.checked_sub(retention).unwrap_or(jiff::Timestamp::MIN);
+        let n = self
+            .store
+            .write_all(&[Write::new(
+                format!(
+                    "DELETE FROM {table} WHERE {key} IN (SELECT {key} FROM {table} WHERE {time} < ? ORDER BY {time} LIMIT ?)"
+                ),
+                vec![SqlValue::Timestamp(cutoff), SqlValue::Int(limit as i64)],
+            )])
+            .await?;
+        Ok(n.first().copied().unwrap_or(0) as usize)
     }
 
     /// Runs [`Processes::clean_history`] (and [`Processes::clean_job_log`] with

@@ -187,24 +187,6 @@ fn sha256_hex(text: &str) -> String {
     Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Deletes at most `limit` requests older than `retention`; returns how many.
-pub(crate) async fn forget_old(
-    store: &dyn Store,
-    retention: jiff::SignedDuration,
-    limit: usize,
-) -> Result<usize, Error> {
-    let now = store.db_now().await?;
-    let cutoff = now.checked_sub(retention).unwrap_or(jiff::Timestamp::MIN);
-    let n = store
-        .write_all(&[Write::new(
-            "DELETE FROM KAIROS_REQUEST WHERE REQUEST_ID_ IN \
-             (SELECT REQUEST_ID_ FROM KAIROS_REQUEST WHERE CREATE_TIME_ < ? ORDER BY CREATE_TIME_ LIMIT ?)",
-            vec![SqlValue::Timestamp(cutoff), SqlValue::Int(limit as i64)],
-        )])
-        .await?;
-    Ok(n.first().copied().unwrap_or(0) as usize)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
