@@ -867,6 +867,37 @@ async fn a_request_id_is_remembered_for_its_retention_time(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+/// Concurrent duplicate completions (one requestId) all succeed and complete the task once,
+/// with and without task history; a retry after them succeeds, a plain completion does not.
+/// (Without history a loser that looks the task up only after the winner's commit finds no
+/// trace of it, a NotFound that `settle` also resolves; that interleaving is not forced here.)
+async fn duplicate_completions_succeed_once_at_every_history_level(backend: Backend) {
+    for level in [kairos::process::HistoryLevel::None, kairos::process::HistoryLevel::Audit] {
+        let Some(fx) = Fixture::new(backend).await else { return };
+        let engine = fx.engine("n1").history_level(level).build().await.unwrap();
+        engine.start().await.unwrap();
+        let p = engine.processes();
+        p.deploy("leave.bpmn", LEAVE).await.unwrap();
+        let pi = p.start(start("leaveProcess", "L-1", json!({"applicant": "kermit"}))).await.unwrap().id;
+        let task = p.tasks(Some(&pi), None, None, None).await.unwrap().remove(0);
+        let complete = || p.complete_task_once(&task.id, Map::new(), "done-1");
+        let (a, b, c) = tokio::join!(complete(), complete(), complete());
+        for r in [a, b, c] {
+            r.unwrap_or_else(|e| panic!("{level:?}: every duplicate succeeds: {e}"));
+        }
+        let tasks = p.tasks(Some(&pi), None, None, None).await.unwrap();
+        let keys: Vec<&str> = tasks.iter().map(|t| t.task_definition_key.as_str()).collect();
+        assert_eq!(keys, ["approve"], "{level:?}: the fill task was completed once");
+        complete().await.unwrap();
+        let err = p.complete_task(&task.id, Map::new()).await.unwrap_err();
+        assert!(
+            matches!(&err, kairos::Error::Process(e) if matches!(e.kind, kairos_process_kind::Conflict | kairos_process_kind::NotFound)),
+            "{err}"
+        );
+        engine.shutdown(Duration::from_secs(5)).await;
+    }
+}
+
 const SIGNALS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
   <signal id="goSignal" name="go"/>
@@ -977,6 +1008,7 @@ async fn a_retried_signal_delivery_reaches_each_instance_once(backend: Backend) 
 }
 
 on_both_backends!(
+    duplicate_completions_succeed_once_at_every_history_level,
     a_retried_signal_delivery_reaches_each_instance_once,
     an_interrupted_call_activity_deletes_the_instances_it_called,
     a_request_id_is_remembered_for_its_retention_time,
