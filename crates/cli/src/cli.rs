@@ -172,6 +172,11 @@ pub struct ServeArgs {
     /// A node silent this long is declared dead and its jobs are taken over [default: PT10S]
     #[arg(long, value_parser = parse::duration, value_name = "DUR")]
     pub dead_after: Option<SignedDuration>,
+    /// Callers of the HTTP API must send `Authorization: Bearer TOKEN` (GET /health stays
+    /// open); at least 16 printable characters. Prefer the environment variable: a flag's value
+    /// shows in the process list
+    #[arg(long, env = "KAIROS_API_TOKEN", hide_env_values = true, value_parser = parse::api_token, value_name = "TOKEN")]
+    pub api_token: Option<String>,
     /// Do not run jobs on this node (jobs are stored and wait; SPEC J10)
     #[arg(long)]
     pub no_executor: bool,

@@ -120,3 +120,9 @@ mod tests {
         assert!(e.message.contains("cannot read"), "{}", e.message);
     }
 }
+
+/// `--api-token`: long enough to be a secret, able to travel in a header.
+pub fn api_token(s: &str) -> Result<String, String> {
+    kairos_server::access::check_token(s)?;
+    Ok(s.to_string())
+}

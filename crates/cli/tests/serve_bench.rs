@@ -144,3 +144,52 @@ fn bench_prints_one_json_line_and_refuses_a_non_empty_job_table() {
     // The bench cleans up after itself: a second run needs no --reset.
     assert!(k.job_ids().is_empty());
 }
+
+/// `kairos serve` with an API token (from KAIROS_API_TOKEN): the API answers 401 without it,
+/// works with it, and /health stays open; a token too short to be a secret is refused.
+#[test]
+fn serve_with_an_api_token_lets_only_its_holders_in() {
+    let k = Kairos::new();
+    let out = k.run(&["serve", "--listen", "127.0.0.1:0", "--api-token", "short"]);
+    let line = assert_one_line_error(&out, 2, "a short token");
+    assert!(line.contains("16 characters"), "{line}");
+
+    let token = "cli-test-token-0123456789";
+    let mut guard = ChildGuard(
+        k.command()
+            .args(["serve", "--listen", "127.0.0.1:0", "--json", "--no-executor"])
+            .env("KAIROS_API_TOKEN", token)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
+    let child = &mut guard.0;
+    let ready = first_line(child, Duration::from_secs(30)).expect("serve printed no start line");
+    let ready: serde_json::Value = serde_json::from_str(&ready).unwrap();
+    assert_eq!(ready["apiToken"], true, "{ready}");
+    let addr = ready["listen"].as_str().unwrap().to_string();
+    let health = eventually(Duration::from_secs(10), || http_get(&addr, "/health").ok().filter(|(s, _)| *s == 200));
+    assert!(health.is_some(), "GET /health is open");
+    let (status, body) = http_get(&addr, "/management/jobs").unwrap();
+    assert_eq!(status, 401, "{body}");
+    let get_with = |auth: &str| -> (u16, String) {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write!(
+            s,
+            "GET /management/jobs HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        (text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0), text)
+    };
+    assert_eq!(get_with("Bearer not-the-token-0123456789").0, 401);
+    let (status, text) = get_with(&format!("Bearer {token}"));
+    assert_eq!(status, 200, "{text}");
+    let kill = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    assert!(wait_for_exit(child, Duration::from_secs(10)).is_some_and(|s| s.success()));
+}

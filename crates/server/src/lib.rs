@@ -4,6 +4,8 @@
 //! [`router`] and drive it with `tower::ServiceExt::oneshot`, no socket needed. [`serve`] runs
 //! it on a listener until a shutdown signal, finishing requests in flight.
 //!
+//! Open to whoever reaches the socket unless the node has an API token ([`access`]).
+//!
 //! Every failure leaves as `{"error": {"code", "message"}}` ([`error::ApiError`]): a 4xx names
 //! the field that was wrong and nothing is written; a 5xx leaks nothing and logs the detail.
 //!
@@ -39,6 +41,7 @@
 //! | `GET /scheduler/fired-triggers`, `GET /scheduler/nodes` | firings under way, node check-ins |
 //! | `POST /scheduler/cron/next` | the next fire times of a Quartz cron expression |
 
+pub mod access;
 pub mod dto;
 pub mod error;
 pub mod extract;
@@ -139,6 +142,13 @@ async fn access_log(req: axum::extract::Request, next: axum::middleware::Next) -
     res
 }
 
+/// The API for callers presenting `token` only (`Authorization: Bearer TOKEN`; see
+/// [`access`]); `GET /health` stays open.
+pub fn router_with_token(engine: Arc<Engine>, token: &str) -> Router {
+    let token: Arc<str> = Arc::from(token);
+    router(engine).layer(axum::middleware::from_fn_with_state(token, access::require_token))
+}
+
 /// Serves the API on `listener` until `shutdown` completes, then stops taking connections and
 /// lets requests in flight finish (axum's graceful shutdown). Stopping the engine's executor is
 /// the caller's business, after this returns.
@@ -147,8 +157,29 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with_token(engine, listener, shutdown, None).await
+}
+
+/// [`serve`], open to everyone who reaches `listener` or, with `token`, to its holders only.
+pub async fn serve_with_token(
+    engine: Arc<Engine>,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    token: Option<&str>,
+) -> std::io::Result<()> {
     if let Ok(addr) = listener.local_addr() {
-        tracing::info!(%addr, node = engine.node_id(), "HTTP API listening");
+        tracing::info!(%addr, node = engine.node_id(), token = token.is_some(), "HTTP API listening");
+        if token.is_none() && !addr.ip().is_loopback() {
+            tracing::warn!(
+                %addr,
+                "the HTTP API listens beyond loopback without a token: anyone who reaches it can start, \
+                 change and delete work; set KAIROS_API_TOKEN (kairos serve --api-token)"
+            );
+        }
     }
-    axum::serve(listener, router(engine)).with_graceful_shutdown(shutdown).await
+    let app = match token {
+        Some(t) => router_with_token(engine, t),
+        None => router(engine),
+    };
+    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }

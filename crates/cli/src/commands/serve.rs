@@ -25,9 +25,16 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     print_ready(global, &engine, &args, addr)?;
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let mut server = tokio::spawn(kairos_server::serve(engine.clone(), listener, async move {
-        let _ = stop_rx.await;
-    }));
+    let token = args.api_token.clone();
+    let mut server = tokio::spawn({
+        let engine = engine.clone();
+        async move {
+            let stopped = async move {
+                let _ = stop_rx.await;
+            };
+            kairos_server::serve_with_token(engine, listener, stopped, token.as_deref()).await
+        }
+    });
     let grace = args.shutdown_grace.unsigned_abs();
     let code = tokio::select! {
         signal = signals.recv() => {
@@ -123,12 +130,14 @@ fn print_ready(
             "store": store,
             "executor": !args.no_executor,
             "workers": workers,
+            "apiToken": args.api_token.is_some(),
         }))
     } else {
         let executor =
             if args.no_executor { "executor off".to_string() } else { format!("executor on, {workers} workers") };
+        let access = if args.api_token.is_some() { ", API token required" } else { "" };
         output::line(&format!(
-            "kairos listening on http://{addr} (node {}, store {store}, {executor})",
+            "kairos listening on http://{addr} (node {}, store {store}, {executor}{access})",
             engine.node_id()
         ))
     }

@@ -1,0 +1,80 @@
+//! Who may use the API: everyone who can reach the socket (the default, for a node listening
+//! on loopback), or only callers presenting the node's API token (`Authorization: Bearer …`,
+//! `kairos serve --api-token` / `KAIROS_API_TOKEN`).
+//!
+//! An API that can start processes, delete instances and move dead letters must not be open
+//! on a network by accident (LESSONS: unauthenticated REST APIs are the classic hole), so
+//! `kairos serve` warns when it listens beyond loopback without a token. `GET /health` stays
+//! open: load balancers and orchestrators probe it without credentials, and it tells nothing
+//! but the node's id and store kind. Users, roles and tenant isolation (SPEC I7) are not
+//! here yet: one token grants the whole API.
+
+use crate::error::ApiError;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+
+/// The shortest token accepted: shorter ones are guessable.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// Refuses a token too short to be a secret, or one that cannot travel in a header.
+pub fn check_token(token: &str) -> Result<(), String> {
+    if token.chars().count() < MIN_TOKEN_CHARS {
+        return Err(format!("the API token must have at least {MIN_TOKEN_CHARS} characters"));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("the API token must be printable ASCII without spaces".into());
+    }
+    Ok(())
+}
+
+/// Middleware: lets a request through when it carries `token`, or asks for it with a 401.
+pub(crate) async fn require_token(State(token): State<Arc<str>>, req: Request, next: Next) -> Response {
+    if req.uri().path() == "/health" {
+        return next.run(req).await;
+    }
+    let presented = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
+    match presented {
+        Some(p) if same(p.trim().as_bytes(), token.as_bytes()) => next.run(req).await,
+        Some(_) => unauthorized("the API token is not this node's"),
+        None => unauthorized("this node's API needs its token: Authorization: Bearer TOKEN"),
+    }
+}
+
+fn unauthorized(message: &str) -> Response {
+    let mut res = ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message).into_response();
+    res.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"kairos\""));
+    res
+}
+
+/// Compares in time that depends on the lengths only, not on where the first difference is
+/// (a timing side channel would reveal the token byte by byte). Written here: it is four lines.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_long_printable_secrets() {
+        assert!(check_token("short").is_err());
+        assert!(check_token("sixteen chars ok").is_err(), "spaces cannot travel in a bearer token");
+        assert!(check_token("0123456789abcdef").is_ok());
+        assert!(check_token("0123456789abcdé-").is_err());
+    }
+
+    #[test]
+    fn comparison_needs_every_byte() {
+        assert!(same(b"abc", b"abc"));
+        assert!(!same(b"abc", b"abd"));
+        assert!(!same(b"abc", b"abcd"));
+    }
+}
