@@ -80,6 +80,12 @@ fn read_limited(r: impl Read, what: &str) -> Result<String, CliError> {
     String::from_utf8(buf).map_err(|_| CliError::bad_input(format!("invalid payload: {what} is not UTF-8 text")))
 }
 
+/// `--api-token`: long enough to be a secret, able to travel in a header.
+pub fn api_token(s: &str) -> Result<String, String> {
+    kairos_server::access::check_token(s)?;
+    Ok(s.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,10 +125,4 @@ mod tests {
         let e = payload(&format!("@{}", dir.path().join("missing").display())).unwrap_err();
         assert!(e.message.contains("cannot read"), "{}", e.message);
     }
-}
-
-/// `--api-token`: long enough to be a secret, able to travel in a header.
-pub fn api_token(s: &str) -> Result<String, String> {
-    kairos_server::access::check_token(s)?;
-    Ok(s.to_string())
 }
