@@ -317,6 +317,28 @@ impl Processes {
         )))
     }
 
+    /// Applies `command` to the loaded instance `before` at `now`: the instance after it and
+    /// the writes that store the difference (with what its handlers staged). No retry loop:
+    /// for commands whose conflicts are handled by their caller (a job's lease, the caller's
+    /// own command).
+    async fn run_command(
+        &self,
+        before: &Instance,
+        command: Command,
+        now: Timestamp,
+    ) -> Result<(Instance, Vec<Write>), Error> {
+        let defs = self.definitions(&before.definition_id).await?;
+        let process = process_of(&defs, &before.definition_key)?;
+        let mut ids = kairos_core::new_id;
+        let env = Env { definitions: &defs, process, now, ids: &mut ids };
+        let mut rt = Runtime::new(env, before.clone());
+        let step = rt.apply(command);
+        let (after, staged) = self.drive(&mut rt, step).await?;
+        let mut writes = rows::writes(Some(before), &after, self.history);
+        writes.extend(staged);
+        Ok((after, writes))
+    }
+
     /// Runs service-task handlers until the runtime reaches wait states; returns the instance
     /// and the handlers' staged writes.
     async fn drive(
@@ -407,17 +429,10 @@ impl Processes {
             (&current.ended, &current.delete_reason, &current.super_exec, &current.super_instance)
         {
             let Some(before) = rows::load(self.store.as_ref(), caller).await? else { break };
-            let defs = self.definitions(&before.definition_id).await?;
-            let process = process_of(&defs, &before.definition_key)?;
             let now = self.store.db_now().await?;
-            let mut ids = kairos_core::new_id;
-            let env = Env { definitions: &defs, process, now, ids: &mut ids };
-            let mut rt = Runtime::new(env, before.clone());
-            let step = rt
-                .apply(Command::CalledEnded { execution_id: exec.clone(), variables: current.final_variables.clone() });
-            let (after, staged) = Box::pin(self.drive(&mut rt, step)).await?;
-            writes.extend(rows::writes(Some(&before), &after, self.history));
-            writes.extend(staged);
+            let ended = Command::CalledEnded { execution_id: exec.clone(), variables: current.final_variables.clone() };
+            let (after, changes) = Box::pin(self.run_command(&before, ended, now)).await?;
+            writes.extend(changes);
             Box::pin(self.cancel_called(&after.interrupted_calls, None, writes)).await?;
             current = after;
         }
@@ -449,11 +464,6 @@ impl Processes {
                 .await?;
             for id in called.iter().filter_map(|r| r[0].as_str()) {
                 let Some(before) = rows::load(self.store.as_ref(), id).await? else { continue };
-                let defs = self.definitions(&before.definition_id).await?;
-                let process = process_of(&defs, &before.definition_key)?;
-                let mut ids = kairos_core::new_id;
-                let env = Env { definitions: &defs, process, now, ids: &mut ids };
-                let mut rt = Runtime::new(env, before.clone());
                 let reason = match reason {
                     Some(r) => r.to_string(),
                     None => format!(
@@ -461,10 +471,9 @@ impl Processes {
                         before.super_instance.as_deref().unwrap_or("?")
                     ),
                 };
-                let step = rt.apply(Command::Delete { reason: reason.clone() });
-                let (after, staged) = Box::pin(self.drive(&mut rt, step)).await?;
-                writes.extend(rows::writes(Some(&before), &after, self.history));
-                writes.extend(staged);
+                let delete = Command::Delete { reason: reason.clone() };
+                let (after, changes) = Box::pin(self.run_command(&before, delete, now)).await?;
+                writes.extend(changes);
                 Box::pin(self.cancel_called(&after.interrupted_calls, Some(&reason), writes)).await?;
             }
         }
@@ -481,15 +490,8 @@ impl Processes {
         let before = rows::load(self.store.as_ref(), &id).await?.ok_or_else(|| {
             Error::Process(ProcessError::new(ErrorKind::NotFound, format!("process instance {id} is not running")))
         })?;
-        let defs = self.definitions(&before.definition_id).await?;
-        let process = process_of(&defs, &before.definition_key)?;
-        let mut ids = kairos_core::new_id;
-        let env = Env { definitions: &defs, process, now: ctx.started, ids: &mut ids };
-        let mut rt = Runtime::new(env, before.clone());
-        let step = rt.apply(Command::RunJob { job_id: ctx.job_id.clone() });
-        let (after, staged) = self.drive(&mut rt, step).await?;
-        let mut writes = rows::writes(Some(&before), &after, self.history);
-        writes.extend(staged);
+        let (after, mut writes) =
+            self.run_command(&before, Command::RunJob { job_id: ctx.job_id.clone() }, ctx.started).await?;
         self.cancel_called(&after.interrupted_calls, None, &mut writes).await?;
         self.continue_callers(&after, &mut writes).await?;
         for w in writes {
