@@ -28,7 +28,7 @@
 //! | element | notes |
 //! |---|---|
 //! | `startEvent` | none, timer, message, signal; in an event sub-process also error, and `isInterrupting`; `*:initiator`, `*:formKey` |
-//! | `endEvent` | none, terminate, error (`errorRef` → error code) |
+//! | `endEvent` | none, terminate, error (`errorRef` → error code; an undeclared `errorRef` is the code), signal; message: a service task when it names a handler or topic, else none |
 //! | `userTask` | `*:assignee`, `*:candidateUsers`, `*:candidateGroups` (comma lists), `*:formKey`, `*:dueDate`, `*:priority`; `humanPerformer` / `potentialOwner` |
 //! | `serviceTask` | handler from `kairos:handler`, `*:class`, `*:delegateExpression="${name}"`, `*:expression="${name}"`; external worker from `camunda:type="external" camunda:topic` or `flowable:type="external-worker" flowable:topic`; `*:resultVariable`, `*:field` |
 //! | `sendTask`, `businessRuleTask` | as service tasks, when they name a handler or topic |
@@ -39,9 +39,9 @@
 //! | `subProcess` | embedded (one none start), and `triggeredByEvent="true"` event sub-processes |
 //! | `callActivity` | `calledElement`; `*:in` / `*:out` (`source`/`target`, `sourceExpression`, `variables="all"`, `businessKey`, `local`); `flowable:inheritBusinessKey`, `*:inheritVariables` |
 //! | `boundaryEvent` | timer, error, message, signal; `attachedToRef`, `cancelActivity` |
-//! | `intermediateCatchEvent` | timer, message, signal |
-//! | `intermediateThrowEvent` | none, signal |
-//! | `sequenceFlow` | `conditionExpression` (`${...}`; script languages refused) |
+//! | `intermediateCatchEvent` | timer, message, signal, link (by `name`; no incoming flows) |
+//! | `intermediateThrowEvent` | none, signal, link (to the catch of its name in its scope; no outgoing flows), message (as a message end event) |
+//! | `sequenceFlow` | `conditionExpression` (`${...}`; script languages refused); without an `id` it is given `flow_<source>_<target>` |
 //!
 //! On every flow node: `*:async` / `*:asyncBefore`, `*:asyncAfter`,
 //! `*:exclusive` (default true), `failedJobRetryTimeCycle` (extension element
@@ -63,10 +63,10 @@
 //!
 //! Refused with "unsupported element …": anything else with execution
 //! semantics — `scriptTask`, `complexGateway`, `transaction`,
-//! `adHocSubProcess`, compensation, escalation, conditional, link and cancel
-//! events, `standardLoopCharacteristics`, message throw/end events, signal
-//! end events, vendor listeners, `camunda:inputOutput`, connectors, service
-//! task types other than external workers.
+//! `adHocSubProcess`, compensation, escalation, conditional and cancel
+//! events, `standardLoopCharacteristics`, vendor listeners,
+//! `camunda:inputOutput`, connectors, service task types other than external
+//! workers.
 //!
 //! ```
 //! let xml = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL">

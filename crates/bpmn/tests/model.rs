@@ -291,3 +291,52 @@ fn the_model_serializes_to_json() {
         "PT5M"
     );
 }
+
+#[test]
+fn flows_without_ids_get_unique_ones_from_their_ends() {
+    let defs = load("flowable-tutorial-holiday-request.bpmn");
+    let p = defs.process("holidayRequest").unwrap();
+    assert_eq!(outgoing_targets(p, "decision"), ["externalSystemCall", "sendRejectionMail"]);
+    assert!(p.flow_by_id("flow_decision_externalSystemCall").is_some());
+    // Two flows between the same ends, and a made-up id already taken by a real element.
+    let xml = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL">
+  <process id="p">
+    <startEvent id="s"/>
+    <sequenceFlow sourceRef="s" targetRef="g"/>
+    <parallelGateway id="g"/>
+    <sequenceFlow sourceRef="g" targetRef="j"/>
+    <sequenceFlow sourceRef="g" targetRef="j"/>
+    <parallelGateway id="j"/>
+    <sequenceFlow id="flow_j_e" sourceRef="j" targetRef="e"/>
+    <endEvent id="e"/>
+  </process>
+</definitions>"#;
+    let defs = parse(xml).unwrap();
+    let p = defs.process("p").unwrap();
+    let ids: Vec<&str> = p.flows.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["flow_s_g", "flow_g_j", "flow_g_j_2", "flow_j_e"]);
+}
+
+#[test]
+fn link_events_pair_by_name_within_their_scope() {
+    let defs = load("39-link-events.bpmn");
+    let p = defs.process("linkEvents").unwrap();
+    let NodeKind::IntermediateThrowEvent(t) = &node(p, "toJoinB").kind else { panic!("not a throw event") };
+    let link = t.link.as_ref().expect("resolved link");
+    assert_eq!((link.name.as_str(), p.node(link.target).id.as_str()), ("B", "fromB"));
+    assert_eq!(node(p, "fromB").kind.trigger(), Some(&EventTrigger::Link("B".into())));
+}
+
+#[test]
+fn message_throw_events_run_as_service_tasks_only_when_they_name_one() {
+    let defs = load("40-signal-end-message-throw.bpmn");
+    let p = defs.process("signalEndMessageThrow").unwrap();
+    let NodeKind::ServiceTask(notify) = &node(p, "notify").kind else { panic!("notify is not a service task") };
+    assert_eq!(notify.implementation, Implementation::External { topic: "notify".into() });
+    assert_eq!(node(p, "notify").element, "intermediateThrowEvent");
+    assert!(
+        matches!(&node(p, "confirm").kind, NodeKind::IntermediateThrowEvent(t) if t.link.is_none() && t.signal.is_none())
+    );
+    assert!(matches!(&node(p, "archived").kind, NodeKind::ServiceTask(_)));
+    assert!(matches!(&node(p, "finished").kind, NodeKind::EndEvent(EndEvent::Signal(s)) if s.name == "allDone"));
+}

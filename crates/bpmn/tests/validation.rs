@@ -68,7 +68,7 @@ const CASES: &[(&str, &str, &str)] = &[
         "c",
         "needs exactly one of timeDate, timeDuration, timeCycle",
     ),
-    (r#"<intermediateCatchEvent id="c"/>"#, "c", "needs a timer, message or signal event definition"),
+    (r#"<intermediateCatchEvent id="c"/>"#, "c", "needs a timer, message, signal or link event definition"),
     (r#"<eventBasedGateway id="g" instantiate="true"/>"#, "g", "unsupported element eventBasedGateway 'g'"),
     (r#"<task id="t" isForCompensation="true"/>"#, "t", "unsupported element task 't': compensation"),
     (r#"<callActivity id="c"/>"#, "c", "has no calledElement"),
@@ -94,9 +94,39 @@ const CASES: &[(&str, &str, &str)] = &[
         "unsupported element standardLoopCharacteristics in task 't'",
     ),
     (
-        r#"<intermediateThrowEvent id="l"><linkEventDefinition name="go"/></intermediateThrowEvent>"#,
+        r#"<intermediateThrowEvent id="l"><linkEventDefinition name=" "/></intermediateThrowEvent>"#,
         "l",
-        "unsupported element linkEventDefinition in intermediateThrowEvent 'l': link events",
+        "linkEventDefinition has no name, so no link event can pair with it",
+    ),
+    (
+        r#"<intermediateCatchEvent id="c1"><linkEventDefinition name="go"/></intermediateCatchEvent>
+           <intermediateCatchEvent id="c2"><linkEventDefinition name="go"/></intermediateCatchEvent>"#,
+        "c2",
+        "link 'go' is already caught by 'c1' in this scope",
+    ),
+    (
+        r#"<intermediateThrowEvent id="l"><linkEventDefinition name="go"/></intermediateThrowEvent>
+           <intermediateCatchEvent id="c"><linkEventDefinition name="go"/></intermediateCatchEvent>
+           <sequenceFlow id="out" sourceRef="l" targetRef="e"/>"#,
+        "l",
+        "a throwing link event cannot have outgoing flows (flow 'out')",
+    ),
+    (
+        r#"<endEvent id="x"><messageEventDefinition messageRef="m_named" camunda:class=" "/></endEvent>"#,
+        "x",
+        "camunda:class is empty",
+    ),
+    (
+        r#"<endEvent id="x"><messageEventDefinition kairos:handler="notify"/></endEvent>
+           <sequenceFlow id="out" sourceRef="x" targetRef="e"/>"#,
+        "x",
+        "an end event cannot have outgoing flows (flow 'out')",
+    ),
+    (
+        r#"<endEvent id="x"><messageEventDefinition kairos:handler="notify"/></endEvent>
+           <boundaryEvent id="b" attachedToRef="x"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition></boundaryEvent>"#,
+        "b",
+        "attachedToRef 'x' is endEvent; boundary events attach to activities",
     ),
     (
         r#"<boundaryEvent id="b" attachedToRef="nope"><timerEventDefinition><timeDuration>PT1M</timeDuration></timerEventDefinition></boundaryEvent>"#,
@@ -110,9 +140,14 @@ const CASES: &[(&str, &str, &str)] = &[
     ),
     (r#"<endEvent id="x"><errorEventDefinition/></endEvent>"#, "x", "no errorRef, so there is no error code to throw"),
     (
-        r#"<endEvent id="x"><signalEventDefinition signalRef="sig"/></endEvent>"#,
+        r#"<endEvent id="x"><signalEventDefinition signalRef="nope"/></endEvent>"#,
         "x",
-        "unsupported element signalEventDefinition in endEvent 'x'",
+        "signalRef 'nope' does not exist",
+    ),
+    (
+        r#"<endEvent id="x"><escalationEventDefinition/></endEvent>"#,
+        "x",
+        "unsupported element escalationEventDefinition in endEvent 'x'",
     ),
     (r#"<task id="t"><ioBinding/></task>"#, "t", "unsupported element ioBinding in task 't'"),
     (r#"<adHocSubProcess id="ah"/>"#, "ah", "unsupported element adHocSubProcess 'ah'"),

@@ -21,8 +21,8 @@ use std::collections::VecDeque;
 
 use jiff::Timestamp;
 use kairos_bpmn::{
-    Definitions, EndEvent, EventTrigger, FlowIdx, FlowNode, Implementation, NodeIdx, NodeKind, Process, TimerKind,
-    TimerValue,
+    Definitions, EndEvent, EventTrigger, FlowIdx, FlowNode, Implementation, NodeIdx, NodeKind, Process, ThrowEvent,
+    TimerKind, TimerValue,
 };
 use kairos_expr::{Context, ExecutionInfo, Expression};
 use serde_json::{Map, Value as Json};
@@ -562,6 +562,11 @@ impl<'a> Runtime<'a> {
                         let code = err.code.clone().unwrap_or_default();
                         self.throw_error(exec, &n.id, &code)?;
                     }
+                    EndEvent::Signal(signal) => {
+                        self.broadcast_in_instance(&signal.name.clone())?;
+                        self.inst.thrown_signals.push(signal.name.clone());
+                        self.agenda.push_back(Op::End { exec: exec.to_string() });
+                    }
                     _ => self.agenda.push_back(Op::End { exec: exec.to_string() }),
                 }
             }
@@ -609,6 +614,10 @@ impl<'a> Runtime<'a> {
                     self.subscribe(exec, "message", &m.name.clone(), &n.id);
                 }
                 self.wait(exec);
+            }
+            // A catching link event is where a throwing one's token continues: nothing to wait for.
+            NodeKind::IntermediateCatchEvent(c) if matches!(c.trigger, EventTrigger::Link(_)) => {
+                self.push_leave(exec, node)
             }
             NodeKind::IntermediateCatchEvent(c) => {
                 self.arm_trigger(exec, &n, &c.trigger.clone())?;
@@ -731,6 +740,10 @@ impl<'a> Runtime<'a> {
         }
         if let Some(e) = self.inst.execution_mut(exec) {
             e.is_scope = false;
+        }
+        if let NodeKind::IntermediateThrowEvent(ThrowEvent { link: Some(link), .. }) = &n.kind {
+            self.agenda.push_back(Op::Enter { exec: exec.to_string(), node: link.target, skip_async: false });
+            return Ok(());
         }
         let flows = if n.kind.is_gateway() { n.outgoing.clone() } else { self.choose_activity_flows(exec, &n)? };
         self.take(exec, flows);
@@ -1625,7 +1638,7 @@ impl<'a> Runtime<'a> {
         }
     }
 
-    /// Whether a token at `from` can reach `to` along sequence flows.
+    /// Whether a token at `from` can reach `to` along sequence flows (and links).
     fn reaches(&self, from: NodeIdx, to: NodeIdx) -> bool {
         let mut seen = vec![false; self.env.process.nodes.len()];
         let mut stack = vec![from];
@@ -1636,8 +1649,12 @@ impl<'a> Runtime<'a> {
             if std::mem::replace(&mut seen[n.index()], true) {
                 continue;
             }
-            for &f in &self.node(n).outgoing {
-                let t = self.flow_target(f);
+            let node = self.node(n);
+            let link = match &node.kind {
+                NodeKind::IntermediateThrowEvent(ThrowEvent { link: Some(link), .. }) => Some(link.target),
+                _ => None,
+            };
+            for t in node.outgoing.iter().map(|&f| self.flow_target(f)).chain(link) {
                 if t == to {
                     return true;
                 }

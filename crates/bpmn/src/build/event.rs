@@ -26,6 +26,7 @@ enum Def {
     Signal,
     Error,
     Terminate,
+    Link,
 }
 
 impl Def {
@@ -36,11 +37,14 @@ impl Def {
             Def::Signal => "signalEventDefinition",
             Def::Error => "errorEventDefinition",
             Def::Terminate => "terminateEventDefinition",
+            Def::Link => "linkEventDefinition",
         }
     }
 
     fn from_tag(tag: &str) -> Option<Def> {
-        [Def::Timer, Def::Message, Def::Signal, Def::Error, Def::Terminate].into_iter().find(|d| d.tag() == tag)
+        [Def::Timer, Def::Message, Def::Signal, Def::Error, Def::Terminate, Def::Link]
+            .into_iter()
+            .find(|d| d.tag() == tag)
     }
 }
 
@@ -50,7 +54,6 @@ fn unsupported_definition_reason(tag: &str) -> Option<&'static str> {
         "compensateEventDefinition" => "compensation is not supported",
         "escalationEventDefinition" => "escalation events are not supported",
         "conditionalEventDefinition" => "conditional events are not supported",
-        "linkEventDefinition" => "link events are not supported: draw the sequence flow",
         "cancelEventDefinition" => "cancel events (transactions) are not supported",
         "eventDefinitionRef" => "shared event definitions are not supported: define the event inline",
         _ => return None,
@@ -91,8 +94,34 @@ fn trigger(ctx: &mut Ctx<'_>, el: &Element, def: Def, def_el: &Element) -> Optio
         Def::Message => message_ref(ctx, el, def_el.attr("messageRef")).map(EventTrigger::Message),
         Def::Signal => signal_ref(ctx, el, def_el.attr("signalRef")).map(EventTrigger::Signal),
         Def::Error => error_ref(ctx, el, def_el.attr("errorRef"), true).map(EventTrigger::Error),
+        Def::Link => link_name(ctx, el, def_el).map(EventTrigger::Link),
         Def::Terminate => None,
     }
+}
+
+/// The `name` of a `linkEventDefinition`: what pairs a throwing link event
+/// with its catching one.
+fn link_name(ctx: &mut Ctx<'_>, el: &Element, def_el: &Element) -> Option<String> {
+    match def_el.attr("name").map(str::trim).filter(|n| !n.is_empty()) {
+        Some(name) => Some(name.to_owned()),
+        None => {
+            ctx.problem_at(def_el, el, "linkEventDefinition has no name, so no link event can pair with it");
+            None
+        }
+    }
+}
+
+/// A throwing message event (intermediate or end) behaves as Camunda 7 runs
+/// it: a service task when it names a handler or an external topic (on the
+/// `messageEventDefinition`, as Camunda Modeler writes it, or on the event),
+/// otherwise nothing happens and the token passes on. Sending the message is
+/// the handler's business: kairos has no message broker to publish to.
+fn message_throw(ctx: &mut Ctx<'_>, el: &Element, def_el: &Element) -> Option<NodeKind> {
+    let task = match super::vendor::service_task_in(ctx, def_el, el) {
+        Ok(None) => super::vendor::service_task(ctx, el).ok()?,
+        found => found.ok()?,
+    };
+    task.map(NodeKind::ServiceTask)
 }
 
 pub(crate) fn start_event(ctx: &mut Ctx<'_>, el: &Element, scope: ScopeKind) -> NodeKind {
@@ -127,8 +156,15 @@ pub(crate) fn start_event(ctx: &mut Ctx<'_>, el: &Element, scope: ScopeKind) -> 
 }
 
 pub(crate) fn end_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
-    let end = match definition(ctx, el, &[Def::Terminate, Def::Error]) {
+    let end = match definition(ctx, el, &[Def::Terminate, Def::Error, Def::Signal, Def::Message]) {
         Ok(Some((Def::Terminate, _))) => EndEvent::Terminate,
+        Ok(Some((Def::Signal, def_el))) => {
+            signal_ref(ctx, el, def_el.attr("signalRef")).map_or(EndEvent::None, EndEvent::Signal)
+        }
+        Ok(Some((Def::Message, def_el))) => match message_throw(ctx, el, def_el) {
+            Some(task) => return task,
+            None => EndEvent::None,
+        },
         Ok(Some((_, def_el))) => match error_ref(ctx, el, def_el.attr("errorRef"), false) {
             Some(e) => EndEvent::Error(e),
             None => EndEvent::None,
@@ -168,10 +204,10 @@ pub(crate) fn boundary_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Opti
 }
 
 pub(crate) fn catch_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
-    let trigger = match definition(ctx, el, &[Def::Timer, Def::Message, Def::Signal]) {
+    let trigger = match definition(ctx, el, &[Def::Timer, Def::Message, Def::Signal, Def::Link]) {
         Ok(Some((def, def_el))) => trigger(ctx, el, def, def_el),
         Ok(None) => {
-            ctx.problem(el, "needs a timer, message or signal event definition");
+            ctx.problem(el, "needs a timer, message, signal or link event definition");
             None
         }
         Err(()) => None,
@@ -179,12 +215,21 @@ pub(crate) fn catch_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
     NodeKind::IntermediateCatchEvent(CatchEvent { trigger: trigger.unwrap_or(EventTrigger::None) })
 }
 
-pub(crate) fn throw_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
-    let signal = match definition(ctx, el, &[Def::Signal]) {
-        Ok(Some((_, def_el))) => signal_ref(ctx, el, def_el.attr("signalRef")),
-        _ => None,
-    };
-    NodeKind::IntermediateThrowEvent(ThrowEvent { signal })
+/// A throwing intermediate event and, for a link, its raw name (resolved to
+/// the catching link event once every node of the scope is known).
+pub(crate) fn throw_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<String>) {
+    let (mut signal, mut link) = (None, None);
+    match definition(ctx, el, &[Def::Signal, Def::Message, Def::Link]) {
+        Ok(Some((Def::Signal, def_el))) => signal = signal_ref(ctx, el, def_el.attr("signalRef")),
+        Ok(Some((Def::Message, def_el))) => {
+            if let Some(task) = message_throw(ctx, el, def_el) {
+                return (task, None);
+            }
+        }
+        Ok(Some((_, def_el))) => link = link_name(ctx, el, def_el),
+        Ok(None) | Err(()) => {}
+    }
+    (NodeKind::IntermediateThrowEvent(ThrowEvent { signal, link: None }), link)
 }
 
 /// Reads a `timerEventDefinition`: exactly one of timeDate, timeDuration,
@@ -260,7 +305,10 @@ pub(crate) fn signal_ref(ctx: &mut Ctx<'_>, el: &Element, reference: Option<&str
 }
 
 /// Resolves an `errorRef`. A catching event without one catches any error;
-/// a throwing end event must say which error it throws.
+/// a throwing end event must say which error it throws. An `errorRef` that
+/// names no `<error>` declaration is the error code itself, as Flowable and
+/// Camunda read it (their test and example files rely on that), so it is
+/// accepted rather than refused.
 fn error_ref(ctx: &mut Ctx<'_>, el: &Element, reference: Option<&str>, catching: bool) -> Option<ErrorRef> {
     let Some(id) = reference else {
         if catching {
@@ -269,11 +317,13 @@ fn error_ref(ctx: &mut Ctx<'_>, el: &Element, reference: Option<&str>, catching:
         ctx.problem(el, "errorEventDefinition has no errorRef, so there is no error code to throw");
         return None;
     };
-    match ctx.error_defs.get(id) {
-        Some(e) => Some(ErrorRef { id: Some(id.to_owned()), code: Some(e.code.clone()) }),
-        None => {
-            ctx.problem(el, format!("errorRef '{}' does not exist", quote(id)));
-            None
-        }
+    let id = id.trim();
+    if id.is_empty() {
+        ctx.problem(el, "errorEventDefinition has an empty errorRef");
+        return None;
     }
+    Some(match ctx.error_defs.get(id) {
+        Some(e) => ErrorRef { id: Some(id.to_owned()), code: Some(e.code.clone()) },
+        None => ErrorRef { id: None, code: Some(id.to_owned()) },
+    })
 }

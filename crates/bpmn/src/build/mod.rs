@@ -13,7 +13,7 @@ mod process;
 mod validate;
 mod vendor;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Display;
 
 use crate::ParseOptions;
@@ -31,6 +31,9 @@ pub(crate) struct Ctx<'a> {
     signals: BTreeMap<String, Signal>,
     error_defs: BTreeMap<String, ErrorDefinition>,
     expressions: Vec<ExpressionSite>,
+    /// Every id in the document, so that ids made up for elements written
+    /// without one ([`Ctx::fresh_id`]) never clash with a real one.
+    ids: HashSet<String>,
 }
 
 /// An expression found in the model, remembered with its element so that a
@@ -80,6 +83,19 @@ impl<'a> Ctx<'a> {
         e.element = Some(owner.local.clone());
         e.element_id = owner.id().map(str::to_owned);
         self.errors.push(e);
+    }
+
+    /// An id not used in the document: `base`, else `base_2`, `base_3`…
+    /// (for sequence flows written without an id, which nothing can refer to).
+    pub(crate) fn fresh_id(&mut self, base: &str) -> String {
+        let mut id = base.to_owned();
+        let mut n = 1;
+        while self.ids.contains(&id) {
+            n += 1;
+            id = format!("{base}_{n}");
+        }
+        self.ids.insert(id.clone());
+        id
     }
 
     /// Remembers `text` for the expression checker when it is an expression.
@@ -138,6 +154,7 @@ pub(crate) fn build(
         signals: BTreeMap::new(),
         error_defs: BTreeMap::new(),
         expressions: Vec::new(),
+        ids: HashSet::new(),
     };
     check_unique_ids(&mut ctx, root);
     read_declarations(&mut ctx, root);
@@ -247,6 +264,7 @@ fn check_unique_ids(ctx: &mut Ctx<'_>, root: &Element) {
         }
         stack.extend(el.children.iter().rev());
     }
+    ctx.ids = seen.into_keys().map(str::to_owned).collect();
     for (el, first) in dups {
         let first_line = ctx.lines.pos(first).line;
         ctx.problem(el, format!("duplicate id (first used on line {first_line})"));

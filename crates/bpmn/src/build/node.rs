@@ -3,7 +3,7 @@
 //! refused here, so a model never silently runs a different process than
 //! the one drawn.
 
-use super::process::ScopeKind;
+use super::process::{Pending, ScopeKind};
 use super::{Ctx, event, vendor};
 use crate::model::{NodeKind, ReceiveTask, SubProcess};
 use crate::xml::Element;
@@ -82,7 +82,7 @@ pub(crate) fn read_kind(
     el: &Element,
     tag: &'static str,
     scope: ScopeKind,
-) -> (NodeKind, Option<String>) {
+) -> (NodeKind, Option<Pending>) {
     check_children(ctx, el, tag);
     vendor::check_extensions(ctx, el);
     if is_activity(tag) && ctx.boolean(el, "isForCompensation", el.attr("isForCompensation"), false) {
@@ -91,9 +91,15 @@ pub(crate) fn read_kind(
     let kind = match tag {
         "startEvent" => event::start_event(ctx, el, scope),
         "endEvent" => event::end_event(ctx, el),
-        "boundaryEvent" => return event::boundary_event(ctx, el),
+        "boundaryEvent" => {
+            let (kind, attached) = event::boundary_event(ctx, el);
+            return (kind, attached.map(Pending::AttachedTo));
+        }
         "intermediateCatchEvent" => event::catch_event(ctx, el),
-        "intermediateThrowEvent" => event::throw_event(ctx, el),
+        "intermediateThrowEvent" => {
+            let (kind, link) = event::throw_event(ctx, el);
+            return (kind, link.map(Pending::Link));
+        }
         "userTask" => NodeKind::UserTask(vendor::user_task(ctx, el)),
         "serviceTask" | "sendTask" | "businessRuleTask" => service_task(ctx, el, tag),
         "receiveTask" => {

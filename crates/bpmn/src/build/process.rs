@@ -41,13 +41,22 @@ const IGNORED_IN_SCOPE: &[&str] = &[
     "correlationSubscription",
 ];
 
+/// A reference a node makes by text, resolved once every node of its scope
+/// is known.
+pub(crate) enum Pending {
+    /// A boundary event's `attachedToRef`.
+    AttachedTo(String),
+    /// A throwing link event's name.
+    Link(String),
+}
+
 /// The arenas being filled, plus what each node still has to resolve.
 pub(crate) struct ProcessBuilder<'e> {
     pub nodes: Vec<FlowNode>,
     /// The element of each node, by index (for references and messages).
     pub node_els: Vec<&'e Element>,
-    /// Raw `attachedToRef` of each node (boundary events only).
-    pub attached_refs: Vec<Option<String>>,
+    /// What each node still names by text (boundary events, link throws).
+    pub pending: Vec<Option<Pending>>,
     /// Each `<sequenceFlow>` element with the scope it sits in.
     pub flow_els: Vec<(&'e Element, Option<NodeIdx>)>,
     /// Scopes that are sub-processes, with their kind.
@@ -67,7 +76,7 @@ pub(crate) fn build_process(ctx: &mut Ctx<'_>, el: &Element) -> Option<Process> 
     let mut b = ProcessBuilder {
         nodes: Vec::new(),
         node_els: Vec::new(),
-        attached_refs: Vec::new(),
+        pending: Vec::new(),
         flow_els: Vec::new(),
         scopes: vec![(None, ScopeKind::Process, el)],
         node_ids: HashMap::new(),
@@ -143,7 +152,7 @@ fn add_node<'e>(
         ctx.problem(el, "has no id");
         return None;
     };
-    let (node_kind, attached) = node::read_kind(ctx, el, tag, kind);
+    let (node_kind, pending) = node::read_kind(ctx, el, tag, kind);
     let common = vendor::common(ctx, el);
     let multi_instance = if node::is_activity(tag) { vendor::multi_instance(ctx, el) } else { None };
     let pos = ctx.pos(el);
@@ -167,7 +176,7 @@ fn add_node<'e>(
         column: pos.column,
     });
     b.node_els.push(el);
-    b.attached_refs.push(attached);
+    b.pending.push(pending);
     // Ids are unique document-wide (checked separately); keep the first.
     b.node_ids.entry(id.to_owned()).or_insert(idx);
     Some(idx)

@@ -10,9 +10,9 @@
 use std::collections::HashMap;
 
 use super::Ctx;
-use super::process::{ProcessBuilder, ScopeKind};
+use super::process::{Pending, ProcessBuilder, ScopeKind};
 use crate::error::quote;
-use crate::model::{EventTrigger, FlowIdx, NodeIdx, NodeKind, SequenceFlow, SubProcess};
+use crate::model::{EventTrigger, FlowIdx, Link, NodeIdx, NodeKind, SequenceFlow, SubProcess};
 use crate::xml::Element;
 
 pub(crate) struct Linked<'e> {
@@ -38,15 +38,23 @@ pub(crate) fn link<'e>(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'e>) -> Linked<
     check_flow_ends(ctx, b, &linked);
     link_defaults(ctx, b, &linked);
     link_boundary_events(ctx, b);
+    link_link_events(ctx, b);
     check_start_events(ctx, b);
     check_event_gateways(ctx, b, &linked);
     linked
 }
 
+/// Reads one sequence flow. Flowable's and Activiti's own examples (the
+/// holiday-request tutorial among them) leave sequence flows without an id;
+/// nothing can refer to such a flow, so it gets one made from its ends
+/// (`flow_<source>_<target>`) instead of the file being refused.
 fn read_flow(ctx: &mut Ctx<'_>, b: &ProcessBuilder<'_>, el: &Element, scope: Option<NodeIdx>) -> Option<SequenceFlow> {
-    let Some(id) = el.id() else {
-        ctx.problem(el, "has no id");
-        return None;
+    let id = match el.id() {
+        Some(id) => id.to_owned(),
+        None => {
+            let end = |attr| el.attr(attr).unwrap_or("unknown");
+            ctx.fresh_id(&format!("flow_{}_{}", end("sourceRef"), end("targetRef")))
+        }
     };
     super::vendor::check_extensions(ctx, el);
     for child in el.bpmn_children() {
@@ -59,7 +67,7 @@ fn read_flow(ctx: &mut Ctx<'_>, b: &ProcessBuilder<'_>, el: &Element, scope: Opt
     let target = end_ref(ctx, b, el, scope, "targetRef");
     let pos = ctx.pos(el);
     Some(SequenceFlow {
-        id: id.to_owned(),
+        id,
         name: el.attr("name").map(str::to_owned),
         source: source?,
         target: target?,
@@ -133,13 +141,16 @@ fn condition(ctx: &mut Ctx<'_>, el: &Element) -> Option<String> {
 }
 
 /// Start events have no incoming flows, end events no outgoing ones, boundary
-/// events and event sub-processes neither kind of incoming; conditions only
-/// leave exclusive/inclusive gateways and activities.
+/// events and event sub-processes neither kind of incoming, a catching link
+/// event no incoming and a throwing one no outgoing (the link is their flow);
+/// conditions only leave exclusive/inclusive gateways and activities.
 fn check_flow_ends(ctx: &mut Ctx<'_>, b: &ProcessBuilder<'_>, linked: &Linked<'_>) {
     for (i, node) in b.nodes.iter().enumerate() {
         let el = b.node_els[i];
         let first = |flows: &[FlowIdx]| flows.first().map(|f| quote(&linked.flows[f.index()].id));
         let event_sub = matches!(node.kind, NodeKind::SubProcess(SubProcess { triggered_by_event: true }));
+        let link_catch = matches!(node.kind.trigger(), Some(EventTrigger::Link(_)));
+        let link_throw = matches!(b.pending[i], Some(Pending::Link(_)));
         if let Some(f) = first(&node.incoming) {
             match &node.kind {
                 NodeKind::StartEvent(_) => {
@@ -151,14 +162,26 @@ fn check_flow_ends(ctx: &mut Ctx<'_>, b: &ProcessBuilder<'_>, linked: &Linked<'_
                 _ if event_sub => {
                     ctx.problem(el, format!("an event sub-process cannot have incoming flows (flow '{f}')"))
                 }
+                _ if link_catch => ctx.problem(
+                    el,
+                    format!("a catching link event cannot have incoming flows (flow '{f}'); tokens arrive by its link"),
+                ),
                 _ => {}
             }
         }
         if let Some(f) = first(&node.outgoing) {
-            if matches!(node.kind, NodeKind::EndEvent(_)) {
+            // By tag: a message end event naming a handler runs as a service task.
+            if node.element == "endEvent" {
                 ctx.problem(el, format!("an end event cannot have outgoing flows (flow '{f}')"));
             } else if event_sub {
                 ctx.problem(el, format!("an event sub-process cannot have outgoing flows (flow '{f}')"));
+            } else if link_throw {
+                ctx.problem(
+                    el,
+                    format!(
+                        "a throwing link event cannot have outgoing flows (flow '{f}'); the token goes to its link"
+                    ),
+                );
             }
         }
     }
@@ -200,7 +223,8 @@ fn link_defaults(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'_>, linked: &Linked<
 /// sub-process, which no token ever enters through a flow).
 fn link_boundary_events(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'_>) {
     for i in 0..b.nodes.len() {
-        let Some(reference) = b.attached_refs[i].clone() else { continue };
+        let Some(Pending::AttachedTo(reference)) = &b.pending[i] else { continue };
+        let reference = reference.clone();
         let el = b.node_els[i];
         let Some(&host) = b.node_ids.get(reference.as_str()) else {
             if !b.refused_ids.contains(&reference) {
@@ -210,7 +234,7 @@ fn link_boundary_events(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'_>) {
         };
         let host_node = &b.nodes[host.index()];
         let event_sub = matches!(host_node.kind, NodeKind::SubProcess(SubProcess { triggered_by_event: true }));
-        if !host_node.kind.is_activity() || event_sub {
+        if !super::node::is_activity(host_node.element) || event_sub {
             let what = if event_sub { "an event sub-process" } else { host_node.element };
             ctx.problem(
                 el,
@@ -228,6 +252,46 @@ fn link_boundary_events(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'_>) {
         b.nodes[host.index()].boundary_events.push(NodeIdx(i as u32));
         if let NodeKind::BoundaryEvent(be) = &mut b.nodes[i].kind {
             be.attached_to = host;
+        }
+    }
+}
+
+/// Pairs each throwing link event with the catching link event of the same
+/// name in its scope: exactly one must exist (two catches of one name in a
+/// scope would make the throw ambiguous, so they are refused even unused).
+fn link_link_events(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'_>) {
+    let mut catches: HashMap<(Option<NodeIdx>, &str), Vec<usize>> = HashMap::new();
+    for (i, n) in b.nodes.iter().enumerate() {
+        if let Some(EventTrigger::Link(name)) = n.kind.trigger() {
+            catches.entry((n.scope, name.as_str())).or_default().push(i);
+        }
+    }
+    let mut resolved = Vec::new();
+    for (&(_, name), found) in &catches {
+        if let [first, second, ..] = found.as_slice() {
+            let el = b.node_els[*second];
+            let first_id = quote(&b.nodes[*first].id);
+            ctx.problem(el, format!("link '{}' is already caught by '{first_id}' in this scope", quote(name)));
+        }
+    }
+    for i in 0..b.nodes.len() {
+        let Some(Pending::Link(name)) = &b.pending[i] else { continue };
+        match catches.get(&(b.nodes[i].scope, name.as_str())).map(Vec::as_slice) {
+            Some([target]) => resolved.push((i, Link { name: name.clone(), target: NodeIdx(*target as u32) })),
+            Some(_) => {} // reported above
+            None => ctx.problem(
+                b.node_els[i],
+                format!(
+                    "link '{}' has no catching link event (intermediateCatchEvent with linkEventDefinition name=\"{}\") in the same scope",
+                    quote(name),
+                    quote(name)
+                ),
+            ),
+        }
+    }
+    for (i, link) in resolved {
+        if let NodeKind::IntermediateThrowEvent(t) = &mut b.nodes[i].kind {
+            t.link = Some(link);
         }
     }
 }

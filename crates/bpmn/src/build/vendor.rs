@@ -151,27 +151,34 @@ pub(crate) fn user_task(ctx: &mut Ctx<'_>, el: &Element) -> UserTask {
 /// task). `Ok(None)` when it names neither: the caller reports that, because
 /// what to say depends on the tag. `Err(())`: a problem was recorded.
 pub(crate) fn service_task(ctx: &mut Ctx<'_>, el: &Element) -> Result<Option<ServiceTask>, ()> {
-    let Some(implementation) = implementation(ctx, el)? else { return Ok(None) };
+    service_task_in(ctx, el, el)
+}
+
+/// [`service_task`] read from `el`, a part of the flow node `owner` (a throwing
+/// event's `messageEventDefinition`): problems name the owner.
+pub(crate) fn service_task_in(ctx: &mut Ctx<'_>, el: &Element, owner: &Element) -> Result<Option<ServiceTask>, ()> {
+    let Some(implementation) = implementation(ctx, el, owner)? else { return Ok(None) };
     let fields =
-        el.vendor_extensions().filter(|(_, f)| f.local == "field").filter_map(|(_, f)| field(ctx, el, f)).collect();
+        el.vendor_extensions().filter(|(_, f)| f.local == "field").filter_map(|(_, f)| field(ctx, owner, f)).collect();
     Ok(Some(ServiceTask { implementation, result_variable: vendor_string(ctx, el, "resultVariable"), fields }))
 }
 
-fn implementation(ctx: &mut Ctx<'_>, el: &Element) -> Result<Option<Implementation>, ()> {
+fn implementation(ctx: &mut Ctx<'_>, el: &Element, owner: &Element) -> Result<Option<Implementation>, ()> {
     let topic = el.vendor_attr("topic").map(|(_, t)| t.trim().to_owned());
     match el.vendor_attr("type") {
         Some((v, t @ ("external" | "external-worker"))) => {
             return match topic.filter(|t| !t.is_empty()) {
                 Some(topic) => Ok(Some(Implementation::External { topic })),
                 None => {
-                    ctx.problem(el, format!("{}:type=\"{t}\" needs a {}:topic", v.prefix(), v.prefix()));
+                    ctx.problem_at(el, owner, format!("{}:type=\"{t}\" needs a {}:topic", v.prefix(), v.prefix()));
                     Err(())
                 }
             };
         }
         Some((v, other)) => {
-            ctx.problem(
+            ctx.problem_at(
                 el,
+                owner,
                 format!(
                     "unsupported {}:type '{}': kairos runs handlers and external workers only",
                     v.prefix(),
@@ -181,17 +188,17 @@ fn implementation(ctx: &mut Ctx<'_>, el: &Element) -> Result<Option<Implementati
             return Err(());
         }
         None if topic.is_some() => {
-            ctx.problem(el, "a topic needs camunda:type=\"external\" or flowable:type=\"external-worker\"");
+            ctx.problem_at(el, owner, "a topic needs camunda:type=\"external\" or flowable:type=\"external-worker\"");
             return Err(());
         }
         None => {}
     }
     if let Some(name) = el.attrs.iter().find(|a| a.ns == crate::ns::Ns::Vendor(Vendor::Kairos) && a.local == "handler")
     {
-        return non_empty(ctx, el, "kairos:handler", &name.value, HandlerSource::KairosHandler);
+        return non_empty(ctx, (el, owner), "kairos:handler", &name.value, HandlerSource::KairosHandler);
     }
     if let Some((v, class)) = el.vendor_attr("class") {
-        return non_empty(ctx, el, &format!("{}:class", v.prefix()), class, HandlerSource::Class);
+        return non_empty(ctx, (el, owner), &format!("{}:class", v.prefix()), class, HandlerSource::Class);
     }
     for (local, source) in
         [("delegateExpression", HandlerSource::DelegateExpression), ("expression", HandlerSource::Expression)]
@@ -200,7 +207,7 @@ fn implementation(ctx: &mut Ctx<'_>, el: &Element) -> Result<Option<Implementati
             return match handler_name_in(text) {
                 Some(name) => Ok(Some(Implementation::Handler { name: name.to_owned(), source })),
                 None => {
-                    ctx.problem(el, format!(
+                    ctx.problem_at(el, owner, format!(
                         "{}:{local} '{}' does not name a handler: write ${{name}} (kairos calls no methods), or use kairos:handler",
                         v.prefix(),
                         quote(text)
@@ -215,14 +222,14 @@ fn implementation(ctx: &mut Ctx<'_>, el: &Element) -> Result<Option<Implementati
 
 fn non_empty(
     ctx: &mut Ctx<'_>,
-    el: &Element,
+    (el, owner): (&Element, &Element),
     attr: &str,
     value: &str,
     source: HandlerSource,
 ) -> Result<Option<Implementation>, ()> {
     let name = value.trim();
     if name.is_empty() {
-        ctx.problem(el, format!("{attr} is empty"));
+        ctx.problem_at(el, owner, format!("{attr} is empty"));
         return Err(());
     }
     Ok(Some(Implementation::Handler { name: name.to_owned(), source }))

@@ -96,6 +96,10 @@ pub enum EventTrigger {
     Signal(SignalRef),
     /// Only on boundary events and event sub-process starts.
     Error(ErrorRef),
+    /// Only on intermediate catch events: a `linkEventDefinition` by name, the
+    /// place a throwing link event of the same scope and name continues at.
+    /// Nothing is awaited: the token passes through.
+    Link(String),
 }
 
 /// A resolved `messageRef`: correlation uses `name`.
@@ -190,6 +194,8 @@ pub enum EndEvent {
     /// `errorEventDefinition`: throws the error to the nearest catching boundary
     /// or event sub-process.
     Error(ErrorRef),
+    /// `signalEventDefinition`: broadcasts the signal, then ends the path.
+    Signal(SignalRef),
 }
 
 /// `userTask` details (SPEC P5). Lists come from comma lists in the vendor
@@ -323,6 +329,20 @@ pub struct CatchEvent {
 pub struct ThrowEvent {
     /// The signal broadcast; `None` for a plain (none) throw event.
     pub signal: Option<SignalRef>,
+    /// A throwing link event: where the token continues instead of
+    /// following a sequence flow.
+    pub link: Option<Link>,
+}
+
+/// A throwing `linkEventDefinition`, resolved to the one catching link event
+/// of the same scope with the same name (a "go to" drawn without a long
+/// sequence flow; both ends must be in one scope, BPMN 2.0 §10.5.6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Link {
+    pub name: String,
+    /// The catching link event.
+    pub target: NodeIdx,
 }
 
 /// `multiInstanceLoopCharacteristics`: how often an activity runs and how.
