@@ -1007,7 +1007,55 @@ async fn a_retried_signal_delivery_reaches_each_instance_once(backend: Backend) 
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const PEOPLE: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:flowable="http://flowable.org/bpmn" targetNamespace="t">
+  <process id="people" isExecutable="true">
+    <startEvent id="start" flowable:initiator="initiator"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="review"/>
+    <userTask id="review" flowable:assignee="${initiator}" flowable:candidateUsers="${reviewers}" flowable:candidateGroups="${groups}"/>
+    <sequenceFlow id="f2" sourceRef="review" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+/// Assignee and candidate expressions as Flowable and Camunda read them: null is nobody (the
+/// initiator variable of an instance nobody known started is null), a list gives one candidate
+/// per item; a list as the assignee or an undefined variable is an error that starts nothing.
+async fn people_expressions_take_null_and_lists(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("people.bpmn", PEOPLE).await.unwrap();
+    let inst = p.start(start("people", "P1", json!({"reviewers": ["gonzo", "piggy"], "groups": null}))).await.unwrap();
+    let tasks = p.tasks(Some(&inst.id), None, None, None).await.unwrap();
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].assignee, None, "a null ${{initiator}} leaves the task unassigned");
+    assert_eq!(p.tasks(None, None, Some("piggy"), None).await.unwrap().len(), 1, "each list item is a candidate");
+    let vars = p.variables(&inst.id).await.unwrap();
+    assert_eq!(vars.get("initiator"), Some(&serde_json::Value::Null), "{vars:?}");
+
+    let by_kermit = StartRequest {
+        start_user: Some("kermit".into()),
+        ..start("people", "P2", json!({"reviewers": "gonzo, piggy", "groups": "editors"}))
+    };
+    let inst = p.start(by_kermit).await.unwrap();
+    let t = &p.tasks(Some(&inst.id), None, None, None).await.unwrap()[0];
+    assert_eq!(t.assignee.as_deref(), Some("kermit"));
+    assert_eq!(p.tasks(None, None, None, Some("editors")).await.unwrap().len(), 0, "assigned tasks are not offered");
+
+    let before = p.instances(None, Some("people"), None).await.unwrap().len();
+    let err = p
+        .start(start("people", "P3", json!({"initiator": ["a", "b"], "reviewers": null, "groups": null})))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("gave a list; one user id or null is needed"), "{err}");
+    let err = p.start(start("people", "P4", json!({"groups": null}))).await.unwrap_err();
+    assert!(err.to_string().contains("undefined variable 'reviewers'"), "{err}");
+    assert_eq!(p.instances(None, Some("people"), None).await.unwrap().len(), before, "nothing started");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    people_expressions_take_null_and_lists,
     duplicate_completions_succeed_once_at_every_history_level,
     a_retried_signal_delivery_reaches_each_instance_once,
     an_interrupted_call_activity_deletes_the_instances_it_called,

@@ -21,8 +21,8 @@ use std::collections::VecDeque;
 
 use jiff::Timestamp;
 use kairos_bpmn::{
-    Definitions, EndEvent, EventTrigger, FlowIdx, FlowNode, Implementation, NodeIdx, NodeKind, Process, ThrowEvent,
-    TimerKind, TimerValue,
+    Definitions, EndEvent, EventTrigger, FlowIdx, FlowNode, Implementation, NodeIdx, NodeKind, Process, StartEvent,
+    ThrowEvent, TimerKind, TimerValue,
 };
 use kairos_expr::{Context, ExecutionInfo, Expression};
 use serde_json::{Map, Value as Json};
@@ -253,10 +253,18 @@ impl<'a> Runtime<'a> {
                     None => self.none_start()?,
                 };
                 self.inst.start_activity = Some(self.node(start).id.clone());
-                if let (NodeKind::StartEvent(s), Some(user)) = (&self.node(start).kind, &start_user)
-                    && let Some(var) = &s.initiator
-                {
-                    variables.insert(var.clone(), Json::String(user.clone()));
+                // As in Flowable and Camunda, the initiator variable exists even when nobody is
+                // known to have started the instance (then it is null, so `${initiator}` is
+                // null rather than an undefined variable).
+                if let NodeKind::StartEvent(StartEvent { initiator: Some(var), .. }) = &self.node(start).kind {
+                    match &start_user {
+                        Some(user) => {
+                            variables.insert(var.clone(), Json::String(user.clone()));
+                        }
+                        None => {
+                            variables.entry(var.clone()).or_insert(Json::Null);
+                        }
+                    }
                 }
                 self.inst.start_user = start_user;
                 let root = self.inst.id.clone();
@@ -1339,16 +1347,16 @@ impl<'a> Runtime<'a> {
     fn create_task(&mut self, exec: &str, n: &FlowNode) -> Result<()> {
         let NodeKind::UserTask(ut) = &n.kind else { return Ok(()) };
         let assignee = match &ut.assignee {
-            Some(a) => Some(self.eval_string(exec, &n.id, a)?).filter(|s| !s.is_empty()),
+            Some(a) => self.eval_people(exec, &n.id, a, false)?.into_iter().next(),
             None => None,
         };
         let mut candidate_users = Vec::new();
         for c in &ut.candidate_users {
-            candidate_users.extend(split_list(&self.eval_string(exec, &n.id, c)?));
+            candidate_users.extend(self.eval_people(exec, &n.id, c, true)?);
         }
         let mut candidate_groups = Vec::new();
         for c in &ut.candidate_groups {
-            candidate_groups.extend(split_list(&self.eval_string(exec, &n.id, c)?));
+            candidate_groups.extend(self.eval_people(exec, &n.id, c, true)?);
         }
         let priority = match &ut.priority {
             Some(p) => self.eval_string(exec, &n.id, p)?.trim().parse::<i32>().map_err(|_| {
@@ -1468,6 +1476,46 @@ impl<'a> Runtime<'a> {
             return Ok(text.to_string());
         }
         self.evaluate(exec, element, text, "expression", |e, c| e.eval_string(c))
+    }
+
+    /// An assignee (`list` false: one id) or a candidate list (`list` true: a comma list, or an
+    /// expression giving a comma list or a list of ids). Null is nobody, as Flowable and Camunda
+    /// read it: `${initiator}` of an instance started by no known user leaves the task
+    /// unassigned instead of failing; an undefined variable is still an error.
+    fn eval_people(&self, exec: &str, element: &str, text: &str, list: bool) -> Result<Vec<String>> {
+        let one = |s: &str| Some(s.trim().to_string()).filter(|s| !s.is_empty()).into_iter().collect();
+        if !text.contains("${") && !text.contains("#{") {
+            return Ok(if list { split_list(text) } else { one(text) });
+        }
+        let bad = |what: &str| {
+            ProcessError::at(
+                ErrorKind::Model,
+                element,
+                format!(
+                    "expression '{text}' of '{element}' gave {what}; {} or null is needed",
+                    if list { "ids (a comma list or a list of strings)" } else { "one user id" }
+                ),
+            )
+        };
+        match self.eval(exec, element, text)? {
+            Json::Null => Ok(Vec::new()),
+            Json::String(s) if list => Ok(split_list(&s)),
+            Json::String(s) => Ok(one(&s)),
+            n @ Json::Number(_) => Ok(vec![n.to_string()]),
+            Json::Array(_) if !list => Err(bad("a list")),
+            Json::Array(items) => items
+                .into_iter()
+                .filter(|i| !i.is_null())
+                .map(|i| match i {
+                    Json::String(s) => Ok(s.trim().to_string()),
+                    n @ Json::Number(_) => Ok(n.to_string()),
+                    _ => Err(bad("a list holding something other than ids")),
+                })
+                .filter(|r| !matches!(r, Ok(s) if s.is_empty()))
+                .collect(),
+            Json::Bool(_) => Err(bad("a boolean")),
+            Json::Object(_) => Err(bad("an object")),
+        }
     }
 
     fn eval_bool(&self, exec: &str, element: &str, text: &str) -> Result<bool> {
