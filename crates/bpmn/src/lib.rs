@@ -43,6 +43,8 @@
 //! | `intermediateThrowEvent` | none, signal, link (to the catch of its name in its scope; no outgoing flows), message (as a message end event) |
 //! | `sequenceFlow` | `conditionExpression` (`${...}`; script languages refused); without an `id` it is given `flow_<source>_<target>` |
 //!
+//! On activities: `camunda:inputOutput` (text, `${…}`, `camunda:list`,
+//! `camunda:map`; [`IoMapping`] says when each side is evaluated).
 //! On every flow node: `*:async` / `*:asyncBefore`, `*:asyncAfter`,
 //! `*:exclusive` (default true), `failedJobRetryTimeCycle` (extension element
 //! or attribute, checked with `kairos_time::RetryCycle`). On activities:
@@ -65,8 +67,8 @@
 //! semantics — `scriptTask`, `complexGateway`, `transaction`,
 //! `adHocSubProcess`, compensation, escalation, conditional and cancel
 //! events, `standardLoopCharacteristics`, vendor listeners,
-//! `camunda:inputOutput`, connectors, service task types other than external
-//! workers.
+//! connectors, service task types other than external workers, scripts in
+//! input/output parameters.
 //!
 //! ```
 //! let xml = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL">

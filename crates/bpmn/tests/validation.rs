@@ -150,6 +150,21 @@ const CASES: &[(&str, &str, &str)] = &[
         "unsupported element escalationEventDefinition in endEvent 'x'",
     ),
     (r#"<task id="t"><ioBinding/></task>"#, "t", "unsupported element ioBinding in task 't'"),
+    (
+        r#"<intermediateThrowEvent id="x"><extensionElements><camunda:inputOutput/></extensionElements></intermediateThrowEvent>"#,
+        "x",
+        "unsupported element camunda:inputOutput in intermediateThrowEvent 'x': input/output mappings are supported on activities",
+    ),
+    (
+        r#"<task id="t"><extensionElements><camunda:inputOutput><camunda:inputParameter name="a"><camunda:script scriptFormat="groovy">1</camunda:script></camunda:inputParameter></camunda:inputOutput></extensionElements></task>"#,
+        "t",
+        "unsupported element script in task 't': kairos runs no scripts",
+    ),
+    (
+        r#"<task id="t"><extensionElements><camunda:inputOutput><camunda:outputParameter>${x}</camunda:outputParameter></camunda:inputOutput></extensionElements></task>"#,
+        "t",
+        "outputParameter has no name",
+    ),
     (r#"<adHocSubProcess id="ah"/>"#, "ah", "unsupported element adHocSubProcess 'ah'"),
     (r#"<businessRuleTask id="br" camunda:decisionRef="d"/>"#, "br", "unsupported element businessRuleTask 'br'"),
     (

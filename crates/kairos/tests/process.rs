@@ -1054,7 +1054,98 @@ async fn people_expressions_take_null_and_lists(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const IO: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <message id="m" name="stop"/>
+  <process id="io" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="review"/>
+    <userTask id="review">
+      <extensionElements>
+        <camunda:inputOutput>
+          <camunda:inputParameter name="greeting">Hello ${name}</camunda:inputParameter>
+          <camunda:inputParameter name="limit">${total * 2}</camunda:inputParameter>
+          <camunda:inputParameter name="twice">${limit + limit}</camunda:inputParameter>
+          <camunda:inputParameter name="items"><camunda:list><camunda:value>${name}</camunda:value><camunda:value>fixed</camunda:value></camunda:list></camunda:inputParameter>
+          <camunda:inputParameter name="cfg"><camunda:map><camunda:entry key="max">${total}</camunda:entry><camunda:entry key="none"></camunda:entry></camunda:map></camunda:inputParameter>
+          <camunda:inputParameter name="nothing"></camunda:inputParameter>
+          <camunda:outputParameter name="result">${greeting}</camunda:outputParameter>
+          <camunda:outputParameter name="doubled">${twice}</camunda:outputParameter>
+          <camunda:outputParameter name="both">${items}</camunda:outputParameter>
+          <camunda:outputParameter name="settings">${cfg}</camunda:outputParameter>
+          <camunda:outputParameter name="approvedCopy">${approved}</camunda:outputParameter>
+        </camunda:inputOutput>
+      </extensionElements>
+    </userTask>
+    <sequenceFlow id="f2" sourceRef="review" targetRef="wait"/>
+    <userTask id="wait">
+      <extensionElements>
+        <camunda:inputOutput>
+          <camunda:inputParameter name="scratch">temporary</camunda:inputParameter>
+          <camunda:outputParameter name="leaked">${scratch}</camunda:outputParameter>
+        </camunda:inputOutput>
+      </extensionElements>
+    </userTask>
+    <boundaryEvent id="stopped" attachedToRef="wait"><messageEventDefinition messageRef="m"/></boundaryEvent>
+    <sequenceFlow id="f3" sourceRef="wait" targetRef="end"/>
+    <sequenceFlow id="f4" sourceRef="stopped" targetRef="last"/>
+    <userTask id="last"/>
+    <sequenceFlow id="f5" sourceRef="last" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+/// Camunda's input/output mappings: inputs are local to the activity while it runs (later
+/// ones see earlier ones; text, expressions, lists, maps, null); outputs see them and land in
+/// the enclosing scope when it completes; then the inputs are gone. An interrupted activity
+/// maps no outputs and leaves no inputs behind.
+async fn input_output_mappings_scope_variables_to_their_activity(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("io.bpmn", IO).await.unwrap();
+    let inst = p.start(start("io", "IO1", json!({"name": "kermit", "total": 20}))).await.unwrap();
+    let task = p.tasks(Some(&inst.id), None, None, None).await.unwrap().remove(0);
+    let names_at = |exec: String| {
+        let store = engine.store().clone();
+        async move {
+            let rows = store
+                .sql_query(
+                    "SELECT NAME_ FROM ACT_RU_VARIABLE WHERE EXECUTION_ID_ = ? ORDER BY NAME_",
+                    &[SqlValue::Text(exec)],
+                )
+                .await
+                .unwrap();
+            rows.iter().map(|r| r[0].as_str().unwrap().to_string()).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(names_at(task.execution_id.clone()).await, ["cfg", "greeting", "items", "limit", "nothing", "twice"]);
+    let root = p.variables(&inst.id).await.unwrap();
+    assert!(!root.contains_key("greeting"), "inputs stay local: {root:?}");
+
+    p.complete_task(&task.id, vars(json!({"approved": true}))).await.unwrap();
+    let root = p.variables(&inst.id).await.unwrap();
+    assert_eq!(root.get("result"), Some(&json!("Hello kermit")));
+    assert_eq!(root.get("doubled"), Some(&json!(80)));
+    assert_eq!(root.get("both"), Some(&json!(["kermit", "fixed"])));
+    assert_eq!(root.get("settings"), Some(&json!({"max": 20, "none": null})));
+    assert_eq!(root.get("approvedCopy"), Some(&json!(true)));
+    let wait = p.tasks(Some(&inst.id), None, None, None).await.unwrap().remove(0);
+    assert_eq!(names_at(wait.execution_id.clone()).await, ["scratch"], "review's inputs are gone");
+
+    p.message("stop", Some(&inst.id), None, Map::new()).await.unwrap();
+    let all = engine
+        .store()
+        .sql_query("SELECT NAME_ FROM ACT_RU_VARIABLE WHERE PROC_INST_ID_ = ?", &[SqlValue::Text(inst.id.clone())])
+        .await
+        .unwrap();
+    let all: Vec<&str> = all.iter().map(|r| r[0].as_str().unwrap()).collect();
+    assert!(!all.contains(&"scratch") && !all.contains(&"leaked"), "interrupted: no inputs left, no outputs: {all:?}");
+    assert_eq!(p.tasks(Some(&inst.id), None, None, None).await.unwrap()[0].task_definition_key, "last");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    input_output_mappings_scope_variables_to_their_activity,
     people_expressions_take_null_and_lists,
     duplicate_completions_succeed_once_at_every_history_level,
     a_retried_signal_delivery_reaches_each_instance_once,

@@ -21,8 +21,8 @@ use std::collections::VecDeque;
 
 use jiff::Timestamp;
 use kairos_bpmn::{
-    Definitions, EndEvent, EventTrigger, FlowIdx, FlowNode, Implementation, NodeIdx, NodeKind, Process, StartEvent,
-    ThrowEvent, TimerKind, TimerValue,
+    Definitions, EndEvent, EventTrigger, FlowIdx, FlowNode, Implementation, IoMapping, IoValue, NodeIdx, NodeKind,
+    Process, StartEvent, ThrowEvent, TimerKind, TimerValue,
 };
 use kairos_expr::{Context, ExecutionInfo, Expression};
 use serde_json::{Map, Value as Json};
@@ -544,6 +544,9 @@ impl<'a> Runtime<'a> {
             }
             return self.start_multi_instance(exec, node, &mi.clone()).map(|()| None);
         }
+        if let Some(io) = &n.io {
+            self.map_inputs(exec, &n.id, io)?;
+        }
         // A join is one activity in history, recorded when it fires, not once per arrival.
         let join = matches!(n.kind, NodeKind::ParallelGateway | NodeKind::InclusiveGateway) && n.incoming.len() > 1;
         if !join {
@@ -726,6 +729,13 @@ impl<'a> Runtime<'a> {
     fn leave(&mut self, exec: &str, node: NodeIdx, skip_async: bool) -> Result<()> {
         let n = self.node(node).clone();
         self.close_record(exec, &n.id, None);
+        // Outputs are mapped once per run of the activity: by each multi-instance child, not by
+        // the body; and before an async-after job is made, not again after it.
+        let body = self.inst.execution(exec).is_some_and(|e| e.is_mi_root);
+        let after_job = skip_async && n.async_after;
+        if let Some(io) = n.io.as_ref().filter(|_| !(body || after_job)) {
+            self.map_outputs(exec, &n.id, io)?;
+        }
         if n.multi_instance.is_some() && self.is_mi_child(exec, &n.id) {
             return self.multi_instance_child_done(exec, node);
         }
@@ -919,6 +929,51 @@ impl<'a> Runtime<'a> {
             self.start_mi_child(&root, node, &mi, next, item);
         }
         Ok(())
+    }
+
+    /// `camunda:inputOutput` inputs: evaluated in order at the activity's token (so a later
+    /// one sees an earlier one) and kept local to it.
+    fn map_inputs(&mut self, exec: &str, element: &str, io: &IoMapping) -> Result<()> {
+        for p in &io.inputs {
+            let value = self.io_value(exec, element, &p.value)?;
+            self.set_local(exec, &p.name, value);
+        }
+        Ok(())
+    }
+
+    /// `camunda:inputOutput` outputs: evaluated at the token (seeing the inputs), then the
+    /// inputs go and the outputs are set from the enclosing scope (where a variable of that
+    /// name lives, else the instance), as a completing Camunda activity does.
+    fn map_outputs(&mut self, exec: &str, element: &str, io: &IoMapping) -> Result<()> {
+        let mut values = Map::new();
+        for p in &io.outputs {
+            values.insert(p.name.clone(), self.io_value(exec, element, &p.value)?);
+        }
+        self.drop_inputs(exec, io);
+        let scope = self.inst.execution(exec).and_then(|e| e.parent_id.clone()).unwrap_or_else(|| exec.to_string());
+        self.set_variables(&scope, values)
+    }
+
+    fn drop_inputs(&mut self, exec: &str, io: &IoMapping) {
+        self.inst.variables.retain(|v| v.execution_id != exec || !io.inputs.iter().any(|p| p.name == v.name));
+    }
+
+    fn io_value(&self, exec: &str, element: &str, value: &IoValue) -> Result<Json> {
+        Ok(match value {
+            IoValue::Null => Json::Null,
+            IoValue::Text(t) if t.contains("${") || t.contains("#{") => self.eval(exec, element, t)?,
+            IoValue::Text(t) => Json::String(t.clone()),
+            IoValue::List(items) => {
+                Json::Array(items.iter().map(|i| self.io_value(exec, element, i)).collect::<Result<_>>()?)
+            }
+            IoValue::Map(entries) => Json::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), self.io_value(exec, element, v)?)))
+                    .collect::<Result<_>>()?,
+            ),
+            _ => Json::Null,
+        })
     }
 
     /// Sets a variable in `exec`'s own scope.
@@ -1335,6 +1390,9 @@ impl<'a> Runtime<'a> {
         self.inst.subscriptions.retain(|s| s.execution_id != exec);
         if let Some(activity) = self.inst.execution(exec).and_then(|e| e.activity.clone()) {
             self.close_record(exec, &activity, Some(reason));
+            if let Some(io) = self.env.process.node_by_id(&activity).and_then(|n| n.io.clone()) {
+                self.drop_inputs(exec, &io);
+            }
         }
         if let Some(e) = self.inst.execution_mut(exec) {
             e.is_scope = false;

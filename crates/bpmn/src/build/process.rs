@@ -155,6 +155,7 @@ fn add_node<'e>(
     let (node_kind, pending) = node::read_kind(ctx, el, tag, kind);
     let common = vendor::common(ctx, el);
     let multi_instance = if node::is_activity(tag) { vendor::multi_instance(ctx, el) } else { None };
+    let io = vendor::io_mapping(ctx, el);
     let pos = ctx.pos(el);
     let idx = NodeIdx(b.nodes.len() as u32);
     b.nodes.push(FlowNode {
@@ -172,6 +173,7 @@ fn add_node<'e>(
         exclusive: common.exclusive,
         retry_time_cycle: common.retry_time_cycle,
         multi_instance,
+        io,
         line: pos.line,
         column: pos.column,
     });

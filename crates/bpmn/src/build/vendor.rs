@@ -9,8 +9,8 @@ use kairos_time::{IsoDuration, RetryCycle};
 use super::{Ctx, is_expression};
 use crate::error::quote;
 use crate::model::{
-    CallActivity, Field, HandlerSource, HistoryTimeToLive, Implementation, MultiInstance, ServiceTask, UserTask,
-    VariableMapping,
+    CallActivity, Field, HandlerSource, HistoryTimeToLive, Implementation, IoMapping, IoParameter, IoValue,
+    MultiInstance, ServiceTask, UserTask, VariableMapping,
 };
 use crate::ns::Vendor;
 use crate::xml::Element;
@@ -63,7 +63,6 @@ fn refused_extension(local: &str) -> Option<&'static str> {
         "executionListener" | "taskListener" | "eventListener" => {
             "kairos runs no listeners: model the step as a service task"
         }
-        "inputOutput" => "input/output parameters are not supported: map variables in the handler",
         "connector" => "connectors are not supported: name a handler with kairos:handler",
         "script" => "kairos runs no scripts",
         _ => return None,
@@ -73,8 +72,78 @@ fn refused_extension(local: &str) -> Option<&'static str> {
 /// Refuses the extension elements of `el` that kairos cannot honour.
 pub(crate) fn check_extensions(ctx: &mut Ctx<'_>, el: &Element) {
     for (v, ext) in el.vendor_extensions() {
-        if let Some(why) = refused_extension(&ext.local) {
-            ctx.unsupported_in(&format!("{}:{}", v.prefix(), ext.local), ext, el, why);
+        let why = match refused_extension(&ext.local) {
+            Some(why) => why,
+            None if ext.local == "inputOutput" && !super::node::is_activity(&el.local) => {
+                "input/output mappings are supported on activities (tasks, sub-processes, call activities)"
+            }
+            None => continue,
+        };
+        ctx.unsupported_in(&format!("{}:{}", v.prefix(), ext.local), ext, el, why);
+    }
+}
+
+/// `camunda:inputOutput` of an activity (other elements refuse it in
+/// [`check_extensions`]).
+pub(crate) fn io_mapping(ctx: &mut Ctx<'_>, el: &Element) -> Option<IoMapping> {
+    if !super::node::is_activity(&el.local) {
+        return None;
+    }
+    let (_, io) = el.vendor_extensions().find(|(_, c)| c.local == "inputOutput")?;
+    let mut mapping = IoMapping::default();
+    for p in &io.children {
+        let into = match (p.ns, p.local.as_str()) {
+            (crate::ns::Ns::Vendor(_), "inputParameter") => &mut mapping.inputs,
+            (crate::ns::Ns::Vendor(_), "outputParameter") => &mut mapping.outputs,
+            _ => {
+                ctx.unsupported_in(&p.local, p, el, "an inputOutput holds inputParameter and outputParameter elements");
+                continue;
+            }
+        };
+        let Some(name) = p.attr("name").map(str::trim).filter(|n| !n.is_empty()) else {
+            ctx.problem_at(p, el, format!("{} has no name", p.local));
+            continue;
+        };
+        if let Some(value) = io_value(ctx, el, p) {
+            into.push(IoParameter { name: name.to_owned(), value });
+        }
+    }
+    Some(mapping)
+}
+
+/// The value held by a parameter, list item or map entry.
+fn io_value(ctx: &mut Ctx<'_>, owner: &Element, holder: &Element) -> Option<IoValue> {
+    let Some(child) = holder.children.iter().find(|c| matches!(c.ns, crate::ns::Ns::Vendor(_))) else {
+        let text = holder.text.trim();
+        if text.is_empty() {
+            return Some(IoValue::Null);
+        }
+        ctx.note_expression(owner, "input/output parameter", text);
+        return Some(IoValue::Text(text.to_owned()));
+    };
+    match child.local.as_str() {
+        "list" => {
+            let items = child.children.iter().filter(|c| c.local == "value").map(|v| io_value(ctx, owner, v));
+            items.collect::<Option<Vec<_>>>().map(IoValue::List)
+        }
+        "map" => {
+            let mut entries = Vec::new();
+            for entry in child.children.iter().filter(|c| c.local == "entry") {
+                let Some(key) = entry.attr("key") else {
+                    ctx.problem_at(entry, owner, "a map entry of an input/output parameter has no key");
+                    return None;
+                };
+                entries.push((key.to_owned(), io_value(ctx, owner, entry)?));
+            }
+            Some(IoValue::Map(entries))
+        }
+        "script" => {
+            ctx.unsupported_in("script", child, owner, "kairos runs no scripts: write a ${...} expression");
+            None
+        }
+        other => {
+            ctx.unsupported_in(other, child, owner, "a parameter holds text, an expression, a list or a map");
+            None
         }
     }
 }

@@ -345,6 +345,42 @@ pub struct Link {
     pub target: NodeIdx,
 }
 
+/// `camunda:inputOutput` of an activity (Camunda Modeler's "Inputs" and
+/// "Outputs"). Inputs are evaluated in order when the activity starts and
+/// become variables local to it (later inputs see earlier ones); outputs are
+/// evaluated when it completes, seeing those locals, and set in the enclosing
+/// scope; then the inputs are gone. An interrupted activity maps no outputs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[non_exhaustive]
+pub struct IoMapping {
+    pub inputs: Vec<IoParameter>,
+    pub outputs: Vec<IoParameter>,
+}
+
+/// One `camunda:inputParameter` / `camunda:outputParameter`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct IoParameter {
+    /// The variable it sets.
+    pub name: String,
+    pub value: IoValue,
+}
+
+/// The value of a parameter, as Camunda writes it. Scripts are refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum IoValue {
+    /// No content: null.
+    Null,
+    /// Text: a `${…}` expression (a lone one keeps its value's type) or a string.
+    Text(String),
+    /// `camunda:list` of values.
+    List(Vec<IoValue>),
+    /// `camunda:map` of `camunda:entry key="…"` values, in document order.
+    Map(Vec<(String, IoValue)>),
+}
+
 /// `multiInstanceLoopCharacteristics`: how often an activity runs and how.
 ///
 /// Strings are kept as written: `collection` is an expression or a variable

@@ -236,6 +236,8 @@ pub struct FlowNode {
     pub retry_time_cycle: Option<String>,
     /// `multiInstanceLoopCharacteristics`, when the activity runs several times.
     pub multi_instance: Option<MultiInstance>,
+    /// `camunda:inputOutput` of an activity.
+    pub io: Option<IoMapping>,
     /// 1-based line of the element.
     pub line: u32,
     /// 1-based column of the element.
