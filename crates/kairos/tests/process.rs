@@ -1144,7 +1144,66 @@ async fn input_output_mappings_scope_variables_to_their_activity(backend: Backen
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const IO_MI: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <process id="ioMi" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="each"/>
+    <userTask id="each">
+      <extensionElements>
+        <camunda:inputOutput>
+          <camunda:inputParameter name="label">#${loopCounter}: ${item}</camunda:inputParameter>
+          <camunda:outputParameter name="lastLabel">${label}</camunda:outputParameter>
+        </camunda:inputOutput>
+      </extensionElements>
+      <multiInstanceLoopCharacteristics isSequential="true" camunda:collection="${items}" camunda:elementVariable="item"/>
+    </userTask>
+    <sequenceFlow id="f2" sourceRef="each" targetRef="work"/>
+    <serviceTask id="work" camunda:class="log" camunda:asyncAfter="true">
+      <extensionElements>
+        <camunda:inputOutput>
+          <camunda:inputParameter name="x">one</camunda:inputParameter>
+          <camunda:outputParameter name="y">${x}</camunda:outputParameter>
+        </camunda:inputOutput>
+      </extensionElements>
+    </serviceTask>
+    <sequenceFlow id="f3" sourceRef="work" targetRef="done"/>
+    <userTask id="done"/>
+    <sequenceFlow id="f4" sourceRef="done" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+/// Input/output mappings run per multi-instance instance (seeing its loopCounter and element
+/// variable), and once across an async-after job.
+async fn input_output_mappings_per_instance_and_across_async_after(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("io-mi.bpmn", IO_MI).await.unwrap();
+    let inst = p.start(start("ioMi", "IO2", json!({"items": ["a", "b"]}))).await.unwrap();
+    for _ in 0..2 {
+        let t = p.tasks(Some(&inst.id), None, None, None).await.unwrap().remove(0);
+        p.complete_task(&t.id, Map::new()).await.unwrap();
+    }
+    wait_until(LIMIT, "the async-after job to reach the last task", || async {
+        p.tasks(Some(&inst.id), None, None, None).await.unwrap().iter().any(|t| t.task_definition_key == "done")
+    })
+    .await;
+    let root = p.variables(&inst.id).await.unwrap();
+    assert_eq!(root.get("lastLabel"), Some(&json!("#1: b")), "{root:?}");
+    assert_eq!(root.get("y"), Some(&json!("one")), "{root:?}");
+    let left = engine
+        .store()
+        .sql_query("SELECT NAME_ FROM ACT_RU_VARIABLE WHERE PROC_INST_ID_ = ?", &[SqlValue::Text(inst.id.clone())])
+        .await
+        .unwrap();
+    let left: Vec<&str> = left.iter().map(|r| r[0].as_str().unwrap()).collect();
+    assert!(!left.contains(&"label") && !left.contains(&"x"), "inputs are gone: {left:?}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    input_output_mappings_per_instance_and_across_async_after,
     input_output_mappings_scope_variables_to_their_activity,
     people_expressions_take_null_and_lists,
     duplicate_completions_succeed_once_at_every_history_level,
