@@ -1202,7 +1202,44 @@ async fn input_output_mappings_per_instance_and_across_async_after(backend: Back
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const CAUGHT: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <process id="caught" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="charge"/>
+    <serviceTask id="charge" camunda:type="external" camunda:topic="charge"/>
+    <boundaryEvent id="anyError" attachedToRef="charge">
+      <errorEventDefinition camunda:errorCodeVariable="errorCode" camunda:errorMessageVariable="errorMessage"/>
+    </boundaryEvent>
+    <sequenceFlow id="f2" sourceRef="charge" targetRef="end"/>
+    <sequenceFlow id="f3" sourceRef="anyError" targetRef="decide"/>
+    <exclusiveGateway id="decide"/>
+    <sequenceFlow id="f4" sourceRef="decide" targetRef="retryLater"><conditionExpression>${errorCode == 'CARD_EXPIRED'}</conditionExpression></sequenceFlow>
+    <sequenceFlow id="f5" sourceRef="decide" targetRef="end"><conditionExpression>${errorCode != 'CARD_EXPIRED'}</conditionExpression></sequenceFlow>
+    <userTask id="retryLater"/>
+    <sequenceFlow id="f6" sourceRef="retryLater" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+/// A catch-all error boundary stores the caught code in its `camunda:errorCodeVariable` (and
+/// null in its message variable), so the flow after it can tell errors apart.
+async fn a_caught_error_code_is_stored_in_its_variable(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("caught.bpmn", CAUGHT).await.unwrap();
+    let inst = p.start(start("caught", "E1", json!({}))).await.unwrap();
+    let got = p.external_acquire("charge", kairos::SignedDuration::from_mins(1), 1, "w1").await.unwrap();
+    p.external_bpmn_error(&got[0].id, "w1", "CARD_EXPIRED", Map::new()).await.unwrap();
+    let root = p.variables(&inst.id).await.unwrap();
+    assert_eq!(root.get("errorCode"), Some(&json!("CARD_EXPIRED")), "{root:?}");
+    assert_eq!(root.get("errorMessage"), Some(&json!(null)), "{root:?}");
+    assert_eq!(trace(&engine, &inst.id).await, ["start", "charge", "anyError", "decide", "retryLater"]);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    a_caught_error_code_is_stored_in_its_variable,
     input_output_mappings_per_instance_and_across_async_after,
     input_output_mappings_scope_variables_to_their_activity,
     people_expressions_take_null_and_lists,

@@ -1317,32 +1317,32 @@ impl<'a> Runtime<'a> {
                 };
                 if e.parent_id.is_none() || scope_node.is_some() {
                     let catcher = self.env.process.event_sub_processes_in(scope_node).find_map(|esp| {
-                        self.env
-                            .process
-                            .start_events_in(Some(esp))
-                            .find(|&st| match self.node(st).kind.trigger() {
-                                Some(EventTrigger::Error(er)) => er.code.as_deref().is_none_or(|c| c == code),
-                                _ => false,
-                            })
-                            .map(|st| (esp, st))
+                        self.env.process.start_events_in(Some(esp)).find_map(|st| match self.node(st).kind.trigger() {
+                            Some(EventTrigger::Error(er)) if er.code.as_deref().is_none_or(|c| c == code) => {
+                                Some((esp, st, er.clone()))
+                            }
+                            _ => None,
+                        })
                     });
-                    if let Some((esp, st)) = catcher {
+                    if let Some((esp, st, caught)) = catcher {
+                        self.store_caught_error(&s, &caught, code)?;
                         return self.start_event_sub_process(&s, esp, st, true);
                     }
                 }
             }
             let activity = self.inst.execution(&s).and_then(|e| e.activity.clone());
             if let Some(node) = activity.as_deref().and_then(|a| self.env.process.node_idx(a)) {
-                let catcher = self.node(node).boundary_events.iter().copied().find(|&b| match &self.node(b).kind {
+                let catcher = self.node(node).boundary_events.iter().copied().find_map(|b| match &self.node(b).kind {
                     NodeKind::BoundaryEvent(be) => match &be.trigger {
-                        EventTrigger::Error(e) => e.code.as_deref().is_none_or(|c| c == code),
-                        _ => false,
+                        EventTrigger::Error(e) if e.code.as_deref().is_none_or(|c| c == code) => Some((b, e.clone())),
+                        _ => None,
                     },
-                    _ => false,
+                    _ => None,
                 });
-                if let Some(b) = catcher {
+                if let Some((b, caught)) = catcher {
                     let bn = self.node(b).clone();
                     self.cancel_activity(&s, &format!("error {code} caught by {}", bn.id));
+                    self.store_caught_error(&s, &caught, code)?;
                     self.open_record(&s, &bn, None);
                     self.push_leave(&s, b);
                     return Ok(());
@@ -1355,6 +1355,19 @@ impl<'a> Runtime<'a> {
             at,
             format!("error '{code}' thrown by '{at}' is not caught by any boundary event"),
         ))
+    }
+
+    /// `camunda:errorCodeVariable` / `errorMessageVariable` of the catching event, set from
+    /// the execution that caught it (where a variable of that name lives, else the instance).
+    fn store_caught_error(&mut self, exec: &str, caught: &kairos_bpmn::ErrorRef, code: &str) -> Result<()> {
+        let mut vars = Map::new();
+        if let Some(v) = &caught.code_variable {
+            vars.insert(v.clone(), Json::String(code.to_string()));
+        }
+        if let Some(v) = &caught.message_variable {
+            vars.insert(v.clone(), Json::Null);
+        }
+        self.set_variables(exec, vars)
     }
 
     /// Terminate end event: every token of the scope ends, then the scope completes.

@@ -93,7 +93,7 @@ fn trigger(ctx: &mut Ctx<'_>, el: &Element, def: Def, def_el: &Element) -> Optio
         Def::Timer => timer(ctx, el, def_el).map(EventTrigger::Timer),
         Def::Message => message_ref(ctx, el, def_el.attr("messageRef")).map(EventTrigger::Message),
         Def::Signal => signal_ref(ctx, el, def_el.attr("signalRef")).map(EventTrigger::Signal),
-        Def::Error => error_ref(ctx, el, def_el.attr("errorRef"), true).map(EventTrigger::Error),
+        Def::Error => error_ref(ctx, el, def_el, true).map(EventTrigger::Error),
         Def::Link => link_name(ctx, el, def_el).map(EventTrigger::Link),
         Def::Terminate => None,
     }
@@ -165,7 +165,7 @@ pub(crate) fn end_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
             Some(task) => return task,
             None => EndEvent::None,
         },
-        Ok(Some((_, def_el))) => match error_ref(ctx, el, def_el.attr("errorRef"), false) {
+        Ok(Some((_, def_el))) => match error_ref(ctx, el, def_el, false) {
             Some(e) => EndEvent::Error(e),
             None => EndEvent::None,
         },
@@ -309,10 +309,15 @@ pub(crate) fn signal_ref(ctx: &mut Ctx<'_>, el: &Element, reference: Option<&str
 /// names no `<error>` declaration is the error code itself, as Flowable and
 /// Camunda read it (their test and example files rely on that), so it is
 /// accepted rather than refused.
-fn error_ref(ctx: &mut Ctx<'_>, el: &Element, reference: Option<&str>, catching: bool) -> Option<ErrorRef> {
-    let Some(id) = reference else {
+fn error_ref(ctx: &mut Ctx<'_>, el: &Element, def_el: &Element, catching: bool) -> Option<ErrorRef> {
+    let variable = |local| {
+        let name = def_el.vendor_attr(local).map(|(_, v)| v.trim()).filter(|v| !v.is_empty());
+        name.filter(|_| catching).map(str::to_owned)
+    };
+    let (code_variable, message_variable) = (variable("errorCodeVariable"), variable("errorMessageVariable"));
+    let Some(id) = def_el.attr("errorRef") else {
         if catching {
-            return Some(ErrorRef { id: None, code: None });
+            return Some(ErrorRef { id: None, code: None, code_variable, message_variable });
         }
         ctx.problem(el, "errorEventDefinition has no errorRef, so there is no error code to throw");
         return None;
@@ -322,8 +327,9 @@ fn error_ref(ctx: &mut Ctx<'_>, el: &Element, reference: Option<&str>, catching:
         ctx.problem(el, "errorEventDefinition has an empty errorRef");
         return None;
     }
-    Some(match ctx.error_defs.get(id) {
-        Some(e) => ErrorRef { id: Some(id.to_owned()), code: Some(e.code.clone()) },
-        None => ErrorRef { id: None, code: Some(id.to_owned()) },
-    })
+    let (id, code) = match ctx.error_defs.get(id) {
+        Some(e) => (Some(id.to_owned()), e.code.clone()),
+        None => (None, id.to_owned()),
+    };
+    Some(ErrorRef { id, code: Some(code), code_variable, message_variable })
 }

@@ -126,6 +126,12 @@ pub struct ErrorRef {
     pub id: Option<String>,
     /// The error code thrown or caught (`errorCode`, else the error's id).
     pub code: Option<String>,
+    /// Catching only: `camunda:errorCodeVariable`, the variable the caught
+    /// code is stored in (so a catch-all handler can tell errors apart).
+    pub code_variable: Option<String>,
+    /// Catching only: `camunda:errorMessageVariable`, set to the error's
+    /// message (null: kairos's BPMN errors carry a code only).
+    pub message_variable: Option<String>,
 }
 
 /// A `timerEventDefinition`.
