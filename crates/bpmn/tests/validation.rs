@@ -145,9 +145,9 @@ const CASES: &[(&str, &str, &str)] = &[
         "signalRef 'nope' does not exist",
     ),
     (
-        r#"<endEvent id="x"><escalationEventDefinition/></endEvent>"#,
+        r#"<endEvent id="x"><compensateEventDefinition/></endEvent>"#,
         "x",
-        "unsupported element escalationEventDefinition in endEvent 'x'",
+        "unsupported element compensateEventDefinition in endEvent 'x'",
     ),
     (r#"<task id="t"><ioBinding/></task>"#, "t", "unsupported element ioBinding in task 't'"),
     (

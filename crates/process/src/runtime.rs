@@ -562,7 +562,13 @@ impl<'a> Runtime<'a> {
                     self.broadcast_in_instance(&signal.name.clone())?;
                     self.inst.thrown_signals.push(signal.name.clone());
                 }
-                self.push_leave(exec, node);
+                if let Some(escalation) = &t.escalation {
+                    self.throw_escalation(exec, escalation.code.as_deref())?;
+                }
+                // An interrupting catch of its escalation ended this token.
+                if self.inst.execution(exec).is_some() {
+                    self.push_leave(exec, node);
+                }
             }
             NodeKind::EndEvent(end) => {
                 self.close_record(exec, &n.id, None);
@@ -577,6 +583,12 @@ impl<'a> Runtime<'a> {
                         self.broadcast_in_instance(&signal.name.clone())?;
                         self.inst.thrown_signals.push(signal.name.clone());
                         self.agenda.push_back(Op::End { exec: exec.to_string() });
+                    }
+                    EndEvent::Escalation(escalation) => {
+                        self.throw_escalation(exec, escalation.code.as_deref())?;
+                        if self.inst.execution(exec).is_some() {
+                            self.agenda.push_back(Op::End { exec: exec.to_string() });
+                        }
                     }
                     _ => self.agenda.push_back(Op::End { exec: exec.to_string() }),
                 }
@@ -1120,8 +1132,8 @@ impl<'a> Runtime<'a> {
         for &b in &n.boundary_events {
             let bn = self.node(b).clone();
             let Some(trigger) = bn.kind.trigger().cloned() else { continue };
-            if matches!(trigger, EventTrigger::Error(_)) {
-                continue; // errors are looked up when thrown
+            if matches!(trigger, EventTrigger::Error(_) | EventTrigger::Escalation(_)) {
+                continue; // errors and escalations are looked up when thrown
             }
             let es = (self.env.ids)();
             self.inst.executions.push(Execution {
@@ -1151,7 +1163,8 @@ impl<'a> Runtime<'a> {
             let starts: Vec<NodeIdx> = self.env.process.start_events_in(Some(esp)).collect();
             for st in starts {
                 let sn = self.node(st).clone();
-                if let Some(trigger) = sn.kind.trigger().cloned().filter(|t| !matches!(t, EventTrigger::Error(_))) {
+                let thrown = |t: &EventTrigger| matches!(t, EventTrigger::Error(_) | EventTrigger::Escalation(_));
+                if let Some(trigger) = sn.kind.trigger().cloned().filter(|t| !thrown(t)) {
                     self.arm_trigger(scope, &sn, &trigger)?;
                 }
             }
@@ -1355,6 +1368,61 @@ impl<'a> Runtime<'a> {
             at,
             format!("error '{code}' thrown by '{at}' is not caught by any boundary event"),
         ))
+    }
+
+    /// Raises an escalation from `exec` (BPMN 2.0 §10.5.3): the nearest enclosing scope with an
+    /// event sub-process catching it, or a sub-process / call activity with a boundary event
+    /// catching it, takes it — interrupting (that scope's work is cancelled, the thrower with
+    /// it) or not (a new token runs beside). A catch naming no code takes any escalation.
+    /// Nobody catching it is not an error: the thrower carries on.
+    fn throw_escalation(&mut self, exec: &str, code: Option<&str>) -> Result<()> {
+        let catches = |t: Option<&EventTrigger>| match t {
+            Some(EventTrigger::Escalation(e)) => e.code.is_none() || e.code.as_deref() == code,
+            _ => false,
+        };
+        let mut scope = self.inst.execution(exec).and_then(|e| e.parent_id.clone());
+        while let Some(s) = scope {
+            let Some(e) = self.inst.execution(&s).cloned() else { break };
+            let scope_node = e.activity.as_deref().and_then(|a| self.env.process.node_idx(a));
+            if e.is_scope && !e.is_mi_root && (e.parent_id.is_none() || scope_node.is_some()) {
+                let within = if e.parent_id.is_none() { None } else { scope_node };
+                let esp = self.env.process.event_sub_processes_in(within).find_map(|esp| {
+                    let mut starts = self.env.process.start_events_in(Some(esp));
+                    starts.find(|&st| catches(self.node(st).kind.trigger())).map(|st| (esp, st))
+                });
+                if let Some((esp, st)) = esp {
+                    let interrupting = matches!(&self.node(st).kind, NodeKind::StartEvent(s) if s.interrupting);
+                    return self.start_event_sub_process(&s, esp, st, interrupting);
+                }
+            }
+            // A multi-instance sub-process's boundary belongs to its body, not to each instance.
+            let per_instance = scope_node.is_some_and(|n| self.is_mi_child(&s, &self.node(n).id.clone()));
+            if let Some(host) = scope_node.filter(|_| e.parent_id.is_some() && !per_instance) {
+                let boundary =
+                    self.node(host).boundary_events.iter().copied().find(|&b| catches(self.node(b).kind.trigger()));
+                if let Some(b) = boundary {
+                    let bn = self.node(b).clone();
+                    let interrupting = matches!(&bn.kind, NodeKind::BoundaryEvent(be) if be.cancel_activity);
+                    if interrupting {
+                        self.cancel_activity(&s, &format!("escalation {} caught by {}", code.unwrap_or(""), bn.id));
+                        let alive: Vec<String> = self.inst.executions.iter().map(|e| e.id.clone()).collect();
+                        self.agenda.retain(|op| match op {
+                            Op::Enter { exec, .. } | Op::Leave { exec, .. } | Op::End { exec } => alive.contains(exec),
+                        });
+                        self.open_record(&s, &bn, None);
+                        self.push_leave(&s, b);
+                    } else {
+                        let parent = e.parent_id.clone().unwrap_or_default();
+                        let token = self.new_token(&parent, b);
+                        self.open_record(&token, &bn, None);
+                        self.push_leave(&token, b);
+                    }
+                    return Ok(());
+                }
+            }
+            scope = e.parent_id.clone();
+        }
+        Ok(())
     }
 
     /// `camunda:errorCodeVariable` / `errorMessageVariable` of the catching event, set from

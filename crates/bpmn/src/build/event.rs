@@ -13,8 +13,8 @@ use super::process::ScopeKind;
 use super::{Ctx, is_expression};
 use crate::error::quote;
 use crate::model::{
-    BoundaryEvent, CatchEvent, EndEvent, ErrorRef, EventTrigger, MessageRef, NodeIdx, NodeKind, SignalRef, StartEvent,
-    ThrowEvent, Timer, TimerKind, TimerValue,
+    BoundaryEvent, CatchEvent, EndEvent, ErrorRef, EscalationRef, EventTrigger, MessageRef, NodeIdx, NodeKind,
+    SignalRef, StartEvent, ThrowEvent, Timer, TimerKind, TimerValue,
 };
 use crate::xml::Element;
 
@@ -27,6 +27,7 @@ enum Def {
     Error,
     Terminate,
     Link,
+    Escalation,
 }
 
 impl Def {
@@ -38,11 +39,12 @@ impl Def {
             Def::Error => "errorEventDefinition",
             Def::Terminate => "terminateEventDefinition",
             Def::Link => "linkEventDefinition",
+            Def::Escalation => "escalationEventDefinition",
         }
     }
 
     fn from_tag(tag: &str) -> Option<Def> {
-        [Def::Timer, Def::Message, Def::Signal, Def::Error, Def::Terminate, Def::Link]
+        [Def::Timer, Def::Message, Def::Signal, Def::Error, Def::Terminate, Def::Link, Def::Escalation]
             .into_iter()
             .find(|d| d.tag() == tag)
     }
@@ -52,7 +54,6 @@ impl Def {
 fn unsupported_definition_reason(tag: &str) -> Option<&'static str> {
     Some(match tag {
         "compensateEventDefinition" => "compensation is not supported",
-        "escalationEventDefinition" => "escalation events are not supported",
         "conditionalEventDefinition" => "conditional events are not supported",
         "cancelEventDefinition" => "cancel events (transactions) are not supported",
         "eventDefinitionRef" => "shared event definitions are not supported: define the event inline",
@@ -95,6 +96,7 @@ fn trigger(ctx: &mut Ctx<'_>, el: &Element, def: Def, def_el: &Element) -> Optio
         Def::Signal => signal_ref(ctx, el, def_el.attr("signalRef")).map(EventTrigger::Signal),
         Def::Error => error_ref(ctx, el, def_el, true).map(EventTrigger::Error),
         Def::Link => link_name(ctx, el, def_el).map(EventTrigger::Link),
+        Def::Escalation => Some(EventTrigger::Escalation(escalation_ref(ctx, def_el))),
         Def::Terminate => None,
     }
 }
@@ -128,7 +130,7 @@ pub(crate) fn start_event(ctx: &mut Ctx<'_>, el: &Element, scope: ScopeKind) -> 
     let allowed: &[Def] = match scope {
         ScopeKind::Process => &[Def::Timer, Def::Message, Def::Signal],
         ScopeKind::SubProcess => &[],
-        ScopeKind::EventSubProcess => &[Def::Timer, Def::Message, Def::Signal, Def::Error],
+        ScopeKind::EventSubProcess => &[Def::Timer, Def::Message, Def::Signal, Def::Error, Def::Escalation],
     };
     let trigger = match definition(ctx, el, allowed) {
         Ok(Some((def, def_el))) => trigger(ctx, el, def, def_el).unwrap_or(EventTrigger::None),
@@ -156,7 +158,7 @@ pub(crate) fn start_event(ctx: &mut Ctx<'_>, el: &Element, scope: ScopeKind) -> 
 }
 
 pub(crate) fn end_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
-    let end = match definition(ctx, el, &[Def::Terminate, Def::Error, Def::Signal, Def::Message]) {
+    let end = match definition(ctx, el, &[Def::Terminate, Def::Error, Def::Signal, Def::Message, Def::Escalation]) {
         Ok(Some((Def::Terminate, _))) => EndEvent::Terminate,
         Ok(Some((Def::Signal, def_el))) => {
             signal_ref(ctx, el, def_el.attr("signalRef")).map_or(EndEvent::None, EndEvent::Signal)
@@ -165,6 +167,7 @@ pub(crate) fn end_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
             Some(task) => return task,
             None => EndEvent::None,
         },
+        Ok(Some((Def::Escalation, def_el))) => EndEvent::Escalation(escalation_ref(ctx, def_el)),
         Ok(Some((_, def_el))) => match error_ref(ctx, el, def_el, false) {
             Some(e) => EndEvent::Error(e),
             None => EndEvent::None,
@@ -177,10 +180,10 @@ pub(crate) fn end_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
 /// A boundary event and its raw `attachedToRef` (resolved once every node of
 /// the scope is known).
 pub(crate) fn boundary_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<String>) {
-    let trigger = match definition(ctx, el, &[Def::Timer, Def::Error, Def::Message, Def::Signal]) {
+    let trigger = match definition(ctx, el, &[Def::Timer, Def::Error, Def::Message, Def::Signal, Def::Escalation]) {
         Ok(Some((def, def_el))) => trigger(ctx, el, def, def_el),
         Ok(None) => {
-            ctx.problem(el, "needs a timer, error, message or signal event definition");
+            ctx.problem(el, "needs a timer, error, message, signal or escalation event definition");
             None
         }
         Err(()) => None,
@@ -218,9 +221,10 @@ pub(crate) fn catch_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
 /// A throwing intermediate event and, for a link, its raw name (resolved to
 /// the catching link event once every node of the scope is known).
 pub(crate) fn throw_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<String>) {
-    let (mut signal, mut link) = (None, None);
-    match definition(ctx, el, &[Def::Signal, Def::Message, Def::Link]) {
+    let (mut signal, mut link, mut escalation) = (None, None, None);
+    match definition(ctx, el, &[Def::Signal, Def::Message, Def::Link, Def::Escalation]) {
         Ok(Some((Def::Signal, def_el))) => signal = signal_ref(ctx, el, def_el.attr("signalRef")),
+        Ok(Some((Def::Escalation, def_el))) => escalation = Some(escalation_ref(ctx, def_el)),
         Ok(Some((Def::Message, def_el))) => {
             if let Some(task) = message_throw(ctx, el, def_el) {
                 return (task, None);
@@ -229,7 +233,7 @@ pub(crate) fn throw_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<
         Ok(Some((_, def_el))) => link = link_name(ctx, el, def_el),
         Ok(None) | Err(()) => {}
     }
-    (NodeKind::IntermediateThrowEvent(ThrowEvent { signal, link: None }), link)
+    (NodeKind::IntermediateThrowEvent(ThrowEvent { signal, link: None, escalation }), link)
 }
 
 /// Reads a `timerEventDefinition`: exactly one of timeDate, timeDuration,
@@ -302,6 +306,20 @@ pub(crate) fn signal_ref(ctx: &mut Ctx<'_>, el: &Element, reference: Option<&str
         Some(Some(name)) => return Some(SignalRef { id: id.to_owned(), name }),
     }
     None
+}
+
+/// Resolves an `escalationRef`: a declared escalation's `escalationCode`, or
+/// (undeclared) the reference itself as the code, as for errors. Without one
+/// a catch catches every escalation and a throw raises one no coded catch
+/// takes.
+fn escalation_ref(ctx: &Ctx<'_>, def_el: &Element) -> EscalationRef {
+    match def_el.attr("escalationRef").map(str::trim).filter(|r| !r.is_empty()) {
+        None => EscalationRef { id: None, code: None },
+        Some(id) => match ctx.escalations.get(id) {
+            Some(code) => EscalationRef { id: Some(id.to_owned()), code: code.clone() },
+            None => EscalationRef { id: None, code: Some(id.to_owned()) },
+        },
+    }
 }
 
 /// Resolves an `errorRef`. A catching event without one catches any error;

@@ -30,6 +30,8 @@ pub(crate) struct Ctx<'a> {
     messages: BTreeMap<String, Message>,
     signals: BTreeMap<String, Signal>,
     error_defs: BTreeMap<String, ErrorDefinition>,
+    /// `<escalation>` declarations: id → `escalationCode`.
+    escalations: BTreeMap<String, Option<String>>,
     expressions: Vec<ExpressionSite>,
     /// Every id in the document, so that ids made up for elements written
     /// without one ([`Ctx::fresh_id`]) never clash with a real one.
@@ -153,6 +155,7 @@ pub(crate) fn build(
         messages: BTreeMap::new(),
         signals: BTreeMap::new(),
         error_defs: BTreeMap::new(),
+        escalations: BTreeMap::new(),
         expressions: Vec::new(),
         ids: HashSet::new(),
     };
@@ -224,7 +227,6 @@ const IGNORED_ROOT_ELEMENTS: &[&str] = &[
     "documentation",
     "extensionElements",
     "itemDefinition",
-    "escalation",
     "interface",
     "dataStore",
     "resource",
@@ -239,7 +241,7 @@ const IGNORED_ROOT_ELEMENTS: &[&str] = &[
 
 fn check_root_child(ctx: &mut Ctx<'_>, child: &Element) {
     let name = child.local.as_str();
-    if matches!(name, "message" | "signal" | "error") || IGNORED_ROOT_ELEMENTS.contains(&name) {
+    if matches!(name, "message" | "signal" | "error" | "escalation") || IGNORED_ROOT_ELEMENTS.contains(&name) {
         return;
     }
     ctx.unsupported(child, "kairos executes processes only");
@@ -276,7 +278,7 @@ fn check_unique_ids(ctx: &mut Ctx<'_>, root: &Element) {
 fn read_declarations(ctx: &mut Ctx<'_>, root: &Element) {
     for child in root.bpmn_children() {
         let kind = child.local.as_str();
-        if !matches!(kind, "message" | "signal" | "error") {
+        if !matches!(kind, "message" | "signal" | "error" | "escalation") {
             continue;
         }
         let Some(id) = child.id() else {
@@ -291,6 +293,10 @@ fn read_declarations(ctx: &mut Ctx<'_>, root: &Element) {
             }
             "signal" => {
                 ctx.signals.insert(id.clone(), Signal { id, name });
+            }
+            "escalation" => {
+                let code = child.attr("escalationCode").map(str::trim).filter(|c| !c.is_empty()).map(str::to_owned);
+                ctx.escalations.insert(id, code);
             }
             _ => {
                 let code = child.attr("errorCode").map_or_else(|| id.clone(), str::to_owned);

@@ -242,6 +242,20 @@ fn link_boundary_events(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'_>) {
             );
             continue;
         }
+        let escalation = matches!(b.nodes[i].kind.trigger(), Some(EventTrigger::Escalation(_)));
+        // Escalations are thrown inside an embedded sub-process; kairos does not carry them
+        // out of a called instance, so a boundary on a call activity would never fire.
+        if escalation && host_node.element != "subProcess" {
+            ctx.problem(
+                el,
+                format!(
+                    "attachedToRef '{}' is {}; an escalation boundary event attaches to an embedded sub-process (escalations are not carried out of called processes)",
+                    quote(&reference),
+                    host_node.element
+                ),
+            );
+            continue;
+        }
         if host_node.scope != b.nodes[i].scope {
             ctx.problem(
                 el,

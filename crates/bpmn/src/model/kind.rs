@@ -96,6 +96,9 @@ pub enum EventTrigger {
     Signal(SignalRef),
     /// Only on boundary events and event sub-process starts.
     Error(ErrorRef),
+    /// Only on boundary events of embedded sub-processes, and event
+    /// sub-process starts.
+    Escalation(EscalationRef),
     /// Only on intermediate catch events: a `linkEventDefinition` by name, the
     /// place a throwing link event of the same scope and name continues at.
     /// Nothing is awaited: the token passes through.
@@ -202,6 +205,9 @@ pub enum EndEvent {
     Error(ErrorRef),
     /// `signalEventDefinition`: broadcasts the signal, then ends the path.
     Signal(SignalRef),
+    /// `escalationEventDefinition`: escalates to the nearest catching boundary
+    /// event or event sub-process (if any), then ends the path.
+    Escalation(EscalationRef),
 }
 
 /// `userTask` details (SPEC P5). Lists come from comma lists in the vendor
@@ -338,6 +344,20 @@ pub struct ThrowEvent {
     /// A throwing link event: where the token continues instead of
     /// following a sequence flow.
     pub link: Option<Link>,
+    /// An escalation raised before the token passes on.
+    pub escalation: Option<EscalationRef>,
+}
+
+/// A resolved `escalationRef` (BPMN 2.0 §10.5.3). Unlike an error, an
+/// escalation nobody catches is no failure: the thrower carries on. On a
+/// catching event `code: None` catches every escalation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct EscalationRef {
+    /// Id of the `<escalation>` declaration.
+    pub id: Option<String>,
+    /// `escalationCode` (an undeclared `escalationRef` is the code itself).
+    pub code: Option<String>,
 }
 
 /// A throwing `linkEventDefinition`, resolved to the one catching link event
