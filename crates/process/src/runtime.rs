@@ -92,6 +92,14 @@ pub enum Command {
     SetVariables {
         variables: Map<String, Json>,
     },
+    /// Set variables through a task: `local` ones belong to the task alone; the others are set
+    /// as the task's execution sets them (where a visible variable of that name lives, else
+    /// on the instance), as Flowable's `setVariableLocal` / `setVariable` on a task do.
+    SetTaskVariables {
+        task_id: String,
+        variables: Map<String, Json>,
+        local: bool,
+    },
     /// End the instance with a reason, cascading through everything it holds (SPEC P10).
     Delete {
         reason: String,
@@ -379,6 +387,14 @@ impl<'a> Runtime<'a> {
             Command::SetVariables { variables } => {
                 let root = self.inst.id.clone();
                 self.set_variables(&root, variables)?;
+            }
+            Command::SetTaskVariables { task_id, variables, local } => {
+                if local {
+                    self.set_task_locals(&task_id, variables)?;
+                } else {
+                    let exec = self.task(&task_id)?.execution_id.clone();
+                    self.set_variables(&exec, variables)?;
+                }
             }
             Command::Delete { reason } => {
                 self.end_instance(None, Some(reason));
@@ -967,7 +983,7 @@ impl<'a> Runtime<'a> {
     }
 
     fn drop_inputs(&mut self, exec: &str, io: &IoMapping) {
-        self.inst.variables.retain(|v| v.execution_id != exec || !io.inputs.iter().any(|p| p.name == v.name));
+        self.inst.variables.retain(|v| !v.in_scope(exec) || !io.inputs.iter().any(|p| p.name == v.name));
     }
 
     fn io_value(&self, exec: &str, element: &str, value: &IoValue) -> Result<Json> {
@@ -990,11 +1006,12 @@ impl<'a> Runtime<'a> {
 
     /// Sets a variable in `exec`'s own scope.
     fn set_local(&mut self, exec: &str, name: &str, value: Json) {
-        if let Some(v) = self.inst.variables.iter_mut().find(|v| v.name == name && v.execution_id == exec) {
+        if let Some(v) = self.inst.variables.iter_mut().find(|v| v.name == name && v.in_scope(exec)) {
             v.value = value;
         } else {
             let id = (self.env.ids)();
-            self.inst.variables.push(Variable { id, rev: 0, name: name.into(), execution_id: exec.into(), value });
+            let name = name.into();
+            self.inst.variables.push(Variable { id, rev: 0, name, execution_id: exec.into(), value, task_id: None });
         }
     }
 
@@ -1560,6 +1577,24 @@ impl<'a> Runtime<'a> {
             self.inst.ended_tasks.push(ended);
         }
         self.inst.tasks.retain(|t| t.id != task_id);
+        self.inst.variables.retain(|v| v.task_id.as_deref() != Some(task_id));
+    }
+
+    /// Task-local variables (SPEC P6), kept on the task's execution row with TASK_ID_ set.
+    fn set_task_locals(&mut self, task_id: &str, variables: Map<String, Json>) -> Result<()> {
+        let execution_id = self.task(task_id)?.execution_id.clone();
+        for (name, value) in variables {
+            validate_variable_name(&name)?;
+            let mine = |v: &&mut Variable| v.name == name && v.task_id.as_deref() == Some(task_id);
+            if let Some(v) = self.inst.variables.iter_mut().find(mine) {
+                v.value = value;
+            } else {
+                let id = (self.env.ids)();
+                let (execution_id, task_id) = (execution_id.clone(), Some(task_id.to_string()));
+                self.inst.variables.push(Variable { id, rev: 0, name, execution_id, value, task_id });
+            }
+        }
+        Ok(())
     }
 
     // ----- variables and expressions -------------------------------------------------------------
@@ -1572,18 +1607,18 @@ impl<'a> Runtime<'a> {
             let mut at = Some(exec.to_string());
             let mut owner = None;
             while let Some(id) = at {
-                if self.inst.variables.iter().any(|v| v.name == name && v.execution_id == id) {
+                if self.inst.variables.iter().any(|v| v.name == name && v.in_scope(&id)) {
                     owner = Some(id);
                     break;
                 }
                 at = self.inst.execution(&id).and_then(|e| e.parent_id.clone());
             }
             let owner = owner.unwrap_or_else(|| self.inst.id.clone());
-            if let Some(v) = self.inst.variables.iter_mut().find(|v| v.name == name && v.execution_id == owner) {
+            if let Some(v) = self.inst.variables.iter_mut().find(|v| v.name == name && v.in_scope(&owner)) {
                 v.value = value;
             } else {
                 let id = (self.env.ids)();
-                self.inst.variables.push(Variable { id, rev: 0, name, execution_id: owner, value });
+                self.inst.variables.push(Variable { id, rev: 0, name, execution_id: owner, value, task_id: None });
             }
         }
         Ok(())
@@ -2108,7 +2143,7 @@ impl Context for VarContext<'_> {
     }
 
     fn local_variable(&self, name: &str) -> Option<Json> {
-        self.inst.variables.iter().find(|v| v.execution_id == self.exec && v.name == name).map(|v| v.value.clone())
+        self.inst.variables.iter().find(|v| v.in_scope(&self.exec) && v.name == name).map(|v| v.value.clone())
     }
 
     fn execution(&self) -> Option<&ExecutionInfo> {

@@ -61,6 +61,25 @@ pub struct Variable {
     pub name: String,
     pub execution_id: String,
     pub value: Json,
+    /// Set for a task-local variable (SPEC P6): it belongs to that task alone, is seen only
+    /// through it, and goes when the task ends (its history stays in ACT_HI_VARINST).
+    pub task_id: Option<String>,
+}
+
+/// Which of a task's variables: its own (task-local), those of its execution and the scopes
+/// above (global), or both (local ones shadowing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskScope {
+    All,
+    Local,
+    Global,
+}
+
+impl Variable {
+    /// True for a variable of `execution`'s own scope (not a task's local one).
+    pub fn in_scope(&self, execution: &str) -> bool {
+        self.execution_id == execution && self.task_id.is_none()
+    }
 }
 
 /// A row of ACT_RU_EVENT_SUBSCR: an execution waiting for a message or a signal.
@@ -252,14 +271,14 @@ impl Instance {
 
     /// The instance variable `name` (root scope).
     pub fn variable(&self, name: &str) -> Option<&Json> {
-        self.variables.iter().find(|v| v.name == name && v.execution_id == self.id).map(|v| &v.value)
+        self.variables.iter().find(|v| v.name == name && v.in_scope(&self.id)).map(|v| &v.value)
     }
 
     /// The variable visible from `execution`: its own scope first, then each parent's.
     pub fn visible_variable(&self, execution: &str, name: &str) -> Option<&Json> {
         let mut at = Some(execution.to_string());
         while let Some(id) = at {
-            if let Some(v) = self.variables.iter().find(|v| v.name == name && v.execution_id == id) {
+            if let Some(v) = self.variables.iter().find(|v| v.name == name && v.in_scope(&id)) {
                 return Some(&v.value);
             }
             at = self.execution(&id).and_then(|e| e.parent_id.clone());
@@ -277,7 +296,22 @@ impl Instance {
         }
         let mut out = serde_json::Map::new();
         for id in chain.iter().rev() {
-            for v in self.variables.iter().filter(|v| &v.execution_id == id) {
+            for v in self.variables.iter().filter(|v| v.in_scope(id)) {
+                out.insert(v.name.clone(), v.value.clone());
+            }
+        }
+        out
+    }
+
+    /// The variables a task sees in `scope`: [`TaskScope::All`] is those visible from its
+    /// execution with its local ones shadowing them.
+    pub fn task_variables(&self, task: &Task, scope: TaskScope) -> serde_json::Map<String, Json> {
+        let mut out = match scope {
+            TaskScope::Local => serde_json::Map::new(),
+            TaskScope::All | TaskScope::Global => self.visible_variables(&task.execution_id),
+        };
+        if scope != TaskScope::Global {
+            for v in self.variables.iter().filter(|v| v.task_id.as_deref() == Some(task.id.as_str())) {
                 out.insert(v.name.clone(), v.value.clone());
             }
         }

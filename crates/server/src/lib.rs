@@ -32,6 +32,7 @@
 //! | `GET, PUT /runtime/process-instances/{id}/variables` | the instance's variables (a JSON object) |
 //! | `GET /runtime/executions?processInstanceId=` | the execution tree |
 //! | `GET /runtime/tasks`, `GET, POST /runtime/tasks/{id}` | open tasks / one / `{"action": "complete"\|"claim"}` |
+//! | `GET, PUT /runtime/tasks/{id}/variables?scope=local\|global` | what a task sees / sets: task-local ones (SPEC P6) or its execution's |
 //! | `POST /runtime/messages`, `POST /runtime/signals` | deliver a message / broadcast a signal |
 //! | `GET /history/historic-process-instances`, `…-activity-instances`, `…-task-instances` | process history |
 //! | `POST, GET /scheduler/jobs`, `GET, PUT, DELETE /scheduler/jobs/{group}/{name}` | job details (PUT: pause/resume its triggers) |
@@ -96,6 +97,7 @@ pub fn router(engine: Arc<Engine>) -> Router {
         .route("/runtime/executions", get(processes::executions))
         .route("/runtime/tasks", get(tasks::list))
         .route("/runtime/tasks/{id}", get(tasks::get).post(tasks::act))
+        .route("/runtime/tasks/{id}/variables", get(tasks::get_variables).put(tasks::put_variables))
         .route("/runtime/messages", post(processes::message))
         .route("/runtime/signals", post(processes::signal))
         .route("/external-job-api/acquire/jobs", post(processes::external::acquire))

@@ -3,6 +3,7 @@
 //! it unless `KAIROS_REQUIRE_PG=1`). The executor is off: these processes run on requests alone.
 
 use kairos::Engine;
+use kairos::store::SqlValue;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -846,7 +847,44 @@ macro_rules! on_both_backends {
     };
 }
 
+/// Task-local variables (SPEC P6) over HTTP: `scope=local` ones belong to the task (shadowing
+/// a global of the same name), are not the instance's, and go when it completes, kept in
+/// history with the task's id; `scope=global` ones land on the instance.
+async fn task_variables_are_local_or_global(backend: Backend) {
+    let Some(srv) = server(backend).await else { return };
+    srv.deployed("orders", ORDER).await;
+    let pi = srv.started("order", "ORDER-9", json!({"amount": 120})).await["id"].as_str().unwrap().to_string();
+    let task = srv.tasks_of(&pi).await[0]["id"].as_str().unwrap().to_string();
+    let vars = format!("/runtime/tasks/{task}/variables");
+    let r = srv.put(&format!("{vars}?scope=local"), json!({"note": "draft", "amount": 1})).await;
+    assert_eq!(r.ok(200).clone(), json!({"amount": 1, "note": "draft"}));
+    assert_eq!(srv.get(&format!("{vars}?scope=local")).await.ok(200).clone(), json!({"amount": 1, "note": "draft"}));
+    assert_eq!(srv.get(&format!("{vars}?scope=global")).await.ok(200).clone(), json!({"amount": 120}));
+    srv.put(&vars, json!({"approvedBy": "gonzo"})).await.ok(200);
+    let instance = srv.get(&format!("/runtime/process-instances/{pi}/variables")).await.ok(200).clone();
+    assert_eq!(instance, json!({"amount": 120, "approvedBy": "gonzo"}), "locals are not the instance's");
+    srv.get(&format!("{vars}?scope=nearby")).await.refused(400, Some("scope"));
+    srv.put(&format!("{vars}?scope=local"), json!([1])).await.refused(400, None);
+
+    let done = json!({"action": "complete", "variables": {"approver": "gonzo"}});
+    let r = srv.post(&format!("/runtime/tasks/{task}"), done).await;
+    assert!(r.status == 200 || r.status == 204, "{} {}", r.status, r.text);
+    let store = srv.engine.store();
+    let left = store
+        .sql_query("SELECT COUNT(*) FROM ACT_RU_VARIABLE WHERE TASK_ID_ = ?", &[SqlValue::Text(task.clone())])
+        .await
+        .unwrap();
+    assert_eq!(left[0][0].as_i64(), Some(0), "a task's locals go with it");
+    let kept = store
+        .sql_query("SELECT NAME_ FROM ACT_HI_VARINST WHERE TASK_ID_ = ? ORDER BY NAME_", &[SqlValue::Text(task)])
+        .await
+        .unwrap();
+    let kept: Vec<&str> = kept.iter().map(|r| r[0].as_str().unwrap()).collect();
+    assert_eq!(kept, ["amount", "note"], "history keeps them with the task's id");
+}
+
 on_both_backends!(
+    task_variables_are_local_or_global,
     external_workers_fetch_lock_complete_fail_and_throw,
     a_process_runs_over_http_from_deployment_to_history,
     a_multipart_form_deploys_every_file_or_nothing,

@@ -16,6 +16,7 @@ mod views;
 
 pub use deploy::{DefinitionInfo, DeploymentInfo};
 pub use external::ExternalTask;
+pub use kairos_process::TaskScope;
 pub use requests::{MAX_REQUEST_ID_CHARS, REQUEST_RETENTION, check_request_id};
 pub use views::{ExecutionView, HistoricActivity, InstanceView, TaskView};
 
@@ -756,12 +757,30 @@ impl Processes {
         let inst = rows::load(self.store.as_ref(), id).await?.ok_or_else(|| {
             Error::Process(ProcessError::new(ErrorKind::NotFound, format!("process instance {id} is not running")))
         })?;
-        Ok(inst
-            .variables
-            .iter()
-            .filter(|v| v.execution_id == inst.id)
-            .map(|v| (v.name.clone(), v.value.clone()))
-            .collect())
+        Ok(inst.variables.iter().filter(|v| v.in_scope(&inst.id)).map(|v| (v.name.clone(), v.value.clone())).collect())
+    }
+
+    /// The variables a task sees (SPEC P6) in `scope`: its local ones, those visible from its
+    /// execution, or both (local ones shadowing).
+    pub async fn task_variables(&self, task_id: &str, scope: TaskScope) -> Result<Map<String, Json>, Error> {
+        let pi = self.instance_of_task(task_id).await?;
+        let inst = rows::load(self.store.as_ref(), &pi).await?;
+        let task = inst.as_ref().and_then(|i| i.task(task_id)).ok_or_else(|| {
+            Error::Process(ProcessError::new(ErrorKind::NotFound, format!("task {task_id} is not open")))
+        })?;
+        Ok(inst.as_ref().map(|i| i.task_variables(task, scope)).unwrap_or_default())
+    }
+
+    /// Sets variables through a task: `local` ones belong to it alone and go when it ends;
+    /// the others land where its execution's `setVariable` puts them.
+    pub async fn set_task_variables(
+        &self,
+        task_id: &str,
+        variables: Map<String, Json>,
+        local: bool,
+    ) -> Result<(), Error> {
+        let pi = self.instance_of_task(task_id).await?;
+        self.command(&pi, Command::SetTaskVariables { task_id: task_id.into(), variables, local }).await
     }
 }
 

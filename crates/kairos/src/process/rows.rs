@@ -96,8 +96,8 @@ const PARTS: [(&str, &str, &str, &[usize]); 7] = [
     ("ACT_RU_IDENTITYLINK", "TASK_ID_, USER_ID_, GROUP_ID_, ID_", "PROC_INST_ID_ = ? AND TYPE_ = 'candidate'", &[3]),
     (
         "ACT_RU_VARIABLE",
-        "ID_, REV_, NAME_, EXECUTION_ID_, TYPE_, TEXT_, LONG_, DOUBLE_",
-        "PROC_INST_ID_ = ? AND TASK_ID_ IS NULL",
+        "ID_, REV_, NAME_, EXECUTION_ID_, TYPE_, TEXT_, LONG_, DOUBLE_, TASK_ID_",
+        "PROC_INST_ID_ = ?",
         &[0],
     ),
     (
@@ -260,6 +260,7 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
             name: text(&r[2]),
             execution_id: text(&r[3]),
             value: decode_value(&text(&r[4]), &r[5], &r[6], &r[7]),
+            task_id: otext(&r[8]),
         })
         .collect();
     let subscriptions = sub_rows
@@ -540,15 +541,37 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
     for v in &c.variables_inserted {
         let (ty, text_v, long_v, double_v) = encode_value(&v.value);
         w.push(Write::new(
-            "INSERT INTO ACT_RU_VARIABLE (ID_, REV_, TYPE_, NAME_, EXECUTION_ID_, PROC_INST_ID_, TEXT_, LONG_, DOUBLE_) \
-             VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)",
-            vec![t(&v.id), t(ty), t(&v.name), t(&v.execution_id), t(pi), text_v.clone(), long_v.clone(), double_v.clone()],
+            "INSERT INTO ACT_RU_VARIABLE (ID_, REV_, TYPE_, NAME_, EXECUTION_ID_, PROC_INST_ID_, TASK_ID_, TEXT_, LONG_, DOUBLE_) \
+             VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
+            vec![
+                t(&v.id),
+                t(ty),
+                t(&v.name),
+                t(&v.execution_id),
+                t(pi),
+                ot(&v.task_id),
+                text_v.clone(),
+                long_v.clone(),
+                double_v.clone(),
+            ],
         ));
         if history {
             w.push(Write::new(
-                "INSERT INTO ACT_HI_VARINST (ID_, REV_, PROC_INST_ID_, EXECUTION_ID_, NAME_, VAR_TYPE_, TEXT_, LONG_, DOUBLE_, \
-                 CREATE_TIME_, LAST_UPDATED_TIME_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                vec![t(&v.id), t(pi), t(&v.execution_id), t(&v.name), t(ty), text_v, long_v, double_v, ts(now), ts(now)],
+                "INSERT INTO ACT_HI_VARINST (ID_, REV_, PROC_INST_ID_, EXECUTION_ID_, TASK_ID_, NAME_, VAR_TYPE_, TEXT_, LONG_, \
+                 DOUBLE_, CREATE_TIME_, LAST_UPDATED_TIME_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                vec![
+                    t(&v.id),
+                    t(pi),
+                    t(&v.execution_id),
+                    ot(&v.task_id),
+                    t(&v.name),
+                    t(ty),
+                    text_v,
+                    long_v,
+                    double_v,
+                    ts(now),
+                    ts(now),
+                ],
             ));
         }
     }

@@ -10,7 +10,7 @@ use crate::extract::{Id, Json, Query};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use kairos::process::TaskView;
+use kairos::process::{TaskScope, TaskView};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -36,6 +36,53 @@ pub async fn list(
     let all =
         app.engine.processes().tasks(pi.as_deref(), assignee.as_deref(), user.as_deref(), group.as_deref()).await?;
     Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScopeQuery {
+    scope: Option<String>,
+}
+
+/// `scope=local` (the task's own variables) or `scope=global` (those of its execution and the
+/// scopes above), Flowable's query parameter; absent: both for reading, global for writing.
+fn scope(q: ScopeQuery) -> Result<TaskScope, ApiError> {
+    match filter(q.scope).as_deref() {
+        None => Ok(TaskScope::All),
+        Some("local") => Ok(TaskScope::Local),
+        Some("global") => Ok(TaskScope::Global),
+        Some(other) => Err(ApiError::invalid(
+            "scope",
+            format!("scope must be local or global, not '{}'", other.chars().take(40).collect::<String>()),
+        )),
+    }
+}
+
+/// `GET /runtime/tasks/{id}/variables?scope=local|global`: what the task sees — its local
+/// variables (SPEC P6) over those visible from its execution; `local`: its own alone;
+/// `global`: the execution's alone.
+pub async fn get_variables(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Query(q): Query<ScopeQuery>,
+) -> Result<axum::Json<serde_json::Map<String, Value>>, ApiError> {
+    Ok(axum::Json(app.engine.processes().task_variables(&id, scope(q)?).await?))
+}
+
+/// `PUT /runtime/tasks/{id}/variables?scope=local|global` `{name: value, ...}`: local ones
+/// belong to the task and go when it ends; global ones (the default) land where the task's
+/// execution would set them. Returns what the task sees.
+pub async fn put_variables(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Query(q): Query<ScopeQuery>,
+    Json(body): Json<Value>,
+) -> Result<axum::Json<serde_json::Map<String, Value>>, ApiError> {
+    let local = scope(q)? == TaskScope::Local;
+    let vars = variables(Some(body))?;
+    let processes = app.engine.processes();
+    processes.set_task_variables(&id, vars, local).await?;
+    Ok(axum::Json(processes.task_variables(&id, TaskScope::All).await?))
 }
 
 /// `GET /runtime/tasks/{id}`.
