@@ -1238,7 +1238,108 @@ async fn a_caught_error_code_is_stored_in_its_variable(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const REPEATABLE: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <message id="m" name="nudge"/>
+  <message id="ms" name="open"/>
+  <signal id="s" name="alarm"/>
+  <process id="repeatable" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="wait"/>
+    <userTask id="wait"/>
+    <boundaryEvent id="nudged" attachedToRef="wait" cancelActivity="false"><messageEventDefinition messageRef="m"/></boundaryEvent>
+    <boundaryEvent id="alarmed" attachedToRef="wait" cancelActivity="false"><signalEventDefinition signalRef="s"/></boundaryEvent>
+    <sequenceFlow id="f2" sourceRef="wait" targetRef="end"/>
+    <sequenceFlow id="f3" sourceRef="nudged" targetRef="note"/>
+    <sequenceFlow id="f4" sourceRef="alarmed" targetRef="note"/>
+    <userTask id="note"/>
+    <sequenceFlow id="f5" sourceRef="note" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+  <process id="byMessage" isExecutable="true">
+    <startEvent id="ms_start"><messageEventDefinition messageRef="ms"/></startEvent>
+    <sequenceFlow id="g1" sourceRef="ms_start" targetRef="opened"/>
+    <userTask id="opened"/>
+    <sequenceFlow id="g2" sourceRef="opened" targetRef="ms_end"/>
+    <endEvent id="ms_end"/>
+  </process>
+</definitions>"#;
+
+/// Messages and signals take a requestId too (SPEC C2): a retry answers as the first call did
+/// and has no second effect (a non-interrupting boundary, which would fire again, counts
+/// them); concurrent duplicates have one effect; the same requestId for another request is a
+/// 409 naming requestId.
+async fn messages_and_signals_are_idempotent_by_request_id(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("repeatable.bpmn", REPEATABLE).await.unwrap();
+    let a = p.start(start("repeatable", "A", json!({}))).await.unwrap().id;
+    let b = p.start(start("repeatable", "B", json!({}))).await.unwrap().id;
+    let notes = |pi: String| {
+        let p = engine.processes();
+        async move {
+            let tasks = p.tasks(Some(&pi), None, None, None).await.unwrap();
+            tasks.iter().filter(|t| t.task_definition_key == "note").count()
+        }
+    };
+    for _ in 0..2 {
+        let got = p.message_once("nudge", Some(&a), None, Map::new(), "msg-1").await.unwrap();
+        assert_eq!(got, a);
+    }
+    assert_eq!(notes(a.clone()).await, 1, "the retry delivered nothing");
+    let err = p.message_once("nudge", Some(&a), None, vars(json!({"x": 1})), "msg-1").await.unwrap_err();
+    assert!(err.to_string().contains("requestId 'msg-1' was already used"), "{err}");
+
+    let (x, y) = tokio::join!(
+        p.message_once("nudge", None, Some("B"), Map::new(), "msg-2"),
+        p.message_once("nudge", None, Some("B"), Map::new(), "msg-2"),
+    );
+    assert_eq!((x.unwrap(), y.unwrap()), (b.clone(), b.clone()));
+    assert_eq!(notes(b.clone()).await, 1, "concurrent duplicates delivered once");
+
+    let first = p.message_once("open", None, Some("OPEN-1"), Map::new(), "msg-3").await.unwrap();
+    let again = p.message_once("open", None, Some("OPEN-1"), Map::new(), "msg-3").await.unwrap();
+    assert_eq!(first, again, "a message start is not repeated");
+    assert_eq!(p.instances(None, Some("byMessage"), None).await.unwrap().len(), 1);
+
+    let (x, y) = tokio::join!(p.signal_once("alarm", Map::new(), "sig-1"), p.signal_once("alarm", Map::new(), "sig-1"));
+    assert_eq!((x.unwrap(), y.unwrap()), (2, 2));
+    assert_eq!(p.signal_once("alarm", Map::new(), "sig-1").await.unwrap(), 2);
+    assert_eq!((notes(a.clone()).await, notes(b.clone()).await), (2, 2), "each instance got the signal once");
+    let err = p.signal_once("alarm", Map::new(), "msg-1").await.unwrap_err();
+    assert!(err.to_string().contains("by another command"), "{err}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+/// A signal broadcast with a requestId that fails half-way (the database refuses the third
+/// instance's delivery) is retried by its caller with the same requestId: the instances the
+/// first call reached do not get it twice, the rest get it once.
+async fn a_retried_signal_request_reaches_each_instance_once(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let db = common::faulty::Faulty::open(&fx).await;
+    let engine = fx.engine("n1").store(db.clone()).build().await.unwrap();
+    engine.start().await.unwrap();
+    let p = engine.processes();
+    p.deploy("repeatable.bpmn", REPEATABLE).await.unwrap();
+    let mut ids = Vec::new();
+    for bk in ["A", "B", "C"] {
+        ids.push(p.start(start("repeatable", bk, json!({}))).await.unwrap().id);
+    }
+    ids.sort(); // deliveries go in instance order
+    db.fail_write_binding(&ids[2]);
+    p.signal_once("alarm", Map::new(), "sig-9").await.expect_err("the third delivery fails");
+    assert_eq!(p.signal_once("alarm", Map::new(), "sig-9").await.unwrap(), 3);
+    for id in &ids {
+        let tasks = p.tasks(Some(id), None, None, None).await.unwrap();
+        let notes = tasks.iter().filter(|t| t.task_definition_key == "note").count();
+        assert_eq!(notes, 1, "instance {id} heard the signal once");
+    }
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    a_retried_signal_request_reaches_each_instance_once,
+    messages_and_signals_are_idempotent_by_request_id,
     a_caught_error_code_is_stored_in_its_variable,
     input_output_mappings_per_instance_and_across_async_after,
     input_output_mappings_scope_variables_to_their_activity,

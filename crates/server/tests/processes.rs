@@ -517,6 +517,14 @@ async fn request_ids_make_starts_and_completions_idempotent(backend: Backend) {
     let n = r.ok(200)["data"].as_array().unwrap().iter().filter(|a| a["activityId"] == "task").count();
     assert_eq!(n, 1, "the task was done once: {}", r.text);
     assert_eq!(srv.rows("KAIROS_REQUEST").await, 4, "s-1, s-2, c-1, c-2");
+
+    // Signals and messages take one too: a retried broadcast answers as the first did.
+    let signal = |rid: &str| json!({"signalName": "nobody-listens", "requestId": rid});
+    let first = srv.post("/runtime/signals", signal("g-1")).await.ok(200).clone();
+    assert_eq!(srv.post("/runtime/signals", signal("g-1")).await.ok(200).clone(), first);
+    srv.post("/runtime/signals", signal(&"x".repeat(65))).await.refused(400, Some("requestId"));
+    let message = json!({"messageName": "nobody-waits", "requestId": "s-1"});
+    srv.post("/runtime/messages", message).await.refused(409, Some("requestId"));
 }
 
 async fn bad_deployments_are_refused_naming_what_is_wrong_and_write_nothing(backend: Backend) {

@@ -565,6 +565,46 @@ impl Processes {
         business_key: Option<&str>,
         variables: Map<String, Json>,
     ) -> Result<String, Error> {
+        self.message_with(name, instance, business_key, variables, None).await
+    }
+
+    /// [`Processes::message`], idempotent by `request_id` (SPEC C2): a retry gets the instance
+    /// the first delivery reached (or started) without delivering again; of concurrent
+    /// duplicates one delivers and all answer with its instance.
+    pub async fn message_once(
+        &self,
+        name: &str,
+        instance: Option<&str>,
+        business_key: Option<&str>,
+        variables: Map<String, Json>,
+        request_id: &str,
+    ) -> Result<String, Error> {
+        let fingerprint = serde_json::json!({
+            "messageName": name, "processInstanceId": instance, "businessKey": business_key, "variables": variables,
+        });
+        let request = Request::new(request_id, "message", &fingerprint)?;
+        if let Recorded::Done(first) = request.recorded(self.store.as_ref()).await? {
+            return Ok(first.as_ref().and_then(Json::as_str).unwrap_or_default().to_string());
+        }
+        match self.message_with(name, instance, business_key, variables, Some(&request)).await {
+            Ok(id) => Ok(id),
+            Err(e) => {
+                let first = request.settle(self.store.as_ref(), e).await?;
+                Ok(first.as_ref().and_then(Json::as_str).unwrap_or_default().to_string())
+            }
+        }
+    }
+
+    /// Delivers a message; with `request`, its record commits with the delivery (or, for a
+    /// message start, right after the start, which is itself idempotent by a derived id).
+    async fn message_with(
+        &self,
+        name: &str,
+        instance: Option<&str>,
+        business_key: Option<&str>,
+        variables: Map<String, Json>,
+        request: Option<&Request>,
+    ) -> Result<String, Error> {
         let rows = self
             .store
             .read(
@@ -605,9 +645,13 @@ impl Processes {
                         start_event: r[1].as_str().map(str::to_string),
                         business_key: business_key.map(str::to_string),
                         variables,
+                        request_id: request.map(|q| Request::derived("message-start", &[&q.id], &Json::Null).id),
                         ..Default::default()
                     })
                     .await?;
+                if let Some(q) = request {
+                    self.record_answer(q, &Json::String(started.id.clone())).await?;
+                }
                 Ok(started.id)
             }
             [] => Err(Error::Process(ProcessError::new(
@@ -615,7 +659,8 @@ impl Processes {
                 format!("no process instance waits for message '{name}'"),
             ))),
             [one] => {
-                self.command(one, Command::Message { name: name.into(), variables }).await?;
+                let record: Vec<Write> = request.iter().map(|q| q.record(Some(&Json::String(one.clone())))).collect();
+                self.command_with(one, Command::Message { name: name.into(), variables }, &[], &record).await?;
                 Ok(one.clone())
             }
             many => Err(Error::Process(ProcessError::new(
@@ -630,7 +675,37 @@ impl Processes {
 
     /// Broadcasts a signal to every instance waiting for it; returns how many received it.
     pub async fn signal(&self, name: &str, variables: Map<String, Json>) -> Result<usize, Error> {
-        self.signal_except(name, variables, None).await
+        self.signal_except(name, variables, None, None).await
+    }
+
+    /// [`Processes::signal`], idempotent by `request_id` (SPEC C2). Each delivery commits with
+    /// a request derived from this one and its instance, so a retry after a broadcast that
+    /// failed half-way reaches only the instances it had not; once the broadcast finished, a
+    /// retry gets its count without delivering again. Concurrent duplicates deliver once per
+    /// instance.
+    pub async fn signal_once(
+        &self,
+        name: &str,
+        variables: Map<String, Json>,
+        request_id: &str,
+    ) -> Result<usize, Error> {
+        let request =
+            Request::new(request_id, "signal", &serde_json::json!({"signalName": name, "variables": variables}))?;
+        if let Recorded::Done(first) = request.recorded(self.store.as_ref()).await? {
+            return Ok(first.as_ref().and_then(Json::as_u64).unwrap_or_default() as usize);
+        }
+        let n = self.signal_except(name, variables, None, Some(&request.id)).await?;
+        let first = self.record_answer(&request, &Json::from(n)).await?;
+        Ok(first.as_ref().and_then(Json::as_u64).map_or(n, |f| f as usize))
+    }
+
+    /// Records `request` with `answer` on its own; when a concurrent duplicate recorded it
+    /// first, its answer.
+    async fn record_answer(&self, request: &Request, answer: &Json) -> Result<Option<Json>, Error> {
+        match self.store.write_all(&[request.record(Some(answer))]).await {
+            Ok(_) => Ok(Some(answer.clone())),
+            Err(e) => request.settle(self.store.as_ref(), e.into()).await,
+        }
     }
 
     /// Delivers a signal thrown by instance `from` (its own waits had it at once) to the
@@ -642,21 +717,21 @@ impl Processes {
     async fn deliver_thrown_signal(&self, ctx: &JobContext) -> Result<usize, Error> {
         let name = ctx.payload.get("signal").and_then(Json::as_str).unwrap_or_default().to_string();
         let from = ctx.payload.get("from").and_then(Json::as_str).map(str::to_string);
-        self.signal_except(&name, Map::new(), from.as_deref().map(|f| (f, ctx.job_id.as_str()))).await
+        self.signal_except(&name, Map::new(), from.as_deref(), Some(&ctx.job_id)).await
     }
 
-    /// Delivers a signal; a thrown one (`thrown`: the thrower and the delivery job) passes the
-    /// thrower over and delivers at most once per instance and start event.
+    /// Delivers a signal, passing `except` (the instance that threw it) over. With `once` (the
+    /// delivery job of a thrown signal, or a caller's requestId) it delivers at most once per
+    /// instance and start event however often it is retried.
     async fn signal_except(
         &self,
         name: &str,
         variables: Map<String, Json>,
-        thrown: Option<(&str, &str)>,
+        except: Option<&str>,
+        once: Option<&str>,
     ) -> Result<usize, Error> {
-        let except = thrown.map(|(from, _)| from);
         let delivery = |to: &str| {
-            thrown
-                .map(|(_, job)| Request::derived("signal", &[job, to], &serde_json::json!({"signal": name, "to": to})))
+            once.map(|key| Request::derived("signal", &[key, to], &serde_json::json!({"signal": name, "to": to})))
         };
         // In instance order (ids are time-ordered): a retried delivery meets them as before.
         let rows = self
@@ -682,7 +757,7 @@ impl Processes {
                 process_definition_id: Some(def.to_string()),
                 start_event: Some(event.to_string()),
                 variables: variables.clone(),
-                request_id: thrown.map(|(_, job)| Request::derived("signal-start", &[job, def, event], &Json::Null).id),
+                request_id: once.map(|key| Request::derived("signal-start", &[key, def, event], &Json::Null).id),
                 ..Default::default()
             })
             .await?;
@@ -694,6 +769,7 @@ impl Processes {
             if let Some(req) = &request
                 && let Recorded::Done(_) = req.recorded(self.store.as_ref()).await?
             {
+                n += 1; // reached by an earlier attempt
                 continue;
             }
             let record: Vec<Write> = request.iter().map(|r| r.record(None)).collect();
@@ -705,6 +781,7 @@ impl Processes {
                     if let Some(req) = &request
                         && let Recorded::Done(_) = req.recorded(self.store.as_ref()).await?
                     {
+                        n += 1;
                         continue;
                     }
                     return Err(Error::Process(p));

@@ -290,6 +290,9 @@ pub struct MessageBody {
     business_key: Option<String>,
     process_instance_id: Option<String>,
     variables: Option<Value>,
+    /// Makes the delivery idempotent (SPEC C2): a retry answers with the instance the first
+    /// one reached instead of delivering again.
+    request_id: Option<String>,
 }
 
 /// `POST /runtime/messages` → `{"messageName", "processInstanceId"}` of the instance that
@@ -302,7 +305,11 @@ pub async fn message(
     let bk = filter(body.business_key).map(|b| limited("businessKey", b, MAX_NAME_CHARS)).transpose()?;
     let pi = filter(body.process_instance_id).map(|p| limited("processInstanceId", p, 64)).transpose()?;
     let vars = variables(body.variables)?;
-    let got = app.engine.processes().message(&name, pi.as_deref(), bk.as_deref(), vars).await?;
+    let processes = app.engine.processes();
+    let got = match body.request_id {
+        Some(r) => processes.message_once(&name, pi.as_deref(), bk.as_deref(), vars, &r).await?,
+        None => processes.message(&name, pi.as_deref(), bk.as_deref(), vars).await?,
+    };
     Ok(axum::Json(serde_json::json!({ "messageName": name, "processInstanceId": got })))
 }
 
@@ -311,12 +318,19 @@ pub async fn message(
 pub struct SignalBody {
     signal_name: Option<String>,
     variables: Option<Value>,
+    /// Makes the broadcast idempotent (SPEC C2): each instance receives it once however
+    /// often it is retried.
+    request_id: Option<String>,
 }
 
 /// `POST /runtime/signals` → `{"signalName", "received": N}`: every instance waiting for it.
 pub async fn signal(State(app): State<AppState>, Json(body): Json<SignalBody>) -> Result<axum::Json<Value>, ApiError> {
     let name = required("signalName", body.signal_name, MAX_NAME_CHARS)?;
     let vars = variables(body.variables)?;
-    let n = app.engine.processes().signal(&name, vars).await?;
+    let processes = app.engine.processes();
+    let n = match body.request_id {
+        Some(r) => processes.signal_once(&name, vars, &r).await?,
+        None => processes.signal(&name, vars).await?,
+    };
     Ok(axum::Json(serde_json::json!({ "signalName": name, "received": n })))
 }
