@@ -137,6 +137,19 @@ has no executions left; its activity history (ACT_HI_ACTINST) remains.")]
 --var and --vars-json work as for kairos start. Of two completions of one task, exactly one wins;
 the other is told that the task does not exist any more.")]
     Complete(CompleteArgs),
+    /// Move a running process instance to another version of its definition (SPEC P13)
+    #[command(after_help = "Examples:
+  kairos migrate-instance 0190c3e2-...                          # to the latest version, same ids
+  kairos migrate-instance 0190c3e2-... --to-version 3 --map review=check
+  kairos migrate-instance 0190c3e2-... --to-definition order:4:0190... --map sp=stage --map inner=work
+
+Every activity a token is at (or inside) moves to the activity --map names, else to the one with
+the same id; it must be the same kind of element in the mapped scope. Waits are re-armed from the
+new version (renamed messages are listened for under their new names); a timer that is the same
+in both keeps its due date. Refused, naming the activity, with nothing changed: an activity the
+target lacks, another kind, another scope; also a suspended instance, a job running right now,
+a dead letter of the instance.")]
+    MigrateInstance(MigrateInstanceArgs),
     /// Quartz cron expressions: `kairos cron next EXPR` prints the next fire times
     Cron(crate::commands::cron::CronArgs),
     /// The scheduler's triggers: list, add, pause, resume (a trigger or a group)
@@ -466,6 +479,26 @@ pub struct TasksArgs {
     pub candidate_group: Option<String>,
     #[command(flatten)]
     pub page: PageArgs,
+}
+
+/// `kairos migrate-instance`.
+#[derive(Debug, Args)]
+pub struct MigrateInstanceArgs {
+    /// The process instance's id
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// The target process definition's id
+    #[arg(long, value_name = "ID", conflicts_with_all = ["to_version", "to_key"])]
+    pub to_definition: Option<String>,
+    /// The target version of --to-key (default: the latest)
+    #[arg(long, value_name = "N")]
+    pub to_version: Option<i64>,
+    /// The target definition key (default: the instance's own)
+    #[arg(long, value_name = "KEY")]
+    pub to_key: Option<String>,
+    /// FROM=TO: a token at activity FROM moves to activity TO (repeatable)
+    #[arg(long = "map", value_name = "FROM=TO", value_parser = crate::parse::activity_mapping)]
+    pub mappings: Vec<(String, String)>,
 }
 
 /// `kairos complete`.

@@ -86,9 +86,27 @@ pub fn api_token(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
+/// `--map FROM=TO` of `kairos migrate-instance`: two activity ids.
+pub fn activity_mapping(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((from, to)) if !from.trim().is_empty() && !to.trim().is_empty() => {
+            Ok((from.trim().to_string(), to.trim().to_string()))
+        }
+        _ => Err(format!("'{s}' is not FROM=TO (two activity ids, such as review=check)")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn activity_mappings_are_two_ids() {
+        assert_eq!(activity_mapping(" review = check").unwrap(), ("review".into(), "check".into()));
+        for bad in ["review", "=check", "review=", ""] {
+            assert!(activity_mapping(bad).unwrap_err().contains("FROM=TO"), "{bad}");
+        }
+    }
 
     #[test]
     fn durations_follow_iso_8601_only() {

@@ -218,6 +218,23 @@ fn the_instance_shows_its_execution_tree() {
 }
 
 #[test]
+fn an_instance_moves_to_a_new_version() {
+    let k = Kairos::new();
+    k.ok(&["deploy", &write(&k, "leave.bpmn", LEAVE)]);
+    let pi = str_of(&k.json(&["start", "leaveProcess", "--var", "applicant=kermit"])["id"]);
+    let v2 = LEAVE.replace("\"fill\"", "\"fillIn\"");
+    let v2_id =
+        str_of(&k.json(&["deploy", &write(&k, "leave2.bpmn", &v2)])["deployments"][0]["processDefinitions"][0]["id"]);
+    let refused = assert_one_line_error(&k.run(&["migrate-instance", &pi]), 2, "no mapping");
+    assert!(refused.contains("activity 'fill' is active"), "{refused}");
+    let moved = k.json(&["migrate-instance", &pi, "--map", "fill=fillIn"]);
+    assert_eq!(moved["processDefinitionId"], v2_id.as_str());
+    assert_eq!(k.json(&["tasks", "--instance", &pi])["data"][0]["taskDefinitionKey"], "fillIn");
+    let text = k.ok(&["migrate-instance", &pi]);
+    assert!(text.contains(&format!("now runs on {v2_id}")), "{text}");
+}
+
+#[test]
 fn bad_input_is_one_line_and_writes_nothing() {
     let k = Kairos::new();
     let good = write(&k, "leave.bpmn", LEAVE);
@@ -259,6 +276,10 @@ fn bad_input_is_one_line_and_writes_nothing() {
         (vec!["complete", &task, "--vars-json", "42"], "a number"),
         (vec!["instance", "no-such-instance"], "no-such-instance"),
         (vec!["instances", "--size", "0"], "--size"),
+        (vec!["migrate-instance", &pi, "--map", "fill"], "FROM=TO"),
+        (vec!["migrate-instance", &pi, "--to-version", "7"], "no version 7"),
+        (vec!["migrate-instance", &pi, "--map", "nope=fill"], "fromActivityId 'nope'"),
+        (vec!["migrate-instance", "no-such-instance"], "no-such-instance"),
     ];
     for (args, expected) in cases {
         let line = assert_one_line_error(&k.run(&args), 2, &format!("{args:?}"));

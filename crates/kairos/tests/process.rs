@@ -6,7 +6,7 @@ mod common;
 
 use common::{Backend, Fixture, wait_until};
 use kairos::Engine;
-use kairos::process::StartRequest;
+use kairos::process::{MigrateRequest, StartRequest};
 use kairos::store::SqlValue;
 use serde_json::{Map, json};
 use std::time::Duration;
@@ -1337,7 +1337,202 @@ async fn a_retried_signal_request_reaches_each_instance_once(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const ORDER_V1: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <message id="paid" name="paid"/>
+  <message id="cancel" name="cancel"/>
+  <process id="order" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="review"/>
+    <userTask id="review" name="Review"/>
+    <boundaryEvent id="late" attachedToRef="review"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></boundaryEvent>
+    <sequenceFlow id="f2" sourceRef="review" targetRef="waitPay"/>
+    <intermediateCatchEvent id="waitPay"><messageEventDefinition messageRef="paid"/></intermediateCatchEvent>
+    <sequenceFlow id="f3" sourceRef="waitPay" targetRef="end"/>
+    <sequenceFlow id="f4" sourceRef="late" targetRef="end"/>
+    <endEvent id="end"/>
+    <subProcess id="onCancel" triggeredByEvent="true">
+      <startEvent id="cancelStart"><messageEventDefinition messageRef="cancel"/></startEvent>
+      <sequenceFlow id="c1" sourceRef="cancelStart" targetRef="cancelEnd"/>
+      <endEvent id="cancelEnd"/>
+    </subProcess>
+  </process>
+</definitions>"#;
+
+/// Version 2: the review became "check", the message names changed, a boundary event was
+/// added; the timer is the same.
+const ORDER_V2: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <message id="paid" name="payment-received"/>
+  <message id="cancel" name="cancelOrder"/>
+  <message id="esc" name="escalate"/>
+  <process id="order" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="check"/>
+    <userTask id="check" name="Check"/>
+    <boundaryEvent id="late" attachedToRef="check"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></boundaryEvent>
+    <boundaryEvent id="escalated" attachedToRef="check" cancelActivity="false"><messageEventDefinition messageRef="esc"/></boundaryEvent>
+    <sequenceFlow id="f2" sourceRef="check" targetRef="waitPay"/>
+    <intermediateCatchEvent id="waitPay"><messageEventDefinition messageRef="paid"/></intermediateCatchEvent>
+    <sequenceFlow id="f3" sourceRef="waitPay" targetRef="end"/>
+    <sequenceFlow id="f4" sourceRef="late" targetRef="end"/>
+    <sequenceFlow id="f5" sourceRef="escalated" targetRef="end"/>
+    <endEvent id="end"/>
+    <subProcess id="onCancel" triggeredByEvent="true">
+      <startEvent id="cancelStart"><messageEventDefinition messageRef="cancel"/></startEvent>
+      <sequenceFlow id="c1" sourceRef="cancelStart" targetRef="cancelEnd"/>
+      <endEvent id="cancelEnd"/>
+    </subProcess>
+  </process>
+</definitions>"#;
+
+/// SPEC P13: a running instance moves to version 2 with a mapping. Its task takes the new key
+/// and name, the unchanged timer keeps its due date, renamed messages are listened for under
+/// their new names, a new boundary event is armed, history follows; it then runs on the new
+/// model. A bad mapping names the activity and changes nothing; a running job refuses it.
+async fn a_running_instance_migrates_to_a_new_version(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    let store = engine.store().clone();
+    let v1 = p.deploy("order.bpmn", ORDER_V1).await.unwrap().process_definitions[0].id.clone();
+    let a = p.start(start("order", "A", json!({}))).await.unwrap().id;
+    let b = p.start(start("order", "B", json!({}))).await.unwrap().id;
+    let d = p.start(start("order", "D", json!({}))).await.unwrap().id;
+    let t = p.tasks(Some(&d), None, None, None).await.unwrap().remove(0);
+    p.complete_task(&t.id, Map::new()).await.unwrap(); // D waits at waitPay for "paid"
+    let rows = |sql: &'static str, pi: String| {
+        let store = store.clone();
+        async move { store.sql_query(sql, &[SqlValue::Text(pi)]).await.unwrap() }
+    };
+    let due = |pi: String| async {
+        let r =
+            rows("SELECT DUEDATE_ FROM ACT_RU_JOB WHERE PROCESS_INSTANCE_ID_ = ? AND ELEMENT_ID_ = 'late'", pi).await;
+        r[0][0].as_timestamp().unwrap()
+    };
+    let due_before = due(a.clone()).await;
+    let v2 = p.deploy("order.bpmn", ORDER_V2).await.unwrap().process_definitions[0].id.clone();
+    assert_ne!(v1, v2);
+
+    // No mapping for the review: refused, naming it, nothing changed.
+    let err = p.migrate_instance(&b, &MigrateRequest::latest()).await.unwrap_err();
+    assert!(err.to_string().contains("activity 'review' is active but the target definition has no 'review'"), "{err}");
+    let err = p.migrate_instance(&b, &MigrateRequest::latest().map("review", "waitPay")).await.unwrap_err();
+    assert!(err.to_string().contains("another kind of element"), "{err}");
+    let err = p.migrate_instance(&b, &MigrateRequest::latest().map("reviw", "check")).await.unwrap_err();
+    assert!(err.to_string().contains("fromActivityId 'reviw'"), "{err}");
+    let def_of = |pi: String| async { rows("SELECT PROC_DEF_ID_ FROM ACT_RU_EXECUTION WHERE ID_ = ?", pi).await };
+    assert_eq!(def_of(b.clone()).await[0][0].as_str(), Some(v1.as_str()), "nothing changed");
+
+    // A job running right now: refused.
+    store
+        .sql_query(
+            "UPDATE ACT_RU_JOB SET LOCK_OWNER_ = 'elsewhere', LOCK_EXP_TIME_ = ? WHERE PROCESS_INSTANCE_ID_ = ?",
+            &[
+                SqlValue::Timestamp(kairos::Timestamp::now() + kairos::SignedDuration::from_hours(1)),
+                SqlValue::Text(b.clone()),
+            ],
+        )
+        .await
+        .unwrap();
+    let err = p.migrate_instance(&b, &MigrateRequest::latest().map("review", "check")).await.unwrap_err();
+    assert!(err.to_string().contains("is running now (locked by elsewhere)"), "{err}");
+
+    // The move.
+    let moved = p.migrate_instance(&a, &MigrateRequest::to_definition(&v2).map("review", "check")).await.unwrap();
+    assert_eq!(moved.process_definition_id, v2);
+    let task = p.tasks(Some(&a), None, None, None).await.unwrap().remove(0);
+    assert_eq!((task.task_definition_key.as_str(), task.name.as_deref()), ("check", Some("Check")));
+    assert_eq!(due(a.clone()).await, due_before, "the unchanged timer keeps its due date");
+    let subs =
+        rows("SELECT EVENT_NAME_ FROM ACT_RU_EVENT_SUBSCR WHERE PROC_INST_ID_ = ? ORDER BY EVENT_NAME_", a.clone())
+            .await;
+    let subs: Vec<&str> = subs.iter().map(|r| r[0].as_str().unwrap()).collect();
+    assert_eq!(subs, ["cancelOrder", "escalate"], "re-armed from version 2");
+    for sql in [
+        "SELECT PROC_DEF_ID_ FROM ACT_RU_EXECUTION WHERE PROC_INST_ID_ = ?",
+        "SELECT PROC_DEF_ID_ FROM ACT_RU_TASK WHERE PROC_INST_ID_ = ?",
+        "SELECT PROC_DEF_ID_ FROM ACT_RU_JOB WHERE PROCESS_INSTANCE_ID_ = ?",
+        "SELECT PROC_DEF_ID_ FROM ACT_HI_PROCINST WHERE PROC_INST_ID_ = ?",
+        "SELECT PROC_DEF_ID_ FROM ACT_HI_ACTINST WHERE PROC_INST_ID_ = ?",
+    ] {
+        let r = rows(sql, a.clone()).await;
+        assert!(!r.is_empty() && r.iter().all(|r| r[0].as_str() == Some(v2.as_str())), "{sql}: {r:?}");
+    }
+    p.complete_task(&task.id, Map::new()).await.unwrap();
+    p.message("payment-received", Some(&a), None, Map::new()).await.unwrap();
+    assert!(p.instance(&a).await.unwrap().ended);
+    assert_eq!(trace(&engine, &a).await, ["start", "check", "waitPay", "end"]);
+
+    // A token waiting at a catch event listens under the new name.
+    p.migrate_instance(&d, &MigrateRequest::latest()).await.unwrap();
+    let subs =
+        rows("SELECT EVENT_NAME_ FROM ACT_RU_EVENT_SUBSCR WHERE PROC_INST_ID_ = ? ORDER BY EVENT_NAME_", d.clone())
+            .await;
+    let subs: Vec<&str> = subs.iter().map(|r| r[0].as_str().unwrap()).collect();
+    assert_eq!(subs, ["cancelOrder", "payment-received"]);
+    p.message("payment-received", Some(&d), None, Map::new()).await.unwrap();
+    assert!(p.instance(&d).await.unwrap().ended);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+const NESTED_V1: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <process id="nested" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="sp"/>
+    <subProcess id="sp">
+      <startEvent id="s0"/>
+      <sequenceFlow id="i1" sourceRef="s0" targetRef="inner"/>
+      <userTask id="inner"/>
+      <sequenceFlow id="i2" sourceRef="inner" targetRef="e0"/>
+      <endEvent id="e0"/>
+    </subProcess>
+    <sequenceFlow id="f2" sourceRef="sp" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+const NESTED_V2: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <process id="nested" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="stage"/>
+    <subProcess id="stage">
+      <startEvent id="s0"/>
+      <sequenceFlow id="i1" sourceRef="s0" targetRef="work"/>
+      <userTask id="work"/>
+      <sequenceFlow id="i2" sourceRef="work" targetRef="e0"/>
+      <endEvent id="e0"/>
+    </subProcess>
+    <sequenceFlow id="f2" sourceRef="stage" targetRef="outside"/>
+    <userTask id="outside"/>
+    <sequenceFlow id="f3" sourceRef="outside" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+/// A token inside a sub-process moves only into the sub-process its scope maps to.
+async fn migration_keeps_tokens_in_their_scope(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("nested.bpmn", NESTED_V1).await.unwrap();
+    let pi = p.start(start("nested", "N", json!({}))).await.unwrap().id;
+    p.deploy("nested.bpmn", NESTED_V2).await.unwrap();
+    let err = p.migrate_instance(&pi, &MigrateRequest::latest().map("inner", "work")).await.unwrap_err();
+    assert!(err.to_string().contains("activity 'sp' is active but the target definition has no 'sp'"), "{err}");
+    let wrong = MigrateRequest::latest().map("sp", "stage").map("inner", "outside");
+    let err = p.migrate_instance(&pi, &wrong).await.unwrap_err();
+    assert!(err.to_string().contains("which is not in sub-process 'stage'"), "{err}");
+    p.migrate_instance(&pi, &MigrateRequest::latest().map("sp", "stage").map("inner", "work")).await.unwrap();
+    let t = p.tasks(Some(&pi), None, None, None).await.unwrap().remove(0);
+    assert_eq!(t.task_definition_key, "work");
+    p.complete_task(&t.id, Map::new()).await.unwrap();
+    let t = p.tasks(Some(&pi), None, None, None).await.unwrap().remove(0);
+    assert_eq!(t.task_definition_key, "outside", "the instance runs on version 2");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    migration_keeps_tokens_in_their_scope,
+    a_running_instance_migrates_to_a_new_version,
     a_retried_signal_request_reaches_each_instance_once,
     messages_and_signals_are_idempotent_by_request_id,
     a_caught_error_code_is_stored_in_its_variable,

@@ -7,6 +7,7 @@
 
 pub mod changes;
 pub mod error;
+pub mod migrate;
 pub mod runtime;
 pub mod state;
 

@@ -17,7 +17,7 @@
 //! contains tokens is not itself active (IS_ACTIVE_ false), as seed 003 §3.2 shows for a
 //! parallel split.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use jiff::Timestamp;
 use kairos_bpmn::{
@@ -25,6 +25,8 @@ use kairos_bpmn::{
     Process, StartEvent, ThrowEvent, TimerKind, TimerValue,
 };
 use kairos_expr::{Context, ExecutionInfo, Expression};
+
+use crate::migrate::Migration;
 use serde_json::{Map, Value as Json};
 
 use crate::error::{ErrorKind, ProcessError, Result};
@@ -689,18 +691,7 @@ impl<'a> Runtime<'a> {
                 self.take(exec, n.outgoing.clone());
             }
             NodeKind::EventBasedGateway => {
-                for &f in &n.outgoing {
-                    let target = self.node(self.flow_target(f)).clone();
-                    let trigger = match &target.kind {
-                        NodeKind::IntermediateCatchEvent(c) => c.trigger.clone(),
-                        NodeKind::ReceiveTask(r) => match &r.message {
-                            Some(m) => EventTrigger::Message(m.clone()),
-                            None => continue,
-                        },
-                        _ => continue,
-                    };
-                    self.arm_trigger(exec, &target, &trigger)?;
-                }
+                self.arm_waits(exec, &n)?;
                 self.wait(exec);
             }
             NodeKind::CallActivity(ca) => {
@@ -1142,6 +1133,156 @@ impl<'a> Runtime<'a> {
         }
         self.push_leave(exec, node);
         Ok(())
+    }
+
+    /// Arms what a token at an event-based gateway waits for: the timers and subscriptions of
+    /// the catch events and receive tasks its flows lead to (the first to fire wins).
+    fn arm_waits(&mut self, exec: &str, n: &FlowNode) -> Result<()> {
+        match &n.kind {
+            NodeKind::EventBasedGateway => {
+                for &f in &n.outgoing {
+                    let target = self.node(self.flow_target(f)).clone();
+                    let trigger = match &target.kind {
+                        NodeKind::IntermediateCatchEvent(c) => c.trigger.clone(),
+                        NodeKind::ReceiveTask(r) => match &r.message {
+                            Some(m) => EventTrigger::Message(m.clone()),
+                            None => continue,
+                        },
+                        _ => continue,
+                    };
+                    self.arm_trigger(exec, &target, &trigger)?;
+                }
+            }
+            NodeKind::IntermediateCatchEvent(c) => self.arm_trigger(exec, n, &c.trigger.clone())?,
+            NodeKind::ReceiveTask(r) => {
+                if let Some(m) = &r.message {
+                    self.subscribe(exec, "message", &m.name.clone(), &n.id);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Moves the instance to the definition this runtime was made with (SPEC P13), along a
+    /// checked [`Migration`]: every token and open history record moves to its target
+    /// activity, tasks take the target's key and name, async and external jobs follow their
+    /// activity. Waits are re-armed from the target model — boundary events, event
+    /// sub-processes, catch events, event-based gateways — so a message or signal renamed in
+    /// the new version is listened for under its new name; a timer that is the same in both
+    /// (same id after mapping, same text) keeps its due date instead of starting over.
+    pub fn migrate(&mut self, migration: &Migration, definition_id: &str, definition_key: &str) -> Result<()> {
+        if !self.inst.is_running() {
+            return Err(ProcessError::new(ErrorKind::NotFound, format!("process instance {} has ended", self.inst.id)));
+        }
+        self.inst.definition_id = definition_id.to_string();
+        self.inst.definition_key = definition_key.to_string();
+        // The due dates of timers that stay the same, by (the execution holding the wait, or for
+        // a boundary event the activity's execution; the target event's id).
+        let mut dues = BTreeMap::new();
+        for j in self.inst.jobs.iter().filter(|j| j.kind == JobKind::Timer) {
+            let Some(e) = self.inst.execution(&j.execution_id) else { continue };
+            let anchor = if e.is_event_scope { e.parent_id.clone().unwrap_or_default() } else { e.id.clone() };
+            let to = migration.target_of(&j.activity_id);
+            let same = match (migration.source_timers.get(&j.activity_id), self.env.process.node_by_id(to)) {
+                (Some(text), Some(n)) => matches!(n.kind.trigger(), Some(EventTrigger::Timer(t)) if &t.text == text),
+                _ => false,
+            };
+            if let (true, Some(due)) = (same, j.due) {
+                dues.insert((anchor, to.to_string()), due);
+            }
+        }
+        // Every wait goes; async continuations and external tasks follow their activity.
+        let event_scopes: Vec<String> =
+            self.inst.executions.iter().filter(|e| e.is_event_scope).map(|e| e.id.clone()).collect();
+        for es in event_scopes {
+            self.remove_execution_tree(&es, None);
+        }
+        self.inst.jobs.retain(|j| j.kind != JobKind::Timer);
+        self.inst.subscriptions.clear();
+        for j in &mut self.inst.jobs {
+            j.activity_id = migration.target_of(&j.activity_id).to_string();
+        }
+        for j in self.inst.jobs.iter_mut().filter(|j| j.kind == JobKind::External) {
+            if let Some(NodeKind::ServiceTask(s)) = self.env.process.node_by_id(&j.activity_id).map(|n| &n.kind)
+                && let Implementation::External { topic } = &s.implementation
+            {
+                j.topic = Some(topic.clone());
+            }
+        }
+        for e in &mut self.inst.executions {
+            if let Some(a) = &e.activity {
+                e.activity = Some(migration.target_of(a).to_string());
+            }
+        }
+        for t in &mut self.inst.tasks {
+            t.task_def_key = migration.target_of(&t.task_def_key).to_string();
+            if let Some(n) = self.env.process.node_by_id(&t.task_def_key) {
+                t.name = n.name.clone();
+            }
+        }
+        for r in self.inst.activities.iter_mut().filter(|r| r.end.is_none()) {
+            r.activity_id = migration.target_of(&r.activity_id).to_string();
+            if let Some(n) = self.env.process.node_by_id(&r.activity_id) {
+                r.activity_name = n.name.clone();
+            }
+        }
+        // Re-arm from the target: event sub-processes of each scope, boundary events of each
+        // activity a token is in, and what waiting tokens wait for.
+        let root = self.inst.id.clone();
+        if !self.interrupted_by_event_sub_process(&root) {
+            self.arm_event_sub_processes(&root, None)?;
+        }
+        let executions = self.inst.executions.clone();
+        for e in executions.iter().filter(|e| e.id != root) {
+            let Some(idx) = e.activity.as_deref().and_then(|a| self.env.process.node_idx(a)) else { continue };
+            let n = self.node(idx).clone();
+            let pending = self
+                .inst
+                .jobs
+                .iter()
+                .any(|j| j.execution_id == e.id && matches!(j.kind, JobKind::AsyncBefore | JobKind::AsyncAfter));
+            if pending {
+                continue; // not inside the activity (yet, or any more): nothing is armed there
+            }
+            if let NodeKind::SubProcess(sp) = &n.kind
+                && !sp.triggered_by_event
+                && e.is_scope
+                && !e.is_mi_root
+                && !self.interrupted_by_event_sub_process(&e.id)
+            {
+                self.arm_event_sub_processes(&e.id, Some(idx))?;
+            }
+            if !n.boundary_events.is_empty() && !self.is_mi_child(&e.id, &n.id) && (e.is_active || e.is_scope) {
+                self.arm_boundary_events(&e.id, &n)?;
+            }
+            if e.is_active && !e.is_scope {
+                self.arm_waits(&e.id, &n)?;
+            }
+        }
+        for j in self.inst.jobs.iter_mut().filter(|j| j.kind == JobKind::Timer) {
+            let Some(e) = self.inst.executions.iter().find(|e| e.id == j.execution_id) else { continue };
+            let anchor = if e.is_event_scope { e.parent_id.clone().unwrap_or_default() } else { e.id.clone() };
+            if let Some(due) = dues.get(&(anchor, j.activity_id.clone())) {
+                j.due = Some(*due);
+            }
+        }
+        self.normalize();
+        Ok(())
+    }
+
+    /// True when an interrupting event sub-process runs in `scope`: the scope's event
+    /// sub-processes stopped listening when it started.
+    fn interrupted_by_event_sub_process(&self, scope: &str) -> bool {
+        self.inst.children(scope).iter().any(|c| {
+            let Some(esp) = c.activity.as_deref().and_then(|a| self.env.process.node_idx(a)) else { return false };
+            matches!(&self.node(esp).kind, NodeKind::SubProcess(sp) if sp.triggered_by_event)
+                && self
+                    .env
+                    .process
+                    .start_events_in(Some(esp))
+                    .any(|st| matches!(&self.node(st).kind, NodeKind::StartEvent(s) if s.interrupting))
+        })
     }
 
     /// Creates the event-scope executions of `n`'s boundary events under `exec`.

@@ -30,6 +30,7 @@
 //! | `GET, POST /runtime/process-instances` | running instances / start one (201) |
 //! | `GET, PUT, DELETE /runtime/process-instances/{id}` | one / `{"action": "suspend"\|"activate"}` / delete (`?deleteReason=`) |
 //! | `GET, PUT /runtime/process-instances/{id}/variables` | the instance's variables (a JSON object) |
+//! | `POST /runtime/process-instances/{id}/migrate` | moves it to another definition version with `activityMappings` (SPEC P13) |
 //! | `GET /runtime/executions?processInstanceId=` | the execution tree |
 //! | `GET /runtime/tasks`, `GET, POST /runtime/tasks/{id}` | open tasks / one / `{"action": "complete"\|"claim"}` |
 //! | `GET, PUT /runtime/tasks/{id}/variables?scope=local\|global` | what a task sees / sets: task-local ones (SPEC P6) or its execution's |
@@ -94,6 +95,7 @@ pub fn router(engine: Arc<Engine>) -> Router {
         .route("/runtime/process-instances", get(processes::list).post(processes::start))
         .route("/runtime/process-instances/{id}", get(processes::get).put(processes::update).delete(processes::delete))
         .route("/runtime/process-instances/{id}/variables", get(processes::get_variables).put(processes::put_variables))
+        .route("/runtime/process-instances/{id}/migrate", post(processes::migrate))
         .route("/runtime/executions", get(processes::executions))
         .route("/runtime/tasks", get(tasks::list))
         .route("/runtime/tasks/{id}", get(tasks::get).post(tasks::act))

@@ -891,7 +891,29 @@ async fn task_variables_are_local_or_global(backend: Backend) {
     assert_eq!(kept, ["amount", "note"], "history keeps them with the task's id");
 }
 
+/// `POST /runtime/process-instances/{id}/migrate` (SPEC P13): a mapping problem is a 400
+/// naming the activity; a good mapping moves the instance and its task.
+async fn an_instance_migrates_over_http(backend: Backend) {
+    let Some(srv) = server(backend).await else { return };
+    srv.deployed("mig", &one_task("mig")).await;
+    let pi = srv.started("mig", "MIG-1", json!({})).await["id"].as_str().unwrap().to_string();
+    let v2 = one_task("mig").replace("\"task\"", "\"approve\"").replace("name=\"Task\"", "name=\"Approve\"");
+    let v2_id = srv.deployed("mig", &v2).await["processDefinitions"][0]["id"].as_str().unwrap().to_string();
+    let path = format!("/runtime/process-instances/{pi}/migrate");
+    let msg = srv.post(&path, json!({})).await.refused(400, Some("task")).to_string();
+    assert!(msg.contains("has no 'task'"), "{msg}");
+    srv.post(&path, json!({"activityMappings": [{"fromActivityId": "task"}]})).await.refused(400, Some("toActivityId"));
+    srv.post(&path, json!({"toVersion": 2})).await.refused(400, None);
+    let body = json!({"toProcessDefinitionVersion": 2, "activityMappings": [{"fromActivityId": "task", "toActivityId": "approve"}]});
+    let moved = srv.post(&path, body).await.ok(200).clone();
+    assert_eq!(moved["processDefinitionId"], v2_id.as_str());
+    let task = &srv.tasks_of(&pi).await[0];
+    assert_eq!((task["taskDefinitionKey"].as_str(), task["name"].as_str()), (Some("approve"), Some("Approve")));
+    srv.post("/runtime/process-instances/nope/migrate", json!({})).await.refused(404, None);
+}
+
 on_both_backends!(
+    an_instance_migrates_over_http,
     task_variables_are_local_or_global,
     external_workers_fetch_lock_complete_fail_and_throw,
     a_process_runs_over_http_from_deployment_to_history,

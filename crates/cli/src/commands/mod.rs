@@ -27,6 +27,7 @@ pub async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Instance(args) => process::instance(&global, args).await,
         Command::Tasks(args) => process::tasks(&global, args).await,
         Command::Complete(args) => process::complete(&global, args).await,
+        Command::MigrateInstance(args) => process::migrate_instance(&global, args).await,
         Command::Cron(args) => cron::run(&global, args),
         Command::Triggers(args) => triggers::run(&global, args).await,
         Command::Bench(args) => match args.command {

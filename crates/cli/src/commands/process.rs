@@ -6,11 +6,14 @@
 
 use super::open_engine;
 use crate::cli::{
-    CompleteArgs, DeployArgs, GlobalArgs, InstanceArgs, InstancesArgs, PageArgs, StartArgs, TasksArgs, VarsArgs,
+    CompleteArgs, DeployArgs, GlobalArgs, InstanceArgs, InstancesArgs, MigrateInstanceArgs, PageArgs, StartArgs,
+    TasksArgs, VarsArgs,
 };
 use crate::exit::{BAD_INPUT, CliError, SUCCESS};
 use crate::output::{self, Table, cell, instant};
-use kairos::process::{DefinitionInfo, DeploymentInfo, ExecutionView, HistoricActivity, InstanceView, StartRequest};
+use kairos::process::{
+    DefinitionInfo, DeploymentInfo, ExecutionView, HistoricActivity, InstanceView, MigrateRequest, StartRequest,
+};
 use kairos_store::Page;
 use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
@@ -389,6 +392,27 @@ pub async fn complete(global: &GlobalArgs, args: CompleteArgs) -> Result<u8, Cli
         "completed task {} ({}); process instance {} {after}",
         task.id, task.task_definition_key, instance.id
     ))?;
+    Ok(SUCCESS)
+}
+
+pub async fn migrate_instance(global: &GlobalArgs, args: MigrateInstanceArgs) -> Result<u8, CliError> {
+    let mut req = match (args.to_definition, args.to_version) {
+        (Some(id), _) => MigrateRequest::to_definition(id),
+        (None, Some(v)) => MigrateRequest::to_version(args.to_key.clone().unwrap_or_default(), v),
+        (None, None) => MigrateRequest::latest(),
+    };
+    if req.to_process_definition_key.as_deref().is_none_or(str::is_empty) {
+        req.to_process_definition_key = args.to_key;
+    }
+    for (from, to) in args.mappings {
+        req = req.map(from, to);
+    }
+    let engine = open_engine(&global.db).await?;
+    let instance = engine.processes().migrate_instance(&args.id, &req).await?;
+    if global.json {
+        return output::json(&instance).map(|_| SUCCESS);
+    }
+    output::line(&format!("process instance {} now runs on {}", instance.id, instance.process_definition_id))?;
     Ok(SUCCESS)
 }
 

@@ -263,6 +263,47 @@ pub async fn put_variables(
     Ok(axum::Json(processes.variables(&id).await?))
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MigrateBody {
+    to_process_definition_id: Option<String>,
+    to_process_definition_key: Option<String>,
+    to_process_definition_version: Option<i64>,
+    #[serde(default)]
+    activity_mappings: Vec<ActivityMapping>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ActivityMapping {
+    from_activity_id: Option<String>,
+    to_activity_id: Option<String>,
+}
+
+/// `POST /runtime/process-instances/{id}/migrate` `{"toProcessDefinitionId"? |
+/// "toProcessDefinitionKey"? + "toProcessDefinitionVersion"?, "activityMappings"?:
+/// [{"fromActivityId", "toActivityId"}]}` → the instance on its new definition (SPEC P13;
+/// Flowable's migration document). Without a target: the latest version of the instance's key.
+pub async fn migrate(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Json(body): Json<MigrateBody>,
+) -> Result<axum::Json<InstanceView>, ApiError> {
+    let mut req = kairos::process::MigrateRequest::latest();
+    req.to_process_definition_id =
+        filter(body.to_process_definition_id).map(|d| limited("toProcessDefinitionId", d, 64)).transpose()?;
+    req.to_process_definition_key = filter(body.to_process_definition_key)
+        .map(|k| limited("toProcessDefinitionKey", k, MAX_NAME_CHARS))
+        .transpose()?;
+    req.to_process_definition_version = body.to_process_definition_version;
+    for m in body.activity_mappings {
+        let from = required("fromActivityId", m.from_activity_id, MAX_NAME_CHARS)?;
+        let to = required("toActivityId", m.to_activity_id, MAX_NAME_CHARS)?;
+        req = req.map(from, to);
+    }
+    Ok(axum::Json(app.engine.processes().migrate_instance(&id, &req).await?))
+}
+
 // ---- executions, messages, signals ---------------------------------------------------------
 
 #[derive(Debug, Deserialize)]

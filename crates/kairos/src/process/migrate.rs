@@ -1,0 +1,220 @@
+//! Process instance migration (SPEC P13): one running instance moves to another version of
+//! its definition (or another definition) with a checked activity mapping, in one
+//! transaction under the instance's REV_ lock.
+//!
+//! The check and the move are the pure runtime's ([`kairos_process::migrate`],
+//! `Runtime::migrate`); this module picks the target, refuses what it cannot move safely —
+//! a suspended instance or target, a job some node or external worker is running now, a dead
+//! letter (its stored configuration names the old activity) — and writes the rows the diff of
+//! the instance does not cover: every row's PROC_DEF_ID_, a task's key and name, an open
+//! history record's activity, a kept job's activity.
+
+use kairos_process::migrate as plan;
+use kairos_process::{Env, ErrorKind, Instance, JobKind, ProcessError, Runtime};
+use kairos_store::{SqlValue, Write};
+
+use super::deploy::{self, DefinitionInfo};
+use super::views::InstanceView;
+use super::{CONFLICT_RETRIES, Processes, process_of, rows};
+use crate::Error;
+
+/// Where an instance goes: a definition by id, or a version of a key (the instance's own key
+/// and the latest version when left out), and which activities move where.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct MigrateRequest {
+    pub to_process_definition_id: Option<String>,
+    pub to_process_definition_key: Option<String>,
+    pub to_process_definition_version: Option<i64>,
+    /// (`fromActivityId`, `toActivityId`); an active activity without one moves to the
+    /// activity of the same id.
+    pub activity_mappings: Vec<(String, String)>,
+}
+
+impl MigrateRequest {
+    /// To the latest version of the instance's own definition key.
+    pub fn latest() -> MigrateRequest {
+        MigrateRequest::default()
+    }
+
+    pub fn to_definition(id: impl Into<String>) -> MigrateRequest {
+        MigrateRequest { to_process_definition_id: Some(id.into()), ..Default::default() }
+    }
+
+    pub fn to_version(key: impl Into<String>, version: i64) -> MigrateRequest {
+        MigrateRequest {
+            to_process_definition_key: Some(key.into()),
+            to_process_definition_version: Some(version),
+            ..Default::default()
+        }
+    }
+
+    /// Adds a mapping of `from` (an activity of the instance's definition) to `to`.
+    pub fn map(mut self, from: impl Into<String>, to: impl Into<String>) -> MigrateRequest {
+        self.activity_mappings.push((from.into(), to.into()));
+        self
+    }
+}
+
+impl Processes {
+    /// Moves running instance `id` to the definition `req` names (SPEC P13) and returns it.
+    /// Every problem with the mapping is an error naming the activity, and nothing changes.
+    pub async fn migrate_instance(&self, id: &str, req: &MigrateRequest) -> Result<InstanceView, Error> {
+        for _ in 0..CONFLICT_RETRIES {
+            let Some(before) = rows::load(self.store.as_ref(), id).await? else {
+                return Err(process_error(ErrorKind::NotFound, format!("process instance {id} is not running")));
+            };
+            let target = self.migration_target(&before, req).await?;
+            self.check_movable(&before).await?;
+            let source_defs = self.definitions(&before.definition_id).await?;
+            let target_defs = self.definitions(&target.id).await?;
+            let source = process_of(&source_defs, &before.definition_key)?;
+            let target_process = process_of(&target_defs, &target.key)?;
+            let migration = plan::plan(&before, source, target_process, &req.activity_mappings)?;
+            let now = self.store.db_now().await?;
+            let mut ids = kairos_core::new_id;
+            let env = Env { definitions: &target_defs, process: target_process, now, ids: &mut ids };
+            let mut rt = Runtime::new(env, before.clone());
+            rt.migrate(&migration, &target.id, &target.key)?;
+            let after = rt.into_instance();
+            let mut writes = rows::writes(Some(&before), &after, self.history);
+            writes.extend(moved_rows(&before, &after));
+            match self.store.write_all(&writes).await {
+                Ok(_) => return self.instance(id).await,
+                Err(e) if e.kind == kairos_store::ErrorKind::Conflict => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(process_error(
+            ErrorKind::Conflict,
+            format!("process instance {id} kept changing under the migration ({CONFLICT_RETRIES} tries); try again"),
+        ))
+    }
+
+    async fn migration_target(&self, inst: &Instance, req: &MigrateRequest) -> Result<DefinitionInfo, Error> {
+        let store = self.store.as_ref();
+        let target = match (&req.to_process_definition_id, req.to_process_definition_version) {
+            (Some(id), _) => deploy::definition(store, id).await?,
+            (None, None) => {
+                deploy::latest(store, req.to_process_definition_key.as_deref().unwrap_or(&inst.definition_key)).await?
+            }
+            (None, Some(version)) => {
+                let key = req.to_process_definition_key.as_deref().unwrap_or(&inst.definition_key);
+                let all = deploy::list(store, Some(key), false).await?;
+                all.into_iter().find(|d| d.version == version).ok_or_else(|| {
+                    process_error(ErrorKind::NotFound, format!("process definition '{key}' has no version {version}"))
+                })?
+            }
+        };
+        if target.suspended {
+            return Err(process_error(
+                ErrorKind::Conflict,
+                format!("process definition {} is suspended: activate it before migrating to it", target.id),
+            ));
+        }
+        Ok(target)
+    }
+
+    /// A suspended instance, a job running right now (on a node, or locked by an external
+    /// worker) or a dead letter would be left pointing at the old model: refused.
+    async fn check_movable(&self, inst: &Instance) -> Result<(), Error> {
+        if inst.suspension_state == kairos_process::SUSPENDED {
+            return Err(process_error(
+                ErrorKind::Conflict,
+                format!("process instance {} is suspended: activate it before migrating it", inst.id),
+            ));
+        }
+        let now = self.store.dialect().now;
+        let key = [SqlValue::Text(inst.id.clone())];
+        let locked = self
+            .store
+            .read(
+                &format!(
+                    "SELECT ID_, LOCK_OWNER_ FROM ACT_RU_JOB WHERE PROCESS_INSTANCE_ID_ = ? \
+                     AND LOCK_OWNER_ IS NOT NULL AND LOCK_EXP_TIME_ > {now}"
+                ),
+                &key,
+            )
+            .await?;
+        if let Some(r) = locked.first() {
+            let (job, owner) = (r[0].as_str().unwrap_or_default(), r[1].as_str().unwrap_or_default());
+            return Err(process_error(
+                ErrorKind::Conflict,
+                format!("job {job} of the instance is running now (locked by {owner}): migrate when it is done"),
+            ));
+        }
+        let dead =
+            self.store.read("SELECT ID_ FROM ACT_RU_DEADLETTER_JOB WHERE PROCESS_INSTANCE_ID_ = ?", &key).await?;
+        if let Some(r) = dead.first() {
+            return Err(process_error(
+                ErrorKind::Conflict,
+                format!(
+                    "dead letter job {} belongs to the instance: retry or delete it before migrating",
+                    r[0].as_str().unwrap_or_default()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The rows the instance diff leaves alone: PROC_DEF_ID_ of every row of the instance, the
+/// key and name of moved tasks, the activity of open history records and kept jobs.
+fn moved_rows(before: &Instance, after: &Instance) -> Vec<Write> {
+    let text = |s: &str| SqlValue::Text(s.to_string());
+    let opt = |s: &Option<String>| s.clone().map_or(SqlValue::Null, SqlValue::Text);
+    let (pi, def) = (after.id.as_str(), after.definition_id.as_str());
+    let mut w = Vec::new();
+    for table in [
+        "ACT_RU_EXECUTION SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
+        "ACT_RU_TASK SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
+        "ACT_RU_IDENTITYLINK SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
+        "ACT_RU_JOB SET PROC_DEF_ID_ = ? WHERE PROCESS_INSTANCE_ID_ = ?",
+        "ACT_HI_ACTINST SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
+        "ACT_HI_TASKINST SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
+        "ACT_HI_PROCINST SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
+    ] {
+        w.push(Write::new(format!("UPDATE {table}"), vec![text(def), text(pi)]));
+    }
+    w.push(Write::new(
+        "UPDATE ACT_HI_PROCINST SET PROC_DEF_KEY_ = ? WHERE PROC_INST_ID_ = ?",
+        vec![text(&after.definition_key), text(pi)],
+    ));
+    for t in &after.tasks {
+        let moved = before.tasks.iter().any(|b| b.id == t.id && (b.task_def_key != t.task_def_key || b.name != t.name));
+        if moved {
+            for table in ["ACT_RU_TASK", "ACT_HI_TASKINST"] {
+                w.push(Write::new(
+                    format!("UPDATE {table} SET TASK_DEF_KEY_ = ?, NAME_ = ? WHERE ID_ = ?"),
+                    vec![text(&t.task_def_key), opt(&t.name), text(&t.id)],
+                ));
+            }
+        }
+    }
+    for r in after.activities.iter().filter(|r| r.end.is_none()) {
+        if before.activities.iter().any(|b| b.id == r.id && b.activity_id != r.activity_id) {
+            w.push(Write::new(
+                "UPDATE ACT_HI_ACTINST SET ACT_ID_ = ?, ACT_NAME_ = ? WHERE ID_ = ?",
+                vec![text(&r.activity_id), opt(&r.activity_name), text(&r.id)],
+            ));
+        }
+    }
+    for j in &after.jobs {
+        let Some(b) = before.jobs.iter().find(|b| b.id == j.id) else { continue };
+        if b.activity_id != j.activity_id || b.topic != j.topic {
+            let config = match (&j.kind, &j.topic) {
+                (JobKind::External, Some(topic)) => topic.clone(),
+                _ => j.kind.config(&j.activity_id),
+            };
+            w.push(Write::new(
+                "UPDATE ACT_RU_JOB SET ELEMENT_ID_ = ?, HANDLER_CFG_ = ? WHERE ID_ = ?",
+                vec![text(&j.activity_id), text(&config), text(&j.id)],
+            ));
+        }
+    }
+    w
+}
+
+fn process_error(kind: ErrorKind, message: String) -> Error {
+    Error::Process(ProcessError::new(kind, message))
+}
