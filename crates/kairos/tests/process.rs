@@ -1452,7 +1452,7 @@ async fn a_running_instance_migrates_to_a_new_version(backend: Backend) {
         "SELECT PROC_DEF_ID_ FROM ACT_RU_TASK WHERE PROC_INST_ID_ = ?",
         "SELECT PROC_DEF_ID_ FROM ACT_RU_JOB WHERE PROCESS_INSTANCE_ID_ = ?",
         "SELECT PROC_DEF_ID_ FROM ACT_HI_PROCINST WHERE PROC_INST_ID_ = ?",
-        "SELECT PROC_DEF_ID_ FROM ACT_HI_ACTINST WHERE PROC_INST_ID_ = ?",
+        "SELECT PROC_DEF_ID_ FROM ACT_HI_ACTINST WHERE PROC_INST_ID_ = ? AND END_TIME_ IS NULL",
     ] {
         let r = rows(sql, a.clone()).await;
         assert!(!r.is_empty() && r.iter().all(|r| r[0].as_str() == Some(v2.as_str())), "{sql}: {r:?}");
@@ -1530,7 +1530,55 @@ async fn migration_keeps_tokens_in_their_scope(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const REMIND: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <process id="remind" name="Remind" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="work"/>
+    <userTask id="work"/>
+    <boundaryEvent id="reminder" attachedToRef="work" cancelActivity="false"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></boundaryEvent>
+    <sequenceFlow id="f2" sourceRef="work" targetRef="end"/>
+    <sequenceFlow id="f3" sourceRef="reminder" targetRef="nudge"/>
+    <userTask id="nudge"/>
+    <sequenceFlow id="f4" sourceRef="nudge" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+/// A one-shot wait used up before the migration (a non-interrupting timer that fired) is not
+/// armed again by it; the same process with the timer still waiting keeps it.
+async fn migration_does_not_rearm_used_up_waits(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    let store = engine.store().clone();
+    p.deploy("remind.bpmn", REMIND).await.unwrap();
+    let fired = p.start(start("remind", "R1", json!({}))).await.unwrap().id;
+    let waiting = p.start(start("remind", "R2", json!({}))).await.unwrap().id;
+    let timers = |pi: String| {
+        let store = store.clone();
+        async move {
+            let sql = "SELECT ID_ FROM ACT_RU_JOB WHERE PROCESS_INSTANCE_ID_ = ? AND ELEMENT_ID_ = 'reminder'";
+            store.sql_query(sql, &[SqlValue::Text(pi)]).await.unwrap()
+        }
+    };
+    let job = timers(fired.clone()).await[0][0].as_str().unwrap().to_string();
+    store.job_execute_now(&job).await.unwrap();
+    engine.wake();
+    wait_until(LIMIT, "the reminder to fire", || async {
+        p.tasks(Some(&fired), None, None, None).await.unwrap().iter().any(|t| t.task_definition_key == "nudge")
+    })
+    .await;
+    assert!(timers(fired.clone()).await.is_empty());
+    p.deploy("remind.bpmn", &REMIND.replace("name=\"Remind\"", "name=\"Remind v2\"")).await.unwrap();
+    p.migrate_instance(&fired, &MigrateRequest::latest()).await.unwrap();
+    p.migrate_instance(&waiting, &MigrateRequest::latest()).await.unwrap();
+    assert!(timers(fired).await.is_empty(), "the reminder that fired is not armed again");
+    assert_eq!(timers(waiting).await.len(), 1, "the waiting reminder still waits");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    migration_does_not_rearm_used_up_waits,
     migration_keeps_tokens_in_their_scope,
     a_running_instance_migrates_to_a_new_version,
     a_retried_signal_request_reaches_each_instance_once,

@@ -17,7 +17,7 @@
 //! contains tokens is not itself active (IS_ACTIVE_ false), as seed 003 §3.2 shows for a
 //! parallel split.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use jiff::Timestamp;
 use kairos_bpmn::{
@@ -1177,19 +1177,28 @@ impl<'a> Runtime<'a> {
         }
         self.inst.definition_id = definition_id.to_string();
         self.inst.definition_key = definition_key.to_string();
-        // The due dates of timers that stay the same, by (the execution holding the wait, or for
-        // a boundary event the activity's execution; the target event's id).
+        // The due dates (and cycles) of timers that stay the same, by (the execution holding the
+        // wait, or for a boundary event the activity's execution; the target event's id).
         let mut dues = BTreeMap::new();
+        // Which waits were live, by the same key (a used-up one is not armed again), and when
+        // each subscription was made (same-named waits are served in that order).
+        let mut live = BTreeSet::new();
+        let mut created = BTreeMap::new();
+        for s in &self.inst.subscriptions {
+            let key = (self.wait_anchor(&s.execution_id), migration.target_of(&s.activity_id).to_string());
+            created.insert((key.0.clone(), key.1.clone(), s.event_type.clone()), s.created);
+            live.insert(key);
+        }
         for j in self.inst.jobs.iter().filter(|j| j.kind == JobKind::Timer) {
-            let Some(e) = self.inst.execution(&j.execution_id) else { continue };
-            let anchor = if e.is_event_scope { e.parent_id.clone().unwrap_or_default() } else { e.id.clone() };
+            let anchor = self.wait_anchor(&j.execution_id);
+            live.insert((anchor.clone(), migration.target_of(&j.activity_id).to_string()));
             let to = migration.target_of(&j.activity_id);
             let same = match (migration.source_timers.get(&j.activity_id), self.env.process.node_by_id(to)) {
                 (Some(text), Some(n)) => matches!(n.kind.trigger(), Some(EventTrigger::Timer(t)) if &t.text == text),
                 _ => false,
             };
             if let (true, Some(due)) = (same, j.due) {
-                dues.insert((anchor, to.to_string()), due);
+                dues.insert((anchor, to.to_string()), (due, j.repeat.clone()));
             }
         }
         // Every wait goes; async continuations and external tasks follow their activity.
@@ -1219,6 +1228,9 @@ impl<'a> Runtime<'a> {
             t.task_def_key = migration.target_of(&t.task_def_key).to_string();
             if let Some(n) = self.env.process.node_by_id(&t.task_def_key) {
                 t.name = n.name.clone();
+                if let NodeKind::UserTask(ut) = &n.kind {
+                    t.form_key.clone_from(&ut.form_key);
+                }
             }
         }
         for r in self.inst.activities.iter_mut().filter(|r| r.end.is_none()) {
@@ -1260,15 +1272,52 @@ impl<'a> Runtime<'a> {
                 self.arm_waits(&e.id, &n)?;
             }
         }
+        // A wait of the source that was used up stays used up; new events of the target wait.
+        let anchors: BTreeMap<String, String> =
+            self.inst.executions.iter().map(|e| (e.id.clone(), self.wait_anchor(&e.id))).collect();
+        let stale = |exec: &str, activity: &str| {
+            let anchor = anchors.get(exec).cloned().unwrap_or_default();
+            migration.source_waits.contains(activity) && !live.contains(&(anchor, activity.to_string()))
+        };
+        self.inst.jobs.retain(|j| j.kind != JobKind::Timer || !stale(&j.execution_id, &j.activity_id));
+        self.inst.subscriptions.retain(|s| !stale(&s.execution_id, &s.activity_id));
+        let idle: Vec<String> = self
+            .inst
+            .executions
+            .iter()
+            .filter(|e| e.is_event_scope)
+            .filter(|e| !self.inst.jobs.iter().any(|j| j.execution_id == e.id))
+            .filter(|e| !self.inst.subscriptions.iter().any(|s| s.execution_id == e.id))
+            .map(|e| e.id.clone())
+            .collect();
+        for es in idle {
+            self.remove_execution_tree(&es, None);
+        }
+        for s in &mut self.inst.subscriptions {
+            let anchor = anchors.get(&s.execution_id).cloned().unwrap_or_default();
+            if let Some(at) = created.get(&(anchor, s.activity_id.clone(), s.event_type.clone())) {
+                s.created = *at;
+            }
+        }
         for j in self.inst.jobs.iter_mut().filter(|j| j.kind == JobKind::Timer) {
-            let Some(e) = self.inst.executions.iter().find(|e| e.id == j.execution_id) else { continue };
-            let anchor = if e.is_event_scope { e.parent_id.clone().unwrap_or_default() } else { e.id.clone() };
-            if let Some(due) = dues.get(&(anchor, j.activity_id.clone())) {
+            let anchor = anchors.get(&j.execution_id).cloned().unwrap_or_default();
+            // The due date, and for a cycle what is left of it (REPEAT_ as the job engine keeps it).
+            if let Some((due, repeat)) = dues.get(&(anchor, j.activity_id.clone())) {
                 j.due = Some(*due);
+                j.repeat.clone_from(repeat);
             }
         }
         self.normalize();
         Ok(())
+    }
+
+    /// Where a wait held by `exec` belongs: a boundary event's event-scope execution waits for
+    /// the activity's execution; any other execution for itself.
+    fn wait_anchor(&self, exec: &str) -> String {
+        match self.inst.execution(exec) {
+            Some(e) if e.is_event_scope => e.parent_id.clone().unwrap_or_default(),
+            _ => exec.to_string(),
+        }
     }
 
     /// True when an interrupting event sub-process runs in `scope`: the scope's event

@@ -78,6 +78,19 @@ impl Processes {
             rt.migrate(&migration, &target.id, &target.key)?;
             let after = rt.into_instance();
             let mut writes = rows::writes(Some(&before), &after, self.history);
+            // In the same transaction as the rows it deletes or rewrites: no job of the instance
+            // was locked since check_movable (a node or worker would hold a job that changed).
+            let now = self.store.dialect().now;
+            writes.push(
+                Write::new(
+                    format!(
+                        "UPDATE ACT_RU_JOB SET REV_ = REV_ WHERE PROCESS_INSTANCE_ID_ = ? \
+                         AND LOCK_OWNER_ IS NOT NULL AND LOCK_EXP_TIME_ > {now}"
+                    ),
+                    vec![SqlValue::Text(id.to_string())],
+                )
+                .expect(0),
+            );
             writes.extend(moved_rows(&before, &after));
             match self.store.write_all(&writes).await {
                 Ok(_) => return self.instance(id).await,
@@ -170,8 +183,9 @@ fn moved_rows(before: &Instance, after: &Instance) -> Vec<Write> {
         "ACT_RU_TASK SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
         "ACT_RU_IDENTITYLINK SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
         "ACT_RU_JOB SET PROC_DEF_ID_ = ? WHERE PROCESS_INSTANCE_ID_ = ?",
-        "ACT_HI_ACTINST SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
-        "ACT_HI_TASKINST SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
+        // Open history follows; what was done before stays with the definition it was done in.
+        "ACT_HI_ACTINST SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ? AND END_TIME_ IS NULL",
+        "ACT_HI_TASKINST SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ? AND END_TIME_ IS NULL",
         "ACT_HI_PROCINST SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
     ] {
         w.push(Write::new(format!("UPDATE {table}"), vec![text(def), text(pi)]));
@@ -181,12 +195,14 @@ fn moved_rows(before: &Instance, after: &Instance) -> Vec<Write> {
         vec![text(&after.definition_key), text(pi)],
     ));
     for t in &after.tasks {
-        let moved = before.tasks.iter().any(|b| b.id == t.id && (b.task_def_key != t.task_def_key || b.name != t.name));
+        let moved = before.tasks.iter().any(|b| {
+            b.id == t.id && (b.task_def_key != t.task_def_key || b.name != t.name || b.form_key != t.form_key)
+        });
         if moved {
             for table in ["ACT_RU_TASK", "ACT_HI_TASKINST"] {
                 w.push(Write::new(
-                    format!("UPDATE {table} SET TASK_DEF_KEY_ = ?, NAME_ = ? WHERE ID_ = ?"),
-                    vec![text(&t.task_def_key), opt(&t.name), text(&t.id)],
+                    format!("UPDATE {table} SET TASK_DEF_KEY_ = ?, NAME_ = ?, FORM_KEY_ = ? WHERE ID_ = ?"),
+                    vec![text(&t.task_def_key), opt(&t.name), opt(&t.form_key), text(&t.id)],
                 ));
             }
         }
