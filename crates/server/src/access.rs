@@ -6,7 +6,8 @@
 //! on a network by accident (LESSONS: unauthenticated REST APIs are the classic hole), so
 //! `kairos serve` warns when it listens beyond loopback without a token. `GET /health` stays
 //! open: load balancers and orchestrators probe it without credentials, and it tells nothing
-//! but the node's id and store kind. Users, roles and tenant isolation (SPEC I7) are not
+//! but the node's id and store kind; so does `GET /openapi.json`, which describes the API,
+//! not anything in it. Users, roles and tenant isolation (SPEC I7) are not
 //! here yet: one token grants the whole API.
 
 use crate::error::ApiError;
@@ -32,7 +33,7 @@ pub fn check_token(token: &str) -> Result<(), String> {
 
 /// Middleware: lets a request through when it carries `token`, or asks for it with a 401.
 pub(crate) async fn require_token(State(token): State<Arc<str>>, req: Request, next: Next) -> Response {
-    if req.uri().path() == "/health" {
+    if matches!(req.uri().path(), "/health" | "/openapi.json") {
         return next.run(req).await;
     }
     let presented = req

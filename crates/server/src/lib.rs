@@ -12,6 +12,7 @@
 //! | route | does |
 //! |---|---|
 //! | `GET /health` | node, store, 503 when the database does not answer |
+//! | `GET /openapi.json` | this API as an OpenAPI 3.1 document |
 //! | `GET /metrics` | Prometheus (OpenMetrics) text: executor metrics, job gauges |
 //! | `GET /management/engine` | this node's settings and handlers, the cluster's nodes |
 //! | `GET /management/doctor?businessKey=&processInstanceId=` | [`kairos::doctor`] findings |
@@ -35,6 +36,7 @@
 //! | `GET /runtime/tasks`, `GET, POST /runtime/tasks/{id}` | open tasks / one / `{"action": "complete"\|"claim"}` |
 //! | `GET, PUT /runtime/tasks/{id}/variables?scope=local\|global` | what a task sees / sets: task-local ones (SPEC P6) or its execution's |
 //! | `POST /runtime/messages`, `POST /runtime/signals` | deliver a message / broadcast a signal |
+//! | `POST /external-job-api/acquire/jobs`, `POST …/acquire/jobs/{id}/complete`, `/fail`, `/bpmnError` | external workers (SPEC I4): fetch and lock, then report |
 //! | `GET /history/historic-process-instances`, `…-activity-instances`, `…-task-instances` | process history |
 //! | `POST, GET /scheduler/jobs`, `GET, PUT, DELETE /scheduler/jobs/{group}/{name}` | job details (PUT: pause/resume its triggers) |
 //! | `POST, GET /scheduler/triggers`, `GET, PUT, DELETE /scheduler/triggers/{group}/{name}` | triggers (PUT: pause/resume) |
@@ -55,7 +57,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use kairos::Engine;
 use routes::processes::{self, repository, tasks};
-use routes::{deadletter, health, history, jobs, management, scheduler};
+use routes::{deadletter, health, history, jobs, management, openapi, scheduler};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -71,6 +73,7 @@ pub struct AppState {
 pub fn router(engine: Arc<Engine>) -> Router {
     Router::new()
         .route("/health", get(health::health))
+        .route("/openapi.json", get(openapi::document))
         .route("/metrics", get(metrics::metrics))
         .route("/management/engine", get(management::engine))
         .route("/management/doctor", get(management::doctor))
@@ -147,7 +150,7 @@ async fn access_log(req: axum::extract::Request, next: axum::middleware::Next) -
 }
 
 /// The API for callers presenting `token` only (`Authorization: Bearer TOKEN`; see
-/// [`access`]); `GET /health` stays open.
+/// [`access`]); `GET /health` and `GET /openapi.json` stay open.
 pub fn router_with_token(engine: Arc<Engine>, token: &str) -> Router {
     let token: Arc<str> = Arc::from(token);
     router(engine).layer(axum::middleware::from_fn_with_state(token, access::require_token))

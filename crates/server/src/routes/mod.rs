@@ -5,5 +5,6 @@ pub mod health;
 pub mod history;
 pub mod jobs;
 pub mod management;
+pub mod openapi;
 pub mod processes;
 pub mod scheduler;
