@@ -149,5 +149,15 @@ async fn bad_requests_name_the_field_and_write_nothing() {
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
     let r = app.get("/scheduler/triggers/DEFAULT/missing").await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    // A job detail has no state: the filter is refused, not silently ignored.
+    let r = app.get("/scheduler/jobs?state=PAUSED").await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    let r = app.get("/scheduler/jobs?group=").await;
+    assert_eq!(
+        (r.status, r.json["total"].as_u64()),
+        (StatusCode::OK, Some(1)),
+        "an empty group is no filter: {}",
+        r.text
+    );
     assert_eq!(qrtz_rows(&app).await, before, "nothing written");
 }

@@ -74,9 +74,18 @@ use kairos::scheduler::{
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PageQuery {
+pub struct TriggersQuery {
     group: Option<String>,
     state: Option<String>,
+    start: Option<String>,
+    size: Option<String>,
+}
+
+/// `GET /scheduler/jobs`' query: a job detail has no state, so `state` is refused here.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobsQuery {
+    group: Option<String>,
     start: Option<String>,
     size: Option<String>,
 }
@@ -104,9 +113,9 @@ pub async fn add_job(State(app): State<AppState>, Json(spec): Json<JobSpec>) -> 
 /// `GET /scheduler/jobs?group=`.
 pub async fn jobs(
     State(app): State<AppState>,
-    Query(q): Query<PageQuery>,
+    Query(q): Query<JobsQuery>,
 ) -> Result<axum::Json<List<JobView>>, ApiError> {
-    let all = app.engine.scheduler().jobs(q.group.as_deref()).await?;
+    let all = app.engine.scheduler().jobs(q.group.as_deref().filter(|g| !g.is_empty())).await?;
     Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
 }
 
@@ -151,7 +160,7 @@ pub async fn schedule(State(app): State<AppState>, Json(spec): Json<TriggerSpec>
 /// `GET /scheduler/triggers?group=&state=` (state: WAITING, PAUSED, BLOCKED, PAUSED_BLOCKED, ERROR).
 pub async fn triggers(
     State(app): State<AppState>,
-    Query(q): Query<PageQuery>,
+    Query(q): Query<TriggersQuery>,
 ) -> Result<axum::Json<List<TriggerView>>, ApiError> {
     let state = match q.state.as_deref().filter(|s| !s.is_empty()) {
         None => None,

@@ -103,7 +103,7 @@ pub struct FailBody {
     retry_timeout: Option<Value>,
 }
 
-/// `POST /external-job-api/acquire/jobs/{id}/fail` → 200 `{"retries": N}` (0: dead letter).
+/// `POST /external-job-api/acquire/jobs/{id}/fail` → 200 `{"id", "retries", "deadLetter"}` (`retries` 0 and `deadLetter` true: it became a dead letter).
 pub async fn fail(State(app): State<AppState>, Id(id): Id, Json(b): Json<FailBody>) -> Result<Response, ApiError> {
     let worker = required("workerId", b.worker_id, MAX_NAME_CHARS)?;
     let message = required("errorMessage", b.error_message, 4000)?;
