@@ -27,7 +27,7 @@
 //! # Supported elements
 //! | element | notes |
 //! |---|---|
-//! | `startEvent` | none, timer, message, signal; in an event sub-process also error and escalation, and `isInterrupting`; `*:initiator`, `*:formKey` |
+//! | `startEvent` | none, timer, message, signal; in an event sub-process also error, escalation and conditional, and `isInterrupting`; `*:initiator`, `*:formKey` |
 //! | `endEvent` | none, terminate, error (`errorRef` → error code; an undeclared `errorRef` is the code), signal, escalation; message: a service task when it names a handler or topic, else none |
 //! | `userTask` | `*:assignee`, `*:candidateUsers`, `*:candidateGroups` (comma lists), `*:formKey`, `*:dueDate`, `*:priority`; `humanPerformer` / `potentialOwner` |
 //! | `serviceTask` | handler from `kairos:handler`, `*:class`, `*:delegateExpression="${name}"`, `*:expression="${name}"`; external worker from `camunda:type="external" camunda:topic` or `flowable:type="external-worker" flowable:topic`; `*:resultVariable`, `*:field` |
@@ -38,8 +38,8 @@
 //! | `parallelGateway`, `eventBasedGateway` | targets of an event-based gateway must be catch events or receive tasks |
 //! | `subProcess` | embedded (one none start), and `triggeredByEvent="true"` event sub-processes |
 //! | `callActivity` | `calledElement`; `*:in` / `*:out` (`source`/`target`, `sourceExpression`, `variables="all"`, `businessKey`, `local`); `flowable:inheritBusinessKey`, `*:inheritVariables` |
-//! | `boundaryEvent` | timer, error, message, signal, escalation (on embedded sub-processes); `attachedToRef`, `cancelActivity` |
-//! | `intermediateCatchEvent` | timer, message, signal, link (by `name`; no incoming flows) |
+//! | `boundaryEvent` | timer, error, message, signal, conditional, escalation (on embedded sub-processes); `attachedToRef`, `cancelActivity` |
+//! | `intermediateCatchEvent` | timer, message, signal, link (by `name`; no incoming flows), conditional (`${…}` condition, `*:variableName`) |
 //! | `intermediateThrowEvent` | none, signal, escalation, link (to the catch of its name in its scope; no outgoing flows), message (as a message end event) |
 //! | `sequenceFlow` | `conditionExpression` (`${...}`; script languages refused); without an `id` it is given `flow_<source>_<target>` |
 //!
@@ -65,7 +65,7 @@
 //!
 //! Refused with "unsupported element …": anything else with execution
 //! semantics — `scriptTask`, `complexGateway`, `transaction`,
-//! `adHocSubProcess`, compensation, conditional and cancel
+//! `adHocSubProcess`, compensation, conditional starts of a process, cancel
 //! events, `standardLoopCharacteristics`, vendor listeners,
 //! connectors, service task types other than external workers, scripts in
 //! input/output parameters.

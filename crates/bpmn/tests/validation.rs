@@ -68,7 +68,11 @@ const CASES: &[(&str, &str, &str)] = &[
         "c",
         "needs exactly one of timeDate, timeDuration, timeCycle",
     ),
-    (r#"<intermediateCatchEvent id="c"/>"#, "c", "needs a timer, message, signal or link event definition"),
+    (
+        r#"<intermediateCatchEvent id="c"/>"#,
+        "c",
+        "needs a timer, message, signal, link or conditional event definition",
+    ),
     (r#"<eventBasedGateway id="g" instantiate="true"/>"#, "g", "unsupported element eventBasedGateway 'g'"),
     (r#"<task id="t" isForCompensation="true"/>"#, "t", "unsupported element task 't': compensation"),
     (r#"<callActivity id="c"/>"#, "c", "has no calledElement"),
@@ -150,6 +154,16 @@ const CASES: &[(&str, &str, &str)] = &[
         "unsupported element compensateEventDefinition in endEvent 'x'",
     ),
     (r#"<task id="t"><ioBinding/></task>"#, "t", "unsupported element ioBinding in task 't'"),
+    (
+        r#"<intermediateCatchEvent id="c"><conditionalEventDefinition><condition>approved</condition></conditionalEventDefinition></intermediateCatchEvent>"#,
+        "c",
+        "conditionalEventDefinition has condition 'approved'; it needs a ${...} expression",
+    ),
+    (
+        r#"<intermediateCatchEvent id="c"><conditionalEventDefinition camunda:variableEvents="create"><condition>${x}</condition></conditionalEventDefinition></intermediateCatchEvent>"#,
+        "c",
+        "unsupported element camunda:variableEvents in intermediateCatchEvent 'c'",
+    ),
     (
         r#"<intermediateThrowEvent id="x"><extensionElements><camunda:inputOutput/></extensionElements></intermediateThrowEvent>"#,
         "x",

@@ -1577,7 +1577,89 @@ async fn migration_does_not_rearm_used_up_waits(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const CONDITIONS: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <process id="conditions" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="fork"/>
+    <parallelGateway id="fork"/>
+    <sequenceFlow id="f2" sourceRef="fork" targetRef="waitApproval"/>
+    <sequenceFlow id="f3" sourceRef="fork" targetRef="review"/>
+    <intermediateCatchEvent id="waitApproval"><conditionalEventDefinition><condition>${approved}</condition></conditionalEventDefinition></intermediateCatchEvent>
+    <sequenceFlow id="f4" sourceRef="waitApproval" targetRef="approvedEnd"/>
+    <endEvent id="approvedEnd"/>
+    <userTask id="review"/>
+    <boundaryEvent id="cancelled" attachedToRef="review">
+      <conditionalEventDefinition camunda:variableName="trigger"><condition>${flag}</condition></conditionalEventDefinition>
+    </boundaryEvent>
+    <sequenceFlow id="f5" sourceRef="review" targetRef="reviewedEnd"/>
+    <endEvent id="reviewedEnd"/>
+    <sequenceFlow id="f6" sourceRef="cancelled" targetRef="cancelledEnd"/>
+    <endEvent id="cancelledEnd"/>
+    <subProcess id="big" triggeredByEvent="true">
+      <startEvent id="bigStart" isInterrupting="false"><conditionalEventDefinition><condition>${amount > 1000}</condition></conditionalEventDefinition></startEvent>
+      <sequenceFlow id="b1" sourceRef="bigStart" targetRef="notify"/>
+      <userTask id="notify"/>
+      <sequenceFlow id="b2" sourceRef="notify" targetRef="bigEnd"/>
+      <endEvent id="bigEnd"/>
+    </subProcess>
+  </process>
+</definitions>"#;
+
+/// Conditional events: a catch waits until its condition holds after a variable change, a
+/// boundary with `camunda:variableName` checks only when that variable changes, a
+/// non-interrupting event sub-process starts when its condition becomes true; the waits are
+/// ACT_RU_EVENT_SUBSCR rows of type 'conditional'. An undefined variable is an error.
+async fn conditional_events_fire_when_variables_make_them_true(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("conditions.bpmn", CONDITIONS).await.unwrap();
+    let err = p.start(start("conditions", "C0", json!({"approved": false}))).await.unwrap_err();
+    assert!(err.to_string().contains("undefined variable"), "{err}");
+    let v = json!({"approved": false, "flag": false, "amount": 10});
+    let pi = p.start(start("conditions", "C1", v)).await.unwrap().id;
+    let subs = engine
+        .store()
+        .sql_query(
+            "SELECT COUNT(*) FROM ACT_RU_EVENT_SUBSCR WHERE PROC_INST_ID_ = ? AND EVENT_TYPE_ = 'conditional'",
+            &[SqlValue::Text(pi.clone())],
+        )
+        .await
+        .unwrap();
+    assert_eq!(subs[0][0].as_i64(), Some(3), "catch, boundary, event sub-process start");
+    let keys = |pi: String| {
+        let p = engine.processes();
+        async move {
+            let mut k: Vec<String> = p
+                .tasks(Some(&pi), None, None, None)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|t| t.task_definition_key)
+                .collect();
+            k.sort();
+            k
+        }
+    };
+    p.set_variables(&pi, vars(json!({"amount": 5000}))).await.unwrap();
+    assert_eq!(keys(pi.clone()).await, ["notify", "review"], "the event sub-process started beside");
+    p.set_variables(&pi, vars(json!({"flag": true}))).await.unwrap();
+    assert_eq!(keys(pi.clone()).await, ["notify", "review"], "the boundary only checks when 'trigger' changes");
+    p.set_variables(&pi, vars(json!({"approved": true, "trigger": 1}))).await.unwrap();
+    assert_eq!(keys(pi.clone()).await, ["notify"], "the boundary interrupted the review");
+    let t = p.tasks(Some(&pi), None, None, None).await.unwrap().remove(0);
+    p.complete_task(&t.id, Map::new()).await.unwrap();
+    assert!(p.instance(&pi).await.unwrap().ended);
+    let trace = trace(&engine, &pi).await;
+    for id in ["waitApproval", "approvedEnd", "cancelled", "cancelledEnd", "bigStart", "notify"] {
+        assert!(trace.iter().any(|a| a == id), "{id} in {trace:?}");
+    }
+    assert!(!trace.iter().any(|a| a == "reviewedEnd"), "{trace:?}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    conditional_events_fire_when_variables_make_them_true,
     migration_does_not_rearm_used_up_waits,
     migration_keeps_tokens_in_their_scope,
     a_running_instance_migrates_to_a_new_version,

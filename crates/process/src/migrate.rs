@@ -209,7 +209,10 @@ fn compatible(from: &FlowNode, to: &FlowNode, source: &Process, target: &Process
         }
     }
     if let NodeKind::IntermediateCatchEvent(c) = &to.kind
-        && !matches!(c.trigger, EventTrigger::Timer(_) | EventTrigger::Message(_) | EventTrigger::Signal(_))
+        && !matches!(
+            c.trigger,
+            EventTrigger::Timer(_) | EventTrigger::Message(_) | EventTrigger::Signal(_) | EventTrigger::Conditional(_)
+        )
     {
         return refuse("the target waits for nothing it can be armed with");
     }

@@ -187,11 +187,23 @@ pub struct Runtime<'a> {
     waiting: Option<(String, NodeIdx)>,
     /// The call activity waiting for its called instance to start.
     waiting_call: Option<(String, NodeIdx)>,
+    /// Variables set since conditional events were last checked.
+    changed: BTreeSet<String>,
+    /// Conditional subscriptions made since then: checked once whatever changed.
+    fresh_conditions: Vec<String>,
 }
 
 impl<'a> Runtime<'a> {
     pub fn new(env: Env<'a>, inst: Instance) -> Runtime<'a> {
-        Runtime { env, inst, agenda: VecDeque::new(), waiting: None, waiting_call: None }
+        Runtime {
+            env,
+            inst,
+            agenda: VecDeque::new(),
+            waiting: None,
+            waiting_call: None,
+            changed: BTreeSet::new(),
+            fresh_conditions: Vec::new(),
+        }
     }
 
     /// A new, empty instance of `env.process` with its root execution.
@@ -515,9 +527,33 @@ impl<'a> Runtime<'a> {
 
     fn run(&mut self) -> Result<Step> {
         let mut budget = 100_000usize;
+        let mut rounds = 0;
+        loop {
+            match self.drain(&mut budget)? {
+                Some(pause) => return Ok(pause),
+                None if !self.inst.is_running() => break,
+                None => {}
+            }
+            if !self.check_conditions()? {
+                break;
+            }
+            rounds += 1;
+            if rounds > 100 {
+                return Err(ProcessError::new(
+                    ErrorKind::Model,
+                    "conditional events kept firing one another (more than 100 rounds in one command)",
+                ));
+            }
+        }
+        self.normalize();
+        Ok(Step::Done)
+    }
+
+    /// Runs the agenda until it is empty (`None`) or a service task or call activity pauses it.
+    fn drain(&mut self, budget: &mut usize) -> Result<Option<Step>> {
         while let Some(op) = self.agenda.pop_front() {
-            budget -= 1;
-            if budget == 0 {
+            *budget -= 1;
+            if *budget == 0 {
                 return Err(ProcessError::new(
                     ErrorKind::Model,
                     "the command took more than 100,000 steps without reaching a wait state (a loop without a wait state?)",
@@ -525,8 +561,8 @@ impl<'a> Runtime<'a> {
             }
             match op {
                 Op::Enter { exec, node, skip_async } => match self.enter(&exec, node, skip_async)? {
-                    Some(Pause::Service(call)) => return Ok(Step::Call(call)),
-                    Some(Pause::Called(start)) => return Ok(Step::StartCalled(start)),
+                    Some(Pause::Service(call)) => return Ok(Some(Step::Call(call))),
+                    Some(Pause::Called(start)) => return Ok(Some(Step::StartCalled(start))),
                     None => {}
                 },
                 Op::Leave { exec, node, skip_async } => self.leave(&exec, node, skip_async)?,
@@ -536,8 +572,53 @@ impl<'a> Runtime<'a> {
                 self.agenda.clear();
             }
         }
-        self.normalize();
-        Ok(Step::Done)
+        Ok(None)
+    }
+
+    /// Checks the conditional events (SPEC-wise BPMN 2.0 §10.5.2): those armed since the last
+    /// check, and — when variables changed — every other one (but one naming a
+    /// `camunda:variableName` only when that variable changed). A true condition fires its
+    /// event. True when something fired (the agenda has work again).
+    fn check_conditions(&mut self) -> Result<bool> {
+        let changed = std::mem::take(&mut self.changed);
+        let fresh = std::mem::take(&mut self.fresh_conditions);
+        if changed.is_empty() && fresh.is_empty() {
+            return Ok(false);
+        }
+        let subs: Vec<Subscription> =
+            self.inst.subscriptions.iter().filter(|s| s.event_type == "conditional").cloned().collect();
+        let mut fired = false;
+        for s in subs {
+            if !self.inst.subscriptions.iter().any(|x| x.id == s.id) {
+                continue; // gone with an event that fired before it
+            }
+            let Some(EventTrigger::Conditional(c)) =
+                self.env.process.node_by_id(&s.activity_id).and_then(|n| n.kind.trigger()).cloned()
+            else {
+                continue;
+            };
+            let relevant = fresh.contains(&s.id)
+                || (!changed.is_empty() && c.variable_name.as_ref().is_none_or(|v| changed.contains(v)));
+            if !relevant {
+                continue;
+            }
+            // Edge-triggered (BPMN 2.0 §10.5.2: "when the condition becomes true"): a
+            // non-interrupting event that stays true does not fire again on every change.
+            let (was, now) = (s.event_name == "true", self.eval_bool(&s.execution_id, &s.activity_id, &c.condition)?);
+            if now && !was {
+                self.fire(&s.execution_id, &s.activity_id, Some(&s.id))?;
+                fired = true;
+            }
+            if now != was {
+                let new_id = (self.env.ids)();
+                if let Some(kept) = self.inst.subscriptions.iter_mut().find(|x| x.id == s.id) {
+                    // Subscriptions are written as inserts and deletes: a new row for the new value.
+                    kept.id = new_id;
+                    kept.event_name = now.to_string();
+                }
+            }
+        }
+        Ok(fired || !self.agenda.is_empty())
     }
 
     /// A token arrives at `node`.
@@ -997,6 +1078,7 @@ impl<'a> Runtime<'a> {
 
     /// Sets a variable in `exec`'s own scope.
     fn set_local(&mut self, exec: &str, name: &str, value: Json) {
+        self.changed.insert(name.to_string());
         if let Some(v) = self.inst.variables.iter_mut().find(|v| v.name == name && v.in_scope(exec)) {
             v.value = value;
         } else {
@@ -1102,7 +1184,11 @@ impl<'a> Runtime<'a> {
                 self.push_leave(&token, node);
                 // A one-shot trigger of a non-interrupting boundary is used up; cycles re-arm.
                 if let Some(sub) = subscription {
-                    let keep = n.kind.trigger().is_some_and(|t| matches!(t, EventTrigger::Signal(_)));
+                    // Signals and conditions can come again; a message or a timer is used up.
+                    let keep = n
+                        .kind
+                        .trigger()
+                        .is_some_and(|t| matches!(t, EventTrigger::Signal(_) | EventTrigger::Conditional(_)));
                     if !keep {
                         self.inst.subscriptions.retain(|s| s.id != sub);
                     }
@@ -1186,7 +1272,7 @@ impl<'a> Runtime<'a> {
         let mut created = BTreeMap::new();
         for s in &self.inst.subscriptions {
             let key = (self.wait_anchor(&s.execution_id), migration.target_of(&s.activity_id).to_string());
-            created.insert((key.0.clone(), key.1.clone(), s.event_type.clone()), s.created);
+            created.insert((key.0.clone(), key.1.clone(), s.event_type.clone()), (s.created, s.event_name.clone()));
             live.insert(key);
         }
         for j in self.inst.jobs.iter().filter(|j| j.kind == JobKind::Timer) {
@@ -1295,8 +1381,11 @@ impl<'a> Runtime<'a> {
         }
         for s in &mut self.inst.subscriptions {
             let anchor = anchors.get(&s.execution_id).cloned().unwrap_or_default();
-            if let Some(at) = created.get(&(anchor, s.activity_id.clone(), s.event_type.clone())) {
+            if let Some((at, name)) = created.get(&(anchor, s.activity_id.clone(), s.event_type.clone())) {
                 s.created = *at;
+                if s.event_type == "conditional" {
+                    s.event_name.clone_from(name); // the condition's last value: true stays true
+                }
             }
         }
         for j in self.inst.jobs.iter_mut().filter(|j| j.kind == JobKind::Timer) {
@@ -1427,6 +1516,13 @@ impl<'a> Runtime<'a> {
             }
             EventTrigger::Message(m) => self.subscribe(exec, "message", &m.name, &target.id),
             EventTrigger::Signal(s) => self.subscribe(exec, "signal", &s.name, &target.id),
+            EventTrigger::Conditional(_) => {
+                // EVENT_NAME_ holds the condition's value at the last check: "false" until true.
+                self.subscribe(exec, "conditional", "false", &target.id);
+                if let Some(s) = self.inst.subscriptions.last() {
+                    self.fresh_conditions.push(s.id.clone());
+                }
+            }
             _ => {}
         }
         Ok(())
@@ -1794,6 +1890,7 @@ impl<'a> Runtime<'a> {
     fn set_variables(&mut self, exec: &str, variables: Map<String, Json>) -> Result<()> {
         for (name, value) in variables {
             validate_variable_name(&name)?;
+            self.changed.insert(name.clone());
             let mut at = Some(exec.to_string());
             let mut owner = None;
             while let Some(id) = at {

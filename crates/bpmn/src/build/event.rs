@@ -13,8 +13,8 @@ use super::process::ScopeKind;
 use super::{Ctx, is_expression};
 use crate::error::quote;
 use crate::model::{
-    BoundaryEvent, CatchEvent, EndEvent, ErrorRef, EscalationRef, EventTrigger, MessageRef, NodeIdx, NodeKind,
-    SignalRef, StartEvent, ThrowEvent, Timer, TimerKind, TimerValue,
+    BoundaryEvent, CatchEvent, Conditional, EndEvent, ErrorRef, EscalationRef, EventTrigger, MessageRef, NodeIdx,
+    NodeKind, SignalRef, StartEvent, ThrowEvent, Timer, TimerKind, TimerValue,
 };
 use crate::xml::Element;
 
@@ -28,6 +28,7 @@ enum Def {
     Terminate,
     Link,
     Escalation,
+    Conditional,
 }
 
 impl Def {
@@ -40,13 +41,23 @@ impl Def {
             Def::Terminate => "terminateEventDefinition",
             Def::Link => "linkEventDefinition",
             Def::Escalation => "escalationEventDefinition",
+            Def::Conditional => "conditionalEventDefinition",
         }
     }
 
     fn from_tag(tag: &str) -> Option<Def> {
-        [Def::Timer, Def::Message, Def::Signal, Def::Error, Def::Terminate, Def::Link, Def::Escalation]
-            .into_iter()
-            .find(|d| d.tag() == tag)
+        [
+            Def::Timer,
+            Def::Message,
+            Def::Signal,
+            Def::Error,
+            Def::Terminate,
+            Def::Link,
+            Def::Escalation,
+            Def::Conditional,
+        ]
+        .into_iter()
+        .find(|d| d.tag() == tag)
     }
 }
 
@@ -54,7 +65,6 @@ impl Def {
 fn unsupported_definition_reason(tag: &str) -> Option<&'static str> {
     Some(match tag {
         "compensateEventDefinition" => "compensation is not supported",
-        "conditionalEventDefinition" => "conditional events are not supported",
         "cancelEventDefinition" => "cancel events (transactions) are not supported",
         "eventDefinitionRef" => "shared event definitions are not supported: define the event inline",
         _ => return None,
@@ -97,8 +107,29 @@ fn trigger(ctx: &mut Ctx<'_>, el: &Element, def: Def, def_el: &Element) -> Optio
         Def::Error => error_ref(ctx, el, def_el, true).map(EventTrigger::Error),
         Def::Link => link_name(ctx, el, def_el).map(EventTrigger::Link),
         Def::Escalation => Some(EventTrigger::Escalation(escalation_ref(ctx, def_el))),
+        Def::Conditional => conditional(ctx, el, def_el).map(EventTrigger::Conditional),
         Def::Terminate => None,
     }
+}
+
+/// A `conditionalEventDefinition`: its `${…}` condition, and `camunda:variableName`.
+/// `camunda:variableEvents` (create / update / delete) is refused: kairos checks the condition
+/// after any change, so honouring only some kinds of change is not something it can promise.
+fn conditional(ctx: &mut Ctx<'_>, el: &Element, def_el: &Element) -> Option<Conditional> {
+    if let Some((v, _)) = def_el.vendor_attr("variableEvents") {
+        let why = "the condition is checked after every variable change; remove the attribute";
+        ctx.unsupported_in(&format!("{}:variableEvents", v.prefix()), def_el, el, why);
+        return None;
+    }
+    let text = def_el.bpmn_child("condition").map(|c| c.text.trim()).unwrap_or_default();
+    if !is_expression(text) {
+        let what = if text.is_empty() { "no condition".to_string() } else { format!("condition '{}'", quote(text)) };
+        ctx.problem_at(def_el, el, format!("conditionalEventDefinition has {what}; it needs a ${{...}} expression"));
+        return None;
+    }
+    ctx.note_expression(el, "condition", text);
+    let variable_name = def_el.vendor_attr("variableName").map(|(_, v)| v.trim().to_owned()).filter(|v| !v.is_empty());
+    Some(Conditional { condition: text.to_owned(), variable_name })
 }
 
 /// The `name` of a `linkEventDefinition`: what pairs a throwing link event
@@ -130,7 +161,9 @@ pub(crate) fn start_event(ctx: &mut Ctx<'_>, el: &Element, scope: ScopeKind) -> 
     let allowed: &[Def] = match scope {
         ScopeKind::Process => &[Def::Timer, Def::Message, Def::Signal],
         ScopeKind::SubProcess => &[],
-        ScopeKind::EventSubProcess => &[Def::Timer, Def::Message, Def::Signal, Def::Error, Def::Escalation],
+        ScopeKind::EventSubProcess => {
+            &[Def::Timer, Def::Message, Def::Signal, Def::Error, Def::Escalation, Def::Conditional]
+        }
     };
     let trigger = match definition(ctx, el, allowed) {
         Ok(Some((def, def_el))) => trigger(ctx, el, def, def_el).unwrap_or(EventTrigger::None),
@@ -180,10 +213,11 @@ pub(crate) fn end_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
 /// A boundary event and its raw `attachedToRef` (resolved once every node of
 /// the scope is known).
 pub(crate) fn boundary_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<String>) {
-    let trigger = match definition(ctx, el, &[Def::Timer, Def::Error, Def::Message, Def::Signal, Def::Escalation]) {
+    let allowed = [Def::Timer, Def::Error, Def::Message, Def::Signal, Def::Escalation, Def::Conditional];
+    let trigger = match definition(ctx, el, &allowed) {
         Ok(Some((def, def_el))) => trigger(ctx, el, def, def_el),
         Ok(None) => {
-            ctx.problem(el, "needs a timer, error, message, signal or escalation event definition");
+            ctx.problem(el, "needs a timer, error, message, signal, escalation or conditional event definition");
             None
         }
         Err(()) => None,
@@ -207,10 +241,10 @@ pub(crate) fn boundary_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Opti
 }
 
 pub(crate) fn catch_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
-    let trigger = match definition(ctx, el, &[Def::Timer, Def::Message, Def::Signal, Def::Link]) {
+    let trigger = match definition(ctx, el, &[Def::Timer, Def::Message, Def::Signal, Def::Link, Def::Conditional]) {
         Ok(Some((def, def_el))) => trigger(ctx, el, def, def_el),
         Ok(None) => {
-            ctx.problem(el, "needs a timer, message, signal or link event definition");
+            ctx.problem(el, "needs a timer, message, signal, link or conditional event definition");
             None
         }
         Err(()) => None,

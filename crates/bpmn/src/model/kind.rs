@@ -99,6 +99,10 @@ pub enum EventTrigger {
     /// Only on boundary events of embedded sub-processes, and event
     /// sub-process starts.
     Escalation(EscalationRef),
+    /// A `conditionalEventDefinition` (intermediate catch, boundary, event
+    /// sub-process start): fires when its condition is true, checked when the
+    /// wait begins and after every command that changed variables.
+    Conditional(Conditional),
     /// Only on intermediate catch events: a `linkEventDefinition` by name, the
     /// place a throwing link event of the same scope and name continues at.
     /// Nothing is awaited: the token passes through.
@@ -346,6 +350,16 @@ pub struct ThrowEvent {
     pub link: Option<Link>,
     /// An escalation raised before the token passes on.
     pub escalation: Option<EscalationRef>,
+}
+
+/// A conditional event's condition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Conditional {
+    /// The `${…}` condition.
+    pub condition: String,
+    /// `camunda:variableName`: only a change of this variable makes it check again.
+    pub variable_name: Option<String>,
 }
 
 /// A resolved `escalationRef` (BPMN 2.0 §10.5.3). Unlike an error, an
