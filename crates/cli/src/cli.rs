@@ -142,6 +142,7 @@ the other is told that the task does not exist any more.")]
   kairos migrate-instance 0190c3e2-...                          # to the latest version, same ids
   kairos migrate-instance 0190c3e2-... --to-version 3 --map review=check
   kairos migrate-instance 0190c3e2-... --to-definition order:4:0190... --map sp=stage --map inner=work
+  kairos migrate-instance --all-of 0190aa... --map review=check       # every instance of a version
 
 Every activity a token is at (or inside) moves to the activity --map names, else to the one with
 the same id; it must be the same kind of element in the mapped scope. Waits are re-armed from the
@@ -485,8 +486,12 @@ pub struct TasksArgs {
 #[derive(Debug, Args)]
 pub struct MigrateInstanceArgs {
     /// The process instance's id
-    #[arg(value_name = "ID")]
-    pub id: String,
+    #[arg(value_name = "ID", required_unless_present = "all_of", conflicts_with = "all_of")]
+    pub id: Option<String>,
+    /// Instead of one instance: every running instance of this process definition (id), each
+    /// moved on its own; those that cannot move are listed with why
+    #[arg(long, value_name = "DEFINITION_ID")]
+    pub all_of: Option<String>,
     /// The target process definition's id
     #[arg(long, value_name = "ID", conflicts_with_all = ["to_version", "to_key"])]
     pub to_definition: Option<String>,

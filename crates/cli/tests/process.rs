@@ -232,6 +232,14 @@ fn an_instance_moves_to_a_new_version() {
     assert_eq!(k.json(&["tasks", "--instance", &pi])["data"][0]["taskDefinitionKey"], "fillIn");
     let text = k.ok(&["migrate-instance", &pi]);
     assert!(text.contains(&format!("now runs on {v2_id}")), "{text}");
+    // Every instance of a version at once: both of version 2 move to version 3.
+    k.ok(&["start", "leaveProcess", "--var", "applicant=gonzo"]);
+    let v3 = v2.replace("name=\"Leave\"", "name=\"Leave v3\"");
+    k.ok(&["deploy", &write(&k, "leave3.bpmn", &v3)]);
+    let batch = k.json(&["migrate-instance", "--all-of", &v2_id]);
+    assert_eq!((batch["migrated"].as_u64(), batch["failed"].as_u64()), (Some(2), Some(0)), "{batch}");
+    let again = k.ok(&["migrate-instance", "--all-of", &v2_id]);
+    assert!(again.contains("0 moved, 0 not moved"), "{again}");
 }
 
 #[test]

@@ -1658,7 +1658,38 @@ async fn conditional_events_fire_when_variables_make_them_true(backend: Backend)
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+/// Every running instance of a retired version moves, each on its own: a suspended one is
+/// reported with why and stays where it was.
+async fn all_instances_of_a_version_migrate_each_on_its_own(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    let v1 = p.deploy("nested.bpmn", NESTED_V1).await.unwrap().process_definitions[0].id.clone();
+    let mut ids = Vec::new();
+    for bk in ["N1", "N2", "N3"] {
+        ids.push(p.start(start("nested", bk, json!({}))).await.unwrap().id);
+    }
+    p.set_instance_suspended(&ids[1], true).await.unwrap();
+    let v2 = p.deploy("nested.bpmn", NESTED_V2).await.unwrap().process_definitions[0].id.clone();
+    let req = MigrateRequest::latest().map("sp", "stage").map("inner", "work");
+    let outcomes = p.migrate_instances_of(&v1, &req).await.unwrap();
+    assert_eq!(outcomes.len(), 3);
+    for o in &outcomes {
+        let now = p.instance(&o.process_instance_id).await.unwrap().process_definition_id;
+        if o.process_instance_id == ids[1] {
+            assert!(o.error.as_deref().is_some_and(|e| e.contains("suspended")), "{o:?}");
+            assert_eq!(now, v1, "the suspended one stays");
+        } else {
+            assert_eq!((o.error.as_deref(), now.as_str()), (None, v2.as_str()), "{o:?}");
+        }
+    }
+    let err = p.migrate_instances_of("no-such-definition", &req).await.unwrap_err();
+    assert!(err.to_string().contains("no-such-definition"), "{err}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    all_instances_of_a_version_migrate_each_on_its_own,
     conditional_events_fire_when_variables_make_them_true,
     migration_does_not_rearm_used_up_waits,
     migration_keeps_tokens_in_their_scope,

@@ -28,6 +28,7 @@
 //! | `GET /repository/process-definitions?key=&latest=` | definitions |
 //! | `GET, PUT /repository/process-definitions/{id}` | one / `{"action": "suspend"\|"activate"}` |
 //! | `GET /repository/process-definitions/{id}/resourcedata` | the deployed XML |
+//! | `POST /repository/process-definitions/{id}/migrate` | moves all its running instances, each on its own (SPEC P13) |
 //! | `GET, POST /runtime/process-instances` | running instances / start one (201) |
 //! | `GET, PUT, DELETE /runtime/process-instances/{id}` | one / `{"action": "suspend"\|"activate"}` / delete (`?deleteReason=`) |
 //! | `GET, PUT /runtime/process-instances/{id}/variables` | the instance's variables (a JSON object) |
@@ -95,6 +96,7 @@ pub fn router(engine: Arc<Engine>) -> Router {
         .route("/repository/process-definitions", get(repository::definitions))
         .route("/repository/process-definitions/{id}", get(repository::definition).put(repository::update_definition))
         .route("/repository/process-definitions/{id}/resourcedata", get(repository::resource))
+        .route("/repository/process-definitions/{id}/migrate", post(processes::migrate_all))
         .route("/runtime/process-instances", get(processes::list).post(processes::start))
         .route("/runtime/process-instances/{id}", get(processes::get).put(processes::update).delete(processes::delete))
         .route("/runtime/process-instances/{id}/variables", get(processes::get_variables).put(processes::put_variables))

@@ -910,6 +910,11 @@ async fn an_instance_migrates_over_http(backend: Backend) {
     let task = &srv.tasks_of(&pi).await[0];
     assert_eq!((task["taskDefinitionKey"].as_str(), task["name"].as_str()), (Some("approve"), Some("Approve")));
     srv.post("/runtime/process-instances/nope/migrate", json!({})).await.refused(404, None);
+    // Every running instance of a definition at once (here: v2's one, to the latest, v2).
+    let all = srv.post(&format!("/repository/process-definitions/{v2_id}/migrate"), json!({})).await.ok(200).clone();
+    assert_eq!(all["migrated"], 1, "{all}");
+    assert_eq!(all["instances"][0]["processInstanceId"], pi.as_str(), "{all}");
+    srv.post("/repository/process-definitions/nope/migrate", json!({})).await.refused(404, None);
 }
 
 on_both_backends!(

@@ -408,12 +408,31 @@ pub async fn migrate_instance(global: &GlobalArgs, args: MigrateInstanceArgs) ->
         req = req.map(from, to);
     }
     let engine = open_engine(&global.db).await?;
-    let instance = engine.processes().migrate_instance(&args.id, &req).await?;
+    let p = engine.processes();
+    let Some(definition) = args.all_of else {
+        let instance = p.migrate_instance(args.id.as_deref().unwrap_or_default(), &req).await?;
+        if global.json {
+            return output::json(&instance).map(|_| SUCCESS);
+        }
+        output::line(&format!("process instance {} now runs on {}", instance.id, instance.process_definition_id))?;
+        return Ok(SUCCESS);
+    };
+    let outcomes = p.migrate_instances_of(&definition, &req).await?;
+    let failed = outcomes.iter().filter(|o| o.error.is_some()).count();
     if global.json {
-        return output::json(&instance).map(|_| SUCCESS);
+        let doc = json!({ "migrated": outcomes.len() - failed, "failed": failed, "instances": outcomes });
+        output::json(&doc)?;
+    } else {
+        for o in &outcomes {
+            match &o.error {
+                None => output::line(&format!("moved {}", o.process_instance_id))?,
+                Some(why) => output::line(&format!("NOT moved {}: {why}", o.process_instance_id))?,
+            }
+        }
+        output::line(&format!("{} moved, {failed} not moved", outcomes.len() - failed))?;
     }
-    output::line(&format!("process instance {} now runs on {}", instance.id, instance.process_definition_id))?;
-    Ok(SUCCESS)
+    // Some instances stayed: the command did not do all it was asked (exit 2, bad input).
+    Ok(if failed > 0 { BAD_INPUT } else { SUCCESS })
 }
 
 /// The variables of `--vars-json` and `--var`; a `--var` wins over the same name in the JSON.

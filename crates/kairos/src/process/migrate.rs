@@ -56,6 +56,15 @@ impl MigrateRequest {
     }
 }
 
+/// One instance of a batch migration: moved (`error` is `None`) or left as it was, with why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MigrationOutcome {
+    pub process_instance_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 impl Processes {
     /// Moves running instance `id` to the definition `req` names (SPEC P13) and returns it.
     /// Every problem with the mapping is an error naming the activity, and nothing changes.
@@ -102,6 +111,30 @@ impl Processes {
             ErrorKind::Conflict,
             format!("process instance {id} kept changing under the migration ({CONFLICT_RETRIES} tries); try again"),
         ))
+    }
+
+    /// Moves every running instance of definition `from` (a version being retired) along
+    /// `req`, each in its own transaction: one that cannot move is reported with why and left
+    /// as it was, the others move. The ids come back in instance order.
+    pub async fn migrate_instances_of(&self, from: &str, req: &MigrateRequest) -> Result<Vec<MigrationOutcome>, Error> {
+        deploy::definition(self.store.as_ref(), from).await?;
+        let rows = self
+            .store
+            .read(
+                "SELECT ID_ FROM ACT_RU_EXECUTION WHERE PARENT_ID_ IS NULL AND PROC_DEF_ID_ = ? ORDER BY ID_",
+                &[SqlValue::Text(from.to_string())],
+            )
+            .await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for id in rows.iter().filter_map(|r| r[0].as_str()) {
+            let error = match self.migrate_instance(id, req).await {
+                Ok(_) => None,
+                Err(Error::Process(e)) => Some(e.to_string()),
+                Err(e) => return Err(e), // the store failed: stop, the rest stay where they are
+            };
+            out.push(MigrationOutcome { process_instance_id: id.to_string(), error });
+        }
+        Ok(out)
     }
 
     async fn migration_target(&self, inst: &Instance, req: &MigrateRequest) -> Result<DefinitionInfo, Error> {

@@ -289,6 +289,26 @@ pub async fn migrate(
     Id(id): Id,
     Json(body): Json<MigrateBody>,
 ) -> Result<axum::Json<InstanceView>, ApiError> {
+    let req = migrate_request(body)?;
+    Ok(axum::Json(app.engine.processes().migrate_instance(&id, &req).await?))
+}
+
+/// `POST /repository/process-definitions/{id}/migrate` with the same body → `{"migrated": N,
+/// "failed": N, "instances": [{"processInstanceId", "error"?}]}`: every running instance of the
+/// definition, each in its own transaction (one that cannot move says why and stays).
+pub async fn migrate_all(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Json(body): Json<MigrateBody>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let req = migrate_request(body)?;
+    let outcomes = app.engine.processes().migrate_instances_of(&id, &req).await?;
+    let failed = outcomes.iter().filter(|o| o.error.is_some()).count();
+    let migrated = outcomes.len() - failed;
+    Ok(axum::Json(serde_json::json!({ "migrated": migrated, "failed": failed, "instances": outcomes })))
+}
+
+fn migrate_request(body: MigrateBody) -> Result<kairos::process::MigrateRequest, ApiError> {
     let mut req = kairos::process::MigrateRequest::latest();
     req.to_process_definition_id =
         filter(body.to_process_definition_id).map(|d| limited("toProcessDefinitionId", d, 64)).transpose()?;
@@ -301,7 +321,7 @@ pub async fn migrate(
         let to = required("toActivityId", m.to_activity_id, MAX_NAME_CHARS)?;
         req = req.map(from, to);
     }
-    Ok(axum::Json(app.engine.processes().migrate_instance(&id, &req).await?))
+    Ok(req)
 }
 
 // ---- executions, messages, signals ---------------------------------------------------------
