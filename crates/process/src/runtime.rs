@@ -902,7 +902,7 @@ impl<'a> Runtime<'a> {
         let id = self.node(node).id.clone();
         let items: Option<Vec<Json>> = match &mi.collection {
             Some(c) => {
-                let value = if c.contains("${") || c.contains("#{") {
+                let value = if is_expression(c) {
                     self.eval(exec, &id, c)?
                 } else {
                     self.inst.visible_variable(exec, c).cloned().ok_or_else(|| {
@@ -1019,9 +1019,7 @@ impl<'a> Runtime<'a> {
         } else if mi.sequential {
             let next = loop_counter + 1;
             let item = match &mi.collection {
-                Some(c) if c.contains("${") || c.contains("#{") => {
-                    self.eval(&root, &n.id, c)?.get(next as usize).cloned()
-                }
+                Some(c) if is_expression(c) => self.eval(&root, &n.id, c)?.get(next as usize).cloned(),
                 Some(c) => self.inst.visible_variable(&root, c).and_then(|v| v.get(next as usize)).cloned(),
                 None => None,
             };
@@ -1061,7 +1059,7 @@ impl<'a> Runtime<'a> {
     fn io_value(&self, exec: &str, element: &str, value: &IoValue) -> Result<Json> {
         Ok(match value {
             IoValue::Null => Json::Null,
-            IoValue::Text(t) if t.contains("${") || t.contains("#{") => self.eval(exec, element, t)?,
+            IoValue::Text(t) if is_expression(t) => self.eval(exec, element, t)?,
             IoValue::Text(t) => Json::String(t.clone()),
             IoValue::List(items) => {
                 Json::Array(items.iter().map(|i| self.io_value(exec, element, i)).collect::<Result<_>>()?)
@@ -1933,7 +1931,7 @@ impl<'a> Runtime<'a> {
     }
 
     fn eval_string(&self, exec: &str, element: &str, text: &str) -> Result<String> {
-        if !text.contains("${") && !text.contains("#{") {
+        if !is_expression(text) {
             return Ok(text.to_string());
         }
         self.evaluate(exec, element, text, "expression", |e, c| e.eval_string(c))
@@ -1945,7 +1943,7 @@ impl<'a> Runtime<'a> {
     /// unassigned instead of failing; an undefined variable is still an error.
     fn eval_people(&self, exec: &str, element: &str, text: &str, list: bool) -> Result<Vec<String>> {
         let one = |s: &str| Some(s.trim().to_string()).filter(|s| !s.is_empty()).into_iter().collect();
-        if !text.contains("${") && !text.contains("#{") {
+        if !is_expression(text) {
             return Ok(if list { split_list(text) } else { one(text) });
         }
         let bad = |what: &str| {
@@ -2440,6 +2438,11 @@ impl Context for VarContext<'_> {
     fn now(&self) -> Option<Timestamp> {
         Some(self.now)
     }
+}
+
+/// True when `text` holds a `${…}` / `#{…}` expression; anything else is taken literally.
+fn is_expression(text: &str) -> bool {
+    text.contains("${") || text.contains("#{")
 }
 
 fn split_list(s: &str) -> Vec<String> {
