@@ -4,6 +4,8 @@
 //! runtime free of bookkeeping: a row created and removed within one command never reaches
 //! the database, and a row touched twice is written once.
 
+use std::collections::{HashMap, HashSet};
+
 use crate::state::*;
 
 /// Rows to insert, update and delete, per table.
@@ -59,7 +61,8 @@ pub fn changes(before: Option<&Instance>, after: &Instance) -> Changes {
     c
 }
 
-/// Rows of `after` not in `before` go to `inserted`, rows that differ to `updated`.
+/// Rows of `after` not in `before` go to `inserted`, rows that differ to `updated` (matched by
+/// id through a map: a scan per row was quadratic in a big multi-instance body).
 fn diff<T: Clone + PartialEq>(
     before: &[T],
     after: &[T],
@@ -67,15 +70,17 @@ fn diff<T: Clone + PartialEq>(
     inserted: &mut Vec<T>,
     updated: &mut Vec<T>,
 ) {
+    let before: HashMap<&String, &T> = before.iter().map(|b| (id(b), b)).collect();
     for a in after {
-        match before.iter().find(|b| id(b) == id(a)) {
+        match before.get(id(a)) {
             None => inserted.push(a.clone()),
-            Some(b) if b != a => updated.push(a.clone()),
+            Some(&b) if b != a => updated.push(a.clone()),
             Some(_) => {}
         }
     }
 }
 
 fn gone<'a, T>(before: &'a [T], after: &'a [T], id: impl Fn(&T) -> &String + 'a) -> impl Iterator<Item = &'a T> + 'a {
-    before.iter().filter(move |b| !after.iter().any(|a| id(a) == id(b)))
+    let after: HashSet<&String> = after.iter().map(&id).collect();
+    before.iter().filter(move |b| !after.contains(id(b)))
 }

@@ -7,11 +7,12 @@
 
 pub mod changes;
 pub mod error;
+mod index;
 pub mod migrate;
 pub mod runtime;
 pub mod state;
 
 pub use changes::{Changes, changes};
 pub use error::{ErrorKind, ProcessError, Result};
-pub use runtime::{CalledStart, Command, Env, Runtime, ServiceCall, ServiceResult, Step, validate_variable_name};
+pub use runtime::{CalledStart, Command, Env, MAX_MULTI_INSTANCE, Runtime, ServiceCall, ServiceResult, Step, validate_variable_name};
 pub use state::*;

@@ -17,7 +17,7 @@
 //! contains tokens is not itself active (IS_ACTIVE_ false), as seed 003 §3.2 shows for a
 //! parallel split.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 use jiff::Timestamp;
 use kairos_bpmn::{
@@ -249,6 +249,7 @@ impl<'a> Runtime<'a> {
             thrown_signals: Vec::new(),
             interrupted_calls: Vec::new(),
             final_variables: Map::new(),
+            index: Default::default(),
         }
     }
 
@@ -914,6 +915,16 @@ impl<'a> Runtime<'a> {
                     })?
                 };
                 match value {
+                    Json::Array(a) if a.len() > MAX_MULTI_INSTANCE => {
+                        return Err(ProcessError::at(
+                            ErrorKind::Model,
+                            &id,
+                            format!(
+                                "multi-instance collection '{c}' of '{id}' has {} items; the limit is {MAX_MULTI_INSTANCE}",
+                                a.len()
+                            ),
+                        ));
+                    }
                     Json::Array(a) => Some(a),
                     other => {
                         return Err(ProcessError::at(
@@ -930,11 +941,11 @@ impl<'a> Runtime<'a> {
             (Some(items), _) => items.len() as i64,
             (None, Some(card)) => {
                 let v = self.eval_string(exec, &id, card)?;
-                v.trim().parse::<i64>().ok().filter(|n| (0..=10_000).contains(n)).ok_or_else(|| {
+                v.trim().parse::<i64>().ok().filter(|n| (0..=MAX_MULTI_INSTANCE as i64).contains(n)).ok_or_else(|| {
                     ProcessError::at(
                         ErrorKind::Model,
                         &id,
-                        format!("loopCardinality of '{id}' is not an integer 0..=10000: '{v}'"),
+                        format!("loopCardinality of '{id}' is not an integer 0..={MAX_MULTI_INSTANCE}: '{v}'"),
                     )
                 })?
             }
@@ -1077,7 +1088,7 @@ impl<'a> Runtime<'a> {
     /// Sets a variable in `exec`'s own scope.
     fn set_local(&mut self, exec: &str, name: &str, value: Json) {
         self.changed.insert(name.to_string());
-        if let Some(v) = self.inst.variables.iter_mut().find(|v| v.name == name && v.in_scope(exec)) {
+        if let Some(v) = self.inst.scope_variable_mut(exec, name) {
             v.value = value;
         } else {
             let id = (self.env.ids)();
@@ -2290,26 +2301,22 @@ impl<'a> Runtime<'a> {
     /// tokens of a scope are concurrent when there is more than one; a scope execution
     /// holding tokens is a container, not active itself.
     fn normalize(&mut self) {
-        let ids: Vec<String> = self.inst.executions.iter().map(|e| e.id.clone()).collect();
-        for id in ids {
-            let tokens: Vec<String> = self
-                .inst
-                .executions
-                .iter()
-                .filter(|e| e.parent_id.as_deref() == Some(&id) && !e.is_event_scope)
-                .map(|e| e.id.clone())
-                .collect();
-            // Instances of a multi-instance body are concurrent even when one is left.
-            let mi_root = self.inst.execution(&id).is_some_and(|e| e.is_mi_root);
-            let concurrent = tokens.len() > 1 || mi_root;
-            for t in &tokens {
-                if let Some(e) = self.inst.execution_mut(t).filter(|e| !e.is_mi_root) {
-                    e.is_concurrent = concurrent;
-                }
+        // Tokens per scope, counted in one pass (a scan per scope was quadratic in a big
+        // multi-instance body).
+        let mut tokens: HashMap<String, usize> = HashMap::new();
+        for e in self.inst.executions.iter().filter(|e| !e.is_event_scope) {
+            if let Some(p) = &e.parent_id {
+                *tokens.entry(p.clone()).or_default() += 1;
             }
-            if !tokens.is_empty()
-                && let Some(e) = self.inst.execution_mut(&id)
-            {
+        }
+        let mi_roots: HashSet<String> =
+            self.inst.executions.iter().filter(|e| e.is_mi_root).map(|e| e.id.clone()).collect();
+        for e in &mut self.inst.executions {
+            if let Some(p) = e.parent_id.as_deref().filter(|_| !e.is_event_scope && !e.is_mi_root) {
+                // Instances of a multi-instance body are concurrent even when one is left.
+                e.is_concurrent = tokens.get(p).copied().unwrap_or(0) > 1 || mi_roots.contains(p);
+            }
+            if tokens.contains_key(&e.id) {
                 e.is_active = false;
             }
         }
@@ -2441,6 +2448,11 @@ impl Context for VarContext<'_> {
 }
 
 /// True when `text` holds a `${…}` / `#{…}` expression; anything else is taken literally.
+/// Most instances one multi-instance activity may have (its collection's length, its
+/// `loopCardinality`): each is an execution, variables, a task or job and history rows, all
+/// written in one transaction (docs/limits.md).
+pub const MAX_MULTI_INSTANCE: usize = 10_000;
+
 fn is_expression(text: &str) -> bool {
     text.contains("${") || text.contains("#{")
 }

@@ -8,6 +8,8 @@
 use jiff::Timestamp;
 use serde_json::Value as Json;
 
+pub use crate::index::RowIndex;
+
 /// SUSPENSION_STATE_ values.
 pub const ACTIVE: i32 = 1;
 pub const SUSPENDED: i32 = 2;
@@ -239,6 +241,9 @@ pub struct Instance {
     /// The instance variables as they were when the instance ended (for a call activity's
     /// `out` mappings; the rows themselves are gone).
     pub final_variables: serde_json::Map<String, Json>,
+    /// Where each execution and variable is in the lists above (rebuilt by itself when they
+    /// change; `Default::default()` when building an instance).
+    pub index: RowIndex,
 }
 
 /// A task that ended in this command.
@@ -253,11 +258,11 @@ pub struct EndedTask {
 
 impl Instance {
     pub fn execution(&self, id: &str) -> Option<&Execution> {
-        self.executions.iter().find(|e| e.id == id)
+        self.index.execution(&self.executions, id).map(|i| &self.executions[i])
     }
 
     pub fn execution_mut(&mut self, id: &str) -> Option<&mut Execution> {
-        self.executions.iter_mut().find(|e| e.id == id)
+        self.index.execution(&self.executions, id).map(|i| &mut self.executions[i])
     }
 
     /// The children of an execution, in creation order.
@@ -271,17 +276,27 @@ impl Instance {
 
     /// The instance variable `name` (root scope).
     pub fn variable(&self, name: &str) -> Option<&Json> {
-        self.variables.iter().find(|v| v.name == name && v.in_scope(&self.id)).map(|v| &v.value)
+        self.scope_variable(&self.id, name).map(|v| &v.value)
+    }
+
+    /// The variable `name` of `execution`'s own scope (not a task's local one).
+    pub fn scope_variable(&self, execution: &str, name: &str) -> Option<&Variable> {
+        self.index.scope_variable(&self.variables, execution, name).map(|i| &self.variables[i])
+    }
+
+    /// [`Instance::scope_variable`], to change.
+    pub fn scope_variable_mut(&mut self, execution: &str, name: &str) -> Option<&mut Variable> {
+        self.index.scope_variable(&self.variables, execution, name).map(|i| &mut self.variables[i])
     }
 
     /// The variable visible from `execution`: its own scope first, then each parent's.
     pub fn visible_variable(&self, execution: &str, name: &str) -> Option<&Json> {
-        let mut at = Some(execution.to_string());
+        let mut at = Some(execution);
         while let Some(id) = at {
-            if let Some(v) = self.variables.iter().find(|v| v.name == name && v.in_scope(&id)) {
+            if let Some(v) = self.scope_variable(id, name) {
                 return Some(&v.value);
             }
-            at = self.execution(&id).and_then(|e| e.parent_id.clone());
+            at = self.execution(id).and_then(|e| e.parent_id.as_deref());
         }
         None
     }
@@ -289,14 +304,15 @@ impl Instance {
     /// Every variable visible from `execution`, inner scopes shadowing outer ones.
     pub fn visible_variables(&self, execution: &str) -> serde_json::Map<String, Json> {
         let mut chain = Vec::new();
-        let mut at = Some(execution.to_string());
+        let mut at = Some(execution);
         while let Some(id) = at {
-            at = self.execution(&id).and_then(|e| e.parent_id.clone());
+            at = self.execution(id).and_then(|e| e.parent_id.as_deref());
             chain.push(id);
         }
         let mut out = serde_json::Map::new();
         for id in chain.iter().rev() {
-            for v in self.variables.iter().filter(|v| v.in_scope(id)) {
+            for i in self.index.scope_variables(&self.variables, id) {
+                let v = &self.variables[i];
                 out.insert(v.name.clone(), v.value.clone());
             }
         }

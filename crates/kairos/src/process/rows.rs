@@ -333,6 +333,7 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
         thrown_signals: Vec::new(),
         interrupted_calls: Vec::new(),
         final_variables: Default::default(),
+        index: Default::default(),
     }))
 }
 
