@@ -18,6 +18,11 @@ pub const MAX_DEPTH: usize = 100;
 /// the model's size and every validation pass over it.
 pub const MAX_ELEMENTS: usize = 20_000;
 
+/// Most attributes on one element: 256 (namespace declarations included). A modeler writes a
+/// handful (the busiest Camunda elements carry about twenty); each attribute is kept and
+/// searched by name, so the cost of an element grows with their number.
+pub const MAX_ATTRIBUTES: usize = 256;
+
 /// Longest attribute value: 64 KiB. Expressions and ids are short; a longer
 /// value would only be copied into rows, logs and error messages.
 pub const MAX_ATTRIBUTE_BYTES: usize = 64 * 1024;

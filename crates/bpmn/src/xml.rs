@@ -13,13 +13,15 @@
 //! `bpmn:task`, `bpmn2:task`, `semantic:task` and a default-namespace `task`
 //! alike, and never looks at prefixes.
 
+use std::collections::HashSet;
+
 use quick_xml::escape::{EscapeError, resolve_xml_entity};
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::ResolveResult;
 use quick_xml::reader::NsReader;
 
 use crate::error::{LineIndex, ParseError, quote};
-use crate::limits::{MAX_ATTRIBUTE_BYTES, MAX_DEPTH, MAX_ELEMENTS, MAX_INPUT_BYTES, MAX_TEXT_BYTES};
+use crate::limits::{MAX_ATTRIBUTE_BYTES, MAX_ATTRIBUTES, MAX_DEPTH, MAX_ELEMENTS, MAX_INPUT_BYTES, MAX_TEXT_BYTES};
 use crate::ns::{self, Ns};
 
 /// One element, with its namespace resolved and its direct text collected.
@@ -139,8 +141,21 @@ fn namespace_of(r: &ResolveResult<'_>) -> Result<Ns, String> {
 fn open(reader: &NsReader<&[u8]>, ns: Ns, start: &BytesStart<'_>, offset: usize) -> Result<Element, String> {
     let local = utf8(start.local_name().into_inner())?;
     let mut attrs = Vec::new();
-    for attr in start.attributes() {
+    // quick-xml's own duplicate check compares each attribute with every earlier one (quadratic
+    // in their number); a set of names seen does it in one pass.
+    let mut seen = HashSet::new();
+    for (n, attr) in start.attributes().with_checks(false).enumerate() {
         let attr = attr.map_err(|e| format!("malformed attribute in <{}>: {e}", quote(&local)))?;
+        if n >= MAX_ATTRIBUTES {
+            return Err(format!("<{}> has more than {MAX_ATTRIBUTES} attributes", quote(&local)));
+        }
+        if !seen.insert(attr.key.0) {
+            return Err(format!(
+                "malformed attribute in <{}>: attribute {} is repeated",
+                quote(&local),
+                quote(&String::from_utf8_lossy(attr.key.0))
+            ));
+        }
         if attr.key.as_namespace_binding().is_some() {
             continue;
         }
@@ -300,6 +315,10 @@ mod tests {
         assert!(read_str(&ok).is_ok());
         let many = format!("<a>{}</a>", "<b/>".repeat(MAX_ELEMENTS));
         assert!(read_str(&many).unwrap_err().message.contains("more than 20000 elements"));
+        let many_attrs = |n: usize| format!("<a {}/>", (0..n).map(|i| format!("a{i}='v'")).collect::<Vec<_>>().join(" "));
+        assert!(read_str(&many_attrs(MAX_ATTRIBUTES)).is_ok());
+        let err = read_str(&many_attrs(MAX_ATTRIBUTES + 1)).unwrap_err();
+        assert!(err.message.contains("<a> has more than 256 attributes"), "{err}");
         let long_attr = format!("<a x='{}'/>", "v".repeat(MAX_ATTRIBUTE_BYTES + 1));
         assert!(read_str(&long_attr).unwrap_err().message.contains("64 KiB"));
         let long_text = format!("<a>{}</a>", "t".repeat(MAX_TEXT_BYTES + 1));

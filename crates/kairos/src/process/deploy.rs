@@ -5,6 +5,7 @@
 use super::Processes;
 use crate::Error;
 use kairos_bpmn::{Definitions, Implementation, NodeKind, TimerValue};
+use kairos_executor::Handlers;
 use kairos_process::{ErrorKind, ProcessError};
 use kairos_store::{SqlValue, Store, Write};
 use serde::Serialize;
@@ -136,18 +137,14 @@ impl Processes {
     /// Checks a BPMN document as [`Processes::deploy`] would (XML, model, handlers, what this
     /// engine can run), writing nothing: for tools that deploy several documents all or none.
     pub fn validate(&self, xml: &str) -> Result<Definitions, Error> {
-        // Every `${…}` of the model must parse now, not fail at 3 a.m. when a token reaches it.
-        let check = |text: &str| kairos_expr::Expression::parse(text).map(|_| ()).map_err(|e| e.to_string());
-        let options = kairos_bpmn::ParseOptions::default().with_expression_check(&check);
-        let defs = kairos_bpmn::parse_with(xml, &options).map_err(Error::Deploy)?;
-        self.check_runnable(&defs)?;
-        Ok(defs)
+        validate(&self.handlers, xml)
     }
 
     /// Deploys one BPMN document. Everything is checked first (see [`Processes::validate`]); a
     /// refused deployment writes nothing.
     pub async fn deploy(&self, name: &str, xml: &str) -> Result<DeploymentInfo, Error> {
-        let defs = self.validate(xml)?;
+        let (handlers, owned) = (self.handlers.clone(), xml.to_string());
+        let defs = blocking(move || validate(&handlers, &owned)).await??;
         let resource = if name.ends_with(".bpmn") || name.ends_with(".xml") {
             name.to_string()
         } else {
@@ -244,32 +241,6 @@ impl Processes {
             ErrorKind::Conflict,
             "concurrent deployments of the same keys; try again",
         )))
-    }
-
-    /// Refuses what this engine cannot run yet, naming the element and its line, and
-    /// service tasks naming a handler that is not registered.
-    fn check_runnable(&self, defs: &Definitions) -> Result<(), Error> {
-        let mut problems = Vec::new();
-        for p in &defs.processes {
-            for n in &p.nodes {
-                let what = |m: &str| format!("line {}, {} '{}': {m}", n.line, n.element, n.id);
-                if let NodeKind::ServiceTask(s) = &n.kind
-                    && let Implementation::Handler { name, .. } = &s.implementation
-                    && !self.handlers.contains(name)
-                {
-                    problems.push(what(&format!("handler '{name}' is not registered with this engine")));
-                }
-            }
-        }
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::Process(ProcessError {
-                kind: ErrorKind::Invalid,
-                message: format!("the deployment cannot run here: {}", problems.join("; ")),
-                element_id: None,
-            }))
-        }
     }
 
     /// Definitions, optionally of one key and/or latest only.
@@ -376,4 +347,52 @@ fn start_event_writes(p: &kairos_bpmn::Process, def_id: &str, now: &jiff::Timest
         ));
     }
     w
+}
+
+/// Parses and checks a BPMN document (see [`Processes::validate`]).
+fn validate(handlers: &Handlers, xml: &str) -> Result<Definitions, Error> {
+    // Every `${…}` of the model must parse now, not fail at 3 a.m. when a token reaches it.
+    let check = |text: &str| kairos_expr::Expression::parse(text).map(|_| ()).map_err(|e| e.to_string());
+    let options = kairos_bpmn::ParseOptions::default().with_expression_check(&check);
+    let defs = kairos_bpmn::parse_with(xml, &options).map_err(Error::Deploy)?;
+    check_runnable(handlers, &defs)?;
+    Ok(defs)
+}
+
+/// Refuses what this engine cannot run yet, naming the element and its line, and
+/// service tasks naming a handler that is not registered.
+fn check_runnable(handlers: &Handlers, defs: &Definitions) -> Result<(), Error> {
+    let mut problems = Vec::new();
+    for p in &defs.processes {
+        for n in &p.nodes {
+            let what = |m: &str| format!("line {}, {} '{}': {m}", n.line, n.element, n.id);
+            if let NodeKind::ServiceTask(s) = &n.kind
+                && let Implementation::Handler { name, .. } = &s.implementation
+                && !handlers.contains(name)
+            {
+                problems.push(what(&format!("handler '{name}' is not registered with this engine")));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Process(ProcessError {
+            kind: ErrorKind::Invalid,
+            message: format!("the deployment cannot run here: {}", problems.join("; ")),
+            element_id: None,
+        }))
+    }
+}
+
+/// Runs CPU-heavy work (parsing a model of up to 10 MiB, checking its expressions) on tokio's
+/// blocking threads: on the async threads it would stall every other request and the
+/// executor's heartbeats while it runs.
+pub(crate) async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, Error> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(t) => Ok(t),
+        // A panic goes on as it would have inline.
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => Err(Error::Config("the engine is shutting down".to_owned())),
+    }
 }

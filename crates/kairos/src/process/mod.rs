@@ -7,6 +7,7 @@
 //! completion instead ([`JobContext::stage`]): they commit only under the job's lease, and a
 //! conflict hands the job back to run again.
 
+mod cache;
 mod cleanup;
 mod deploy;
 mod external;
@@ -31,7 +32,6 @@ use kairos_process::{Command, Env, ErrorKind, Instance, ProcessError, Runtime, S
 use kairos_store::{SqlValue, Store, Write};
 use requests::{Recorded, Request};
 use serde_json::{Map, Value as Json};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// ACT_RU_JOB's columns (ACT_RU_SUSPENDED_JOB has the same), for moving rows between them.
@@ -88,8 +88,8 @@ pub struct Processes {
     /// Handlers service tasks may name (the engine's job handlers).
     handlers: Arc<Handlers>,
     node_id: String,
-    /// Parsed definitions by ACT_RE_PROCDEF.ID_ (immutable once deployed).
-    cache: Mutex<HashMap<String, Arc<Definitions>>>,
+    /// Parsed definitions by ACT_RE_PROCDEF.ID_ (immutable once deployed), bounded by bytes.
+    cache: Mutex<cache::DefinitionCache>,
 }
 
 impl std::fmt::Debug for Processes {
@@ -134,7 +134,8 @@ impl Processes {
         node_id: String,
         history: HistoryLevel,
     ) -> Processes {
-        Processes { store, history, handlers, node_id, cache: Mutex::new(HashMap::new()) }
+        let cache = Mutex::new(cache::DefinitionCache::new(cache::DEFAULT_CACHE_BYTES));
+        Processes { store, history, handlers, node_id, cache }
     }
 
     /// The history level this engine writes.
@@ -159,14 +160,16 @@ impl Processes {
     /// The parsed model of definition `id`.
     pub(crate) async fn definitions(&self, id: &str) -> Result<Arc<Definitions>, Error> {
         if let Some(d) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(id) {
-            return Ok(d.clone());
+            return Ok(d);
         }
         let xml = deploy::resource_of(self.store.as_ref(), id).await?;
-        let defs = kairos_bpmn::parse(&xml).map_err(|e| {
+        let bytes = xml.len();
+        // Parsing a large model takes a while: off the async threads (see `deploy::blocking`).
+        let defs = deploy::blocking(move || kairos_bpmn::parse(&xml)).await?.map_err(|e| {
             Error::Process(ProcessError::new(ErrorKind::Model, format!("definition {id} no longer parses: {e}")))
         })?;
         let defs = Arc::new(defs);
-        self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_string(), defs.clone());
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(id, defs.clone(), bytes);
         Ok(defs)
     }
 
