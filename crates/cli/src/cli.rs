@@ -205,6 +205,10 @@ pub struct ServeArgs {
     /// rows past --job-log-retention; PT0S switches the cleanup off
     #[arg(long, default_value = "PT1H", value_parser = parse::duration, value_name = "DUR")]
     pub history_cleanup_every: SignedDuration,
+    /// The shortest interval between two fires of a repeating job, a simple trigger or a BPMN
+    /// timer cycle; a shorter one is refused naming the field
+    #[arg(long, default_value = "PT1S", value_parser = parse::duration, value_name = "DUR")]
+    pub min_repeat_interval: SignedDuration,
     /// How long the job log keeps the row of an ended attempt; PT0S keeps every row
     #[arg(long, default_value = "P30D", value_parser = parse::duration, value_name = "DUR")]
     pub job_log_retention: SignedDuration,

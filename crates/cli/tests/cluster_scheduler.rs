@@ -21,6 +21,8 @@ fn node(url: &str, name: &str, dir: &std::path::Path) -> Node {
     let flags: Vec<String> = ["--workers", "32", "--lock-time", "PT30S"]
         .into_iter()
         .chain(["--heartbeat-interval", "PT0.3S", "--dead-after", "PT2S", "--poll-interval", "PT0.2S"])
+        // The test's triggers repeat every half second, below the default minimum of 1 s.
+        .chain(["--min-repeat-interval", "PT0.1S"])
         .map(String::from)
         .collect();
     Node::start(url, name, dir, &flags)

@@ -20,6 +20,6 @@ pub use error::{Error, Result};
 pub use job::{Job, JobLogEntry, JobLogOutcome, JobTable, JobType, NodeInfo, new_id};
 pub use lifecycle::{JobEvent, JobState};
 pub use outcome::{AttemptResult, Completion, EXCEPTION_MSG_MAX_CHARS, RetryPolicy, plan_completion};
-pub use repeat::Repeat;
+pub use repeat::{DEFAULT_MIN_REPEAT_INTERVAL, Repeat};
 
 pub use jiff::{SignedDuration, Timestamp};

@@ -49,6 +49,27 @@ impl Repeat {
     }
 }
 
+/// The shortest interval between two fires a repeat may have by default (docs/limits.md): a
+/// timer every millisecond fills the job log with a thousand rows a second and keeps a worker
+/// busy for nothing.
+pub const DEFAULT_MIN_REPEAT_INTERVAL: jiff::SignedDuration = jiff::SignedDuration::from_secs(1);
+
+/// Refuses a cycle whose period is shorter than `min` (a month or a year is measured from
+/// 1970-01-01: any month is far above any sensible minimum). A cron fires at most once a
+/// second and is not measured.
+pub fn check_interval(repeat: &Repeat, min: jiff::SignedDuration) -> Result<(), String> {
+    let Repeat::Cycle(c) = repeat else { return Ok(()) };
+    match c.period.to_signed_duration_at(Timestamp::UNIX_EPOCH) {
+        Ok(period) if period < min => Err(too_short(c.period.as_str(), min)),
+        _ => Ok(()),
+    }
+}
+
+/// The message for an interval shorter than the minimum.
+pub fn too_short(interval: &str, min: jiff::SignedDuration) -> String {
+    format!("an interval of {interval} is shorter than the minimum of {min:#} between two fires (the engine's min_repeat_interval)")
+}
+
 impl std::fmt::Display for Repeat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -27,6 +27,9 @@ pub struct EngineSettings {
     /// How long the job log keeps a row after its attempt ended (deleted by the history
     /// cleanup); `None`: forever.
     pub job_log_retention: Option<jiff::SignedDuration>,
+    /// The shortest interval between two fires of a repeating job, a simple trigger or a BPMN
+    /// timer cycle (default 1 s); a shorter one is refused naming the field.
+    pub min_repeat_interval: jiff::SignedDuration,
 }
 
 /// Builds an [`Engine`].
@@ -69,6 +72,13 @@ impl EngineBuilder {
     /// (default hourly; `None` switches it off).
     pub fn history_cleanup_every(mut self, every: Option<Duration>) -> Self {
         self.settings.history_cleanup_every = every;
+        self
+    }
+
+    /// The shortest interval between two fires of a repeating job, a simple trigger or a BPMN
+    /// timer cycle (default 1 s, [`kairos_core::DEFAULT_MIN_REPEAT_INTERVAL`]).
+    pub fn min_repeat_interval(mut self, min: jiff::SignedDuration) -> Self {
+        self.settings.min_repeat_interval = min;
         self
     }
 
@@ -126,12 +136,14 @@ impl EngineBuilder {
             service_handlers.clone(),
             self.settings.executor.node_id.clone(),
             self.settings.history,
+            self.settings.min_repeat_interval,
         ));
         let scheduler = Arc::new(crate::scheduler::Scheduler::new(
             store.clone(),
             service_handlers.clone(),
             self.settings.executor.node_id.clone(),
             self.settings.scheduler.clone(),
+            self.settings.min_repeat_interval,
         ));
         let mut handlers = self.handlers;
         for (name, h) in processes.job_handlers() {
@@ -187,6 +199,7 @@ impl Engine {
                 scheduler: Default::default(),
                 history_cleanup_every: Some(Duration::from_secs(3600)),
                 job_log_retention: Some(jiff::SignedDuration::from_hours(30 * 24)),
+                min_repeat_interval: kairos_core::DEFAULT_MIN_REPEAT_INTERVAL,
             },
             migrate: true,
         }
@@ -280,7 +293,12 @@ impl Engine {
 
     /// Validates a request against this engine's handlers; nothing is written.
     pub fn prepare(&self, req: &EnqueueRequest) -> Result<NewJob, Error> {
-        Ok(req.validate(|h| self.handlers.contains(h))?)
+        let job = req.validate(|h| self.handlers.contains(h))?;
+        if let Some(r) = job.repeat.as_deref().and_then(|r| kairos_core::Repeat::parse(r).ok()) {
+            kairos_core::repeat::check_interval(&r, self.settings.min_repeat_interval)
+                .map_err(|m| kairos_core::Error::invalid("repeat", m))?;
+        }
+        Ok(job)
     }
 
     /// Enqueues a standalone job (SPEC J13) in a transaction of its own.

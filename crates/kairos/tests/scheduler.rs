@@ -20,6 +20,8 @@ fn builder(fx: &Fixture, runs: &Runs, sleep: Duration) -> kairos::EngineBuilder 
     let r = runs.clone();
     fx.engine("s1")
         .configure(|c| c.poll_interval = Duration::from_millis(50))
+        // These tests fire simple triggers every 100 ms, below the default minimum of 1 s.
+        .min_repeat_interval(jiff::SignedDuration::from_millis(100))
         .scheduler(kairos::scheduler::SchedulerSettings {
             name: "MyScheduler".into(),
             checkin_interval: Duration::from_millis(200),
@@ -279,6 +281,9 @@ async fn bad_triggers_are_refused_naming_the_field(backend: Backend) {
             "cron.timeZone",
         ),
         (json!({"name": "t", "jobName": "j", "simple": {"interval": "-PT1S"}}), "simple.interval"),
+        // Below the engine's minimum interval (100 ms in these tests; 1 s by default).
+        (json!({"name": "t", "jobName": "j", "simple": {"interval": "PT0.001S"}}), "simple.interval"),
+        (json!({"name": "t", "jobName": "j", "simple": {"interval": "PT0.099S", "repeatCount": 3}}), "shorter than the minimum"),
         (
             json!({"name": "t", "jobName": "j", "simple": {"interval": "PT1S"}, "startTime": "2030-01-02T00:00:00Z", "endTime": "2030-01-01T00:00:00Z"}),
             "endTime",

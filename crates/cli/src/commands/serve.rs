@@ -75,7 +75,8 @@ async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, C
         .executor_enabled(!args.no_executor)
         .history_level(args.history_level)
         .history_cleanup_every(positive(args.history_cleanup_every).map(|d| d.unsigned_abs()))
-        .job_log_retention(positive(args.job_log_retention));
+        .job_log_retention(positive(args.job_log_retention))
+        .min_repeat_interval(args.min_repeat_interval);
     if args.chaos {
         // The chaos handler writes its side-effect rows through the engine's own store.
         let store = kairos::open_store(&global.db).await?;

@@ -137,14 +137,14 @@ impl Processes {
     /// Checks a BPMN document as [`Processes::deploy`] would (XML, model, handlers, what this
     /// engine can run), writing nothing: for tools that deploy several documents all or none.
     pub fn validate(&self, xml: &str) -> Result<Definitions, Error> {
-        validate(&self.handlers, xml)
+        validate(&self.handlers, self.min_repeat, xml)
     }
 
     /// Deploys one BPMN document. Everything is checked first (see [`Processes::validate`]); a
     /// refused deployment writes nothing.
     pub async fn deploy(&self, name: &str, xml: &str) -> Result<DeploymentInfo, Error> {
-        let (handlers, owned) = (self.handlers.clone(), xml.to_string());
-        let defs = blocking(move || validate(&handlers, &owned)).await??;
+        let (handlers, min_repeat, owned) = (self.handlers.clone(), self.min_repeat, xml.to_string());
+        let defs = blocking(move || validate(&handlers, min_repeat, &owned)).await??;
         let resource = if name.ends_with(".bpmn") || name.ends_with(".xml") {
             name.to_string()
         } else {
@@ -350,18 +350,18 @@ fn start_event_writes(p: &kairos_bpmn::Process, def_id: &str, now: &jiff::Timest
 }
 
 /// Parses and checks a BPMN document (see [`Processes::validate`]).
-fn validate(handlers: &Handlers, xml: &str) -> Result<Definitions, Error> {
+fn validate(handlers: &Handlers, min_repeat: jiff::SignedDuration, xml: &str) -> Result<Definitions, Error> {
     // Every `${…}` of the model must parse now, not fail at 3 a.m. when a token reaches it.
     let check = |text: &str| kairos_expr::Expression::parse(text).map(|_| ()).map_err(|e| e.to_string());
     let options = kairos_bpmn::ParseOptions::default().with_expression_check(&check);
     let defs = kairos_bpmn::parse_with(xml, &options).map_err(Error::Deploy)?;
-    check_runnable(handlers, &defs)?;
+    check_runnable(handlers, min_repeat, &defs)?;
     Ok(defs)
 }
 
 /// Refuses what this engine cannot run yet, naming the element and its line, and
 /// service tasks naming a handler that is not registered.
-fn check_runnable(handlers: &Handlers, defs: &Definitions) -> Result<(), Error> {
+fn check_runnable(handlers: &Handlers, min_repeat: jiff::SignedDuration, defs: &Definitions) -> Result<(), Error> {
     let mut problems = Vec::new();
     for p in &defs.processes {
         for n in &p.nodes {
@@ -371,6 +371,12 @@ fn check_runnable(handlers: &Handlers, defs: &Definitions) -> Result<(), Error> 
                 && !handlers.contains(name)
             {
                 problems.push(what(&format!("handler '{name}' is not registered with this engine")));
+            }
+            if let Some(kairos_bpmn::EventTrigger::Timer(t)) = n.kind.trigger()
+                && let TimerValue::Cycle(c) = &t.value
+                && let Err(m) = kairos_core::repeat::check_interval(&kairos_core::Repeat::Cycle(c.clone()), min_repeat)
+            {
+                problems.push(what(&format!("timeCycle: {m}")));
             }
         }
     }

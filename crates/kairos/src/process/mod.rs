@@ -88,6 +88,8 @@ pub struct Processes {
     /// Handlers service tasks may name (the engine's job handlers).
     handlers: Arc<Handlers>,
     node_id: String,
+    /// The shortest timer cycle a deployment may have (EngineSettings::min_repeat_interval).
+    min_repeat: jiff::SignedDuration,
     /// Parsed definitions by ACT_RE_PROCDEF.ID_ (immutable once deployed), bounded by bytes.
     cache: Mutex<cache::DefinitionCache>,
 }
@@ -133,9 +135,10 @@ impl Processes {
         handlers: Arc<Handlers>,
         node_id: String,
         history: HistoryLevel,
+        min_repeat: jiff::SignedDuration,
     ) -> Processes {
         let cache = Mutex::new(cache::DefinitionCache::new(cache::DEFAULT_CACHE_BYTES));
-        Processes { store, history, handlers, node_id, cache }
+        Processes { store, history, handlers, node_id, min_repeat, cache }
     }
 
     /// The history level this engine writes.

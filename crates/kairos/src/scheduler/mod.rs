@@ -147,6 +147,8 @@ pub struct Scheduler {
     /// The handlers a job detail may name (and the work handler runs).
     handlers: Arc<Handlers>,
     node_id: String,
+    /// The shortest interval of a repeating simple trigger (EngineSettings::min_repeat_interval).
+    min_repeat: jiff::SignedDuration,
 }
 
 impl std::fmt::Debug for Scheduler {
@@ -161,8 +163,9 @@ impl Scheduler {
         handlers: Arc<Handlers>,
         node_id: String,
         settings: SchedulerSettings,
+        min_repeat: jiff::SignedDuration,
     ) -> Scheduler {
-        Scheduler { store, settings, handlers, node_id }
+        Scheduler { store, settings, handlers, node_id, min_repeat }
     }
 
     /// [`SchedulerSettings::fire_ahead`], never negative.
@@ -294,6 +297,7 @@ impl Scheduler {
     async fn schedule_with(&self, job: Option<&JobSpec>, spec: &TriggerSpec) -> Result<TriggerView, crate::Error> {
         let now = self.store.db_now().await?;
         let mut tr = model::trigger_of(spec, now)?;
+        model::check_interval(&tr, self.min_repeat)?;
         let (group, name) = (tr.key.group.clone(), tr.key.name.clone());
         let mut writes = Vec::new();
         if let Some(j) = job {
@@ -371,6 +375,7 @@ impl Scheduler {
                 other => other,
             };
             let mut tr = model::trigger_of(spec, now).map_err(at)?;
+            model::check_interval(&tr, self.min_repeat).map_err(at)?;
             if tr.calendar_name.is_some() || spec.replace {
                 return Err(at(SchedulerError::invalid(
                     "calendarName",

@@ -215,6 +215,19 @@ fn days_of_week(field: &str, days: &Option<Vec<Json>>) -> Result<DaysOfWeek, Sch
     DaysOfWeek::from_quartz_numbers(&numbers).ok_or_else(|| invalid(field, "day numbers run from 1 (Sunday) to 7"))
 }
 
+/// Refuses a repeating simple trigger firing more often than `min` (Quartz accepts any
+/// interval of 1 ms or more; a node firing a trigger every millisecond does nothing else).
+/// Calendar-interval and daily-time-interval triggers count whole seconds at least.
+pub(crate) fn check_interval(tr: &Trigger, min: jiff::SignedDuration) -> Result<(), SchedulerError> {
+    match &tr.schedule {
+        Schedule::Simple(s) if s.repeat_count != 0 && jiff::SignedDuration::from_millis(s.interval_ms) < min => {
+            let interval = jiff::SignedDuration::from_millis(s.interval_ms);
+            Err(invalid("simple.interval", kairos_core::repeat::too_short(&format!("{interval:#}"), min)))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The schedule a request asks for (exactly one kind), validated field by field.
 fn schedule_of(spec: &TriggerSpec, now: Timestamp) -> Result<Schedule, SchedulerError> {
     let given = [
