@@ -59,7 +59,60 @@ async fn a_bpmn_timer_cycle_below_the_minimum_is_refused_naming_the_element(back
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const WAIT: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <process id="wait" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="task"/>
+    <userTask id="task"/>
+    <sequenceFlow id="f2" sourceRef="task" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+fn vars(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    v.as_object().cloned().unwrap()
+}
+
+/// A string whose JSON is `bytes` long (its two quotes included).
+fn blob(bytes: usize) -> serde_json::Value {
+    serde_json::Value::String("x".repeat(bytes - 2))
+}
+
+async fn variables_are_capped_per_value_and_per_instance_naming_the_variable(backend: Backend) {
+    use kairos::process::limits::{MAX_INSTANCE_VARIABLE_BYTES, MAX_VARIABLE_BYTES};
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = fx.engine("n1").executor_enabled(false).build().await.unwrap();
+    let p = engine.processes();
+    p.deploy("wait.bpmn", WAIT).await.unwrap();
+    let start = |v| kairos::process::StartRequest {
+        process_definition_key: Some("wait".into()),
+        variables: vars(v),
+        ..Default::default()
+    };
+    // One value over 1 MiB: refused at start, nothing written.
+    let e = p.start(start(serde_json::json!({"big": blob(MAX_VARIABLE_BYTES + 1)}))).await.unwrap_err();
+    assert!(matches!(&e, kairos::Error::Process(p) if p.kind == kairos_process::ErrorKind::Invalid), "{e}");
+    assert!(e.to_string().contains("variable 'big'") && e.to_string().contains("1 MiB"), "{e}");
+    assert_eq!(count_rows(engine.store(), "ACT_RU_EXECUTION").await, 0, "nothing written");
+    let inst = p.start(start(serde_json::json!({"v0": blob(MAX_VARIABLE_BYTES)}))).await.unwrap();
+    let e = p.set_variables(&inst.id, vars(serde_json::json!({"big": blob(MAX_VARIABLE_BYTES + 1)}))).await.unwrap_err();
+    assert!(e.to_string().contains("variable 'big'"), "{e}");
+    // Values at the limit each, until the instance's total would pass 10 MiB.
+    let fit = MAX_INSTANCE_VARIABLE_BYTES / MAX_VARIABLE_BYTES;
+    for i in 1..fit {
+        p.set_variables(&inst.id, vars(serde_json::json!({format!("v{i}"): blob(MAX_VARIABLE_BYTES)}))).await.unwrap();
+    }
+    let e = p.set_variables(&inst.id, vars(serde_json::json!({"one_more": blob(1000)}))).await.unwrap_err();
+    assert!(e.to_string().contains("(10 MiB) per instance") && e.to_string().contains("variable 'v"), "{e}");
+    let kept = p.variables(&inst.id).await.unwrap();
+    assert_eq!(kept.len(), fit, "the refused variable was not written");
+    // Replacing a value by a smaller one is fine.
+    p.set_variables(&inst.id, vars(serde_json::json!({"v1": 1}))).await.unwrap();
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    variables_are_capped_per_value_and_per_instance_naming_the_variable,
     a_repeat_below_the_minimum_interval_is_refused_naming_the_field,
     a_bpmn_timer_cycle_below_the_minimum_is_refused_naming_the_element,
 );

@@ -11,6 +11,7 @@ mod cache;
 mod cleanup;
 mod deploy;
 mod external;
+pub mod limits;
 mod migrate;
 mod requests;
 mod rows;
@@ -358,7 +359,10 @@ impl Processes {
         let mut staged = Vec::new();
         loop {
             match step.map_err(Error::Process)? {
-                Step::Done => return Ok((rt.instance().clone(), staged)),
+                Step::Done => {
+                    limits::check_variables(rt.instance())?;
+                    return Ok((rt.instance().clone(), staged));
+                }
                 Step::Call(call) => {
                     let answer = match self.handlers.get(&call.handler) {
                         None => ServiceResult::Failed(format!("no handler named '{}' is registered", call.handler)),
