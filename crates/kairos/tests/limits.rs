@@ -111,7 +111,100 @@ async fn variables_are_capped_per_value_and_per_instance_naming_the_variable(bac
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+fn one_task(key: &str, task_id: &str, assignee: &str) -> String {
+    format!(
+        r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <process id="{key}" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="{task_id}"/>
+    <userTask id="{task_id}" camunda:assignee="{assignee}"/>
+    <sequenceFlow id="f2" sourceRef="{task_id}" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#
+    )
+}
+
+fn field_of(e: &kairos::Error) -> Option<String> {
+    match e {
+        kairos::Error::Process(p) if p.kind == kairos_process::ErrorKind::Invalid => p.element_id.clone(),
+        _ => None,
+    }
+}
+
+async fn a_long_key_gets_an_id_that_fits_and_starts_by_it(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = fx.engine("n1").executor_enabled(false).build().await.unwrap();
+    let p = engine.processes();
+    let key = "a_process_key_well_over_twenty_five_characters_long";
+    let d = p.deploy("long.bpmn", &one_task(key, "task", "kermit")).await.unwrap();
+    let def = &d.process_definitions[0];
+    assert!(def.id.chars().count() <= 64, "{}", def.id);
+    assert_eq!((def.key.as_str(), def.version), (key, 1));
+    let by_id = kairos::process::StartRequest { process_definition_id: Some(def.id.clone()), ..Default::default() };
+    assert!(!p.start(by_id).await.unwrap().ended);
+    let by_key = kairos::process::StartRequest { process_definition_key: Some(key.into()), ..Default::default() };
+    p.start(by_key).await.unwrap();
+    // A short key keeps Flowable's key:version:uuid.
+    let d = p.deploy("short.bpmn", &one_task("short", "task", "kermit")).await.unwrap();
+    assert!(d.process_definitions[0].id.starts_with("short:1:"), "{}", d.process_definitions[0].id);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+async fn strings_that_do_not_fit_their_column_are_refused_alike_on_both_stores(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = fx.engine("n1").executor_enabled(false).build().await.unwrap();
+    let p = engine.processes();
+    // At deploy: process ids that cannot be reached by path, ids and names over 255 characters.
+    let long = "t".repeat(256);
+    for (xml, names) in [
+        (one_task("a/b", "task", "kermit"), "process 'a/b'"),
+        (one_task("o'brien", "task", "kermit"), "process 'o'brien'"),
+        (one_task("two words", "task", "kermit"), "process 'two words'"),
+        (one_task(&long, "task", "kermit"), "is 256 characters long"),
+        (one_task("p", &long, "kermit"), "is 256 characters long"),
+    ] {
+        let e = p.deploy("bad.bpmn", &xml).await.unwrap_err();
+        assert!(matches!(&e, kairos::Error::Process(p) if p.kind == kairos_process::ErrorKind::Invalid), "{e}");
+        assert!(e.to_string().contains(names), "{e}");
+    }
+    let e = p.deploy(&"n".repeat(300), &one_task("p", "task", "kermit")).await.unwrap_err();
+    assert_eq!(field_of(&e).as_deref(), Some("name"), "{e}");
+    assert_eq!(count_rows(engine.store(), "ACT_RE_PROCDEF").await, 0, "nothing written");
+    assert_eq!(count_rows(engine.store(), "ACT_RE_DEPLOYMENT").await, 0);
+
+    // At start and completion: whatever the strings came from, the same 400 on both stores.
+    p.deploy("p.bpmn", &one_task("p", "task", "${who}")).await.unwrap();
+    let start = |bk: Option<&str>, v: serde_json::Value| kairos::process::StartRequest {
+        process_definition_key: Some("p".into()),
+        business_key: bk.map(str::to_string),
+        variables: vars(v),
+        ..Default::default()
+    };
+    let cases = [
+        (start(None, serde_json::json!({"who": "k".repeat(256)})), "assignee"),
+        (start(None, serde_json::json!({"who": "kermit\u{0}"})), "assignee"),
+        (start(Some(&"b".repeat(256)), serde_json::json!({"who": "kermit"})), "businessKey"),
+        (start(Some("nul\u{0}"), serde_json::json!({"who": "kermit"})), "businessKey"),
+        (start(None, serde_json::json!({"who": "kermit", "note": "a\u{0}b"})), "note"),
+    ];
+    for (req, field) in cases {
+        let e = p.start(req).await.unwrap_err();
+        assert_eq!(field_of(&e).as_deref(), Some(field), "{e}");
+    }
+    // Variable names were refused over 255 characters already (by the runtime).
+    let e = p.start(start(None, serde_json::json!({"who": "kermit", "v".repeat(256): 1}))).await.unwrap_err();
+    assert!(e.to_string().contains("must be 1 to 255 characters"), "{e}");
+    assert_eq!(count_rows(engine.store(), "ACT_RU_EXECUTION").await, 0, "nothing written");
+    let ok = p.start(start(Some(&"b".repeat(255)), serde_json::json!({"who": "k".repeat(255)}))).await.unwrap();
+    let e = p.set_variables(&ok.id, vars(serde_json::json!({"x": "\u{0}"}))).await.unwrap_err();
+    assert_eq!(field_of(&e).as_deref(), Some("x"), "{e}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    a_long_key_gets_an_id_that_fits_and_starts_by_it,
+    strings_that_do_not_fit_their_column_are_refused_alike_on_both_stores,
     variables_are_capped_per_value_and_per_instance_naming_the_variable,
     a_repeat_below_the_minimum_interval_is_refused_naming_the_field,
     a_bpmn_timer_cycle_below_the_minimum_is_refused_naming_the_element,

@@ -2,7 +2,7 @@
 //! process becomes a version of its key in ACT_RE_PROCDEF; a resource identical to the latest
 //! version's adds no version.
 
-use super::Processes;
+use super::{Processes, limits};
 use crate::Error;
 use kairos_bpmn::{Definitions, Implementation, NodeKind, TimerValue};
 use kairos_executor::Handlers;
@@ -143,6 +143,12 @@ impl Processes {
     /// Deploys one BPMN document. Everything is checked first (see [`Processes::validate`]); a
     /// refused deployment writes nothing.
     pub async fn deploy(&self, name: &str, xml: &str) -> Result<DeploymentInfo, Error> {
+        // ACT_RE_DEPLOYMENT.NAME_ holds 255 characters (and RESOURCE_NAME_, made from it, 4000).
+        if let Some(m) = too_long(Some(name), "deployment name").or_else(|| {
+            name.contains('\0').then(|| "the deployment name contains a NUL character".to_string())
+        }) {
+            return Err(Error::Process(ProcessError { kind: ErrorKind::Invalid, message: m, element_id: Some("name".into()) }));
+        }
         let (handlers, min_repeat, owned) = (self.handlers.clone(), self.min_repeat, xml.to_string());
         let defs = blocking(move || validate(&handlers, min_repeat, &owned)).await??;
         let resource = if name.ends_with(".bpmn") || name.ends_with(".xml") {
@@ -166,7 +172,7 @@ impl Processes {
                 }
                 changed = true;
                 let version = latest.map_or(1, |l| l.version + 1);
-                let id = format!("{}:{version}:{}", p.id, kairos_core::new_id());
+                let id = definition_id(&p.id, version);
                 writes.push(Write::new(
                     "INSERT INTO ACT_RE_PROCDEF (ID_, REV_, CATEGORY_, NAME_, KEY_, VERSION_, DEPLOYMENT_ID_, RESOURCE_NAME_, \
                      HAS_GRAPHICAL_NOTATION_, SUSPENSION_STATE_, TENANT_ID_, HISTORY_TTL_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, 1, '', ?)",
@@ -221,7 +227,7 @@ impl Processes {
                         ],
                     ),
                 );
-                match self.store.write_all(&writes).await {
+                match self.store.write_all(&writes).await.map_err(limits::checked_write) {
                     Ok(_) => {}
                     // Another deployment of the same key took this version number first.
                     Err(e) if e.kind == kairos_store::ErrorKind::Conflict => continue,
@@ -364,6 +370,13 @@ fn validate(handlers: &Handlers, min_repeat: jiff::SignedDuration, xml: &str) ->
 fn check_runnable(handlers: &Handlers, min_repeat: jiff::SignedDuration, defs: &Definitions) -> Result<(), Error> {
     let mut problems = Vec::new();
     for p in &defs.processes {
+        let process = |m: &str| format!("line {}, process '{}': {m}", p.line, p.id);
+        if let Some(m) = key_problem(&p.id) {
+            problems.push(process(&m));
+        }
+        if let Some(m) = too_long(p.name.as_deref(), "name") {
+            problems.push(process(&m));
+        }
         for n in &p.nodes {
             let what = |m: &str| format!("line {}, {} '{}': {m}", n.line, n.element, n.id);
             if let NodeKind::ServiceTask(s) = &n.kind
@@ -378,6 +391,14 @@ fn check_runnable(handlers: &Handlers, min_repeat: jiff::SignedDuration, defs: &
             {
                 problems.push(what(&format!("timeCycle: {m}")));
             }
+            // ACT_ID_, ACT_NAME_, EVENT_NAME_ and their kin hold 255 characters.
+            let event_name = match n.kind.trigger() {
+                Some(kairos_bpmn::EventTrigger::Message(m)) => Some(m.name.as_str()),
+                Some(kairos_bpmn::EventTrigger::Signal(s)) => Some(s.name.as_str()),
+                _ => None,
+            };
+            let long = [too_long(Some(&n.id), "id"), too_long(n.name.as_deref(), "name"), too_long(event_name, "event name")];
+            problems.extend(long.into_iter().flatten().map(|m| what(&m)));
         }
     }
     if problems.is_empty() {
@@ -401,4 +422,34 @@ pub(crate) async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send 
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         Err(_) => Err(Error::Config("the engine is shutting down".to_owned())),
     }
+}
+
+/// ACT_RE_PROCDEF.ID_: `key:version:uuid`, as Flowable and Camunda make it, unless that is over
+/// the column's 64 characters (a key over 25 characters); then, as they do, a generated id
+/// alone. The key and version stay in their own columns either way.
+fn definition_id(key: &str, version: i64) -> String {
+    let id = kairos_core::new_id();
+    let full = format!("{key}:{version}:{id}");
+    if full.chars().count() <= MAX_ID_CHARS { full } else { id }
+}
+
+/// The width of every ID_ column (VARCHAR(64)).
+const MAX_ID_CHARS: usize = 64;
+
+/// Why a process id cannot be a definition key: too long for KEY_, or with a character that
+/// would stop it being reached by path (`/runtime/process-definitions/key/{key}`) or quoted in
+/// an operator's SQL. BPMN ids are xsd:ID names, which have none of these.
+fn key_problem(key: &str) -> Option<String> {
+    if let Some(m) = too_long(Some(key), "id") {
+        return Some(m);
+    }
+    let bad = key.chars().find(|c| c.is_control() || c.is_whitespace() || "/\\'\"?#%".contains(*c))?;
+    Some(format!("the id contains {bad:?}, which a process key cannot hold (it must be usable in a URL path)"))
+}
+
+/// "`what` is N characters long" when over the 255 of ACT_ID_, NAME_, KEY_, EVENT_NAME_.
+fn too_long(value: Option<&str>, what: &str) -> Option<String> {
+    let n = value?.chars().count();
+    (n > limits::MAX_NAME_CHARS)
+        .then(|| format!("the {what} is {n} characters long; at most {} fit", limits::MAX_NAME_CHARS))
 }

@@ -6,7 +6,7 @@
 //! still does, in the transaction that records the outcome. A failure spends a retry and, at
 //! zero, moves the job to ACT_RU_DEADLETTER_JOB, the same rules as any job.
 
-use super::{JOB_COLUMNS, JOB_COLUMNS_UNLOCKED, Processes, rows};
+use super::{JOB_COLUMNS, JOB_COLUMNS_UNLOCKED, Processes, limits, rows};
 use crate::Error;
 use jiff::{SignedDuration, Timestamp};
 use kairos_process::{Command, ErrorKind, ProcessError};
@@ -194,7 +194,7 @@ impl Processes {
             ));
             writes.push(Write::new("DELETE FROM ACT_RU_JOB WHERE ID_ = ?", vec![text(id)]).expect(1));
         }
-        self.store.write_all(&writes).await?;
+        self.store.write_all(&writes).await.map_err(limits::checked_write)?;
         Ok(left)
     }
 }

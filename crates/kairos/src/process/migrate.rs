@@ -14,6 +14,7 @@ use kairos_process::{Env, ErrorKind, Instance, JobKind, ProcessError, Runtime};
 use kairos_store::{SqlValue, Write};
 
 use super::deploy::{self, DefinitionInfo};
+use super::limits;
 use super::views::InstanceView;
 use super::{CONFLICT_RETRIES, Processes, process_of, rows};
 use crate::Error;
@@ -101,7 +102,7 @@ impl Processes {
                 .expect(0),
             );
             writes.extend(moved_rows(&before, &after));
-            match self.store.write_all(&writes).await {
+            match self.store.write_all(&writes).await.map_err(limits::checked_write) {
                 Ok(_) => return self.instance(id).await,
                 Err(e) if e.kind == kairos_store::ErrorKind::Conflict => continue,
                 Err(e) => return Err(e.into()),

@@ -209,7 +209,7 @@ impl Processes {
             let answer = serde_json::to_value(&view).map_err(|e| invalid("requestId", &e.to_string()))?;
             writes.push(r.record(Some(&answer)));
         }
-        match (self.store.write_all(&writes).await, &request) {
+        match (self.store.write_all(&writes).await.map_err(limits::checked_write), &request) {
             (Ok(_), _) => Ok(view),
             (Err(e), Some(r)) => stored_view(r.settle(self.store.as_ref(), e.into()).await?),
             (Err(e), None) => Err(e.into()),
@@ -309,7 +309,7 @@ impl Processes {
             writes.extend(extra.iter().cloned());
             self.cancel_called(&after.interrupted_calls, None, &mut writes).await?;
             self.continue_callers(&after, &mut writes).await?;
-            match self.store.write_all(&writes).await {
+            match self.store.write_all(&writes).await.map_err(limits::checked_write) {
                 Ok(_) => return Ok(()),
                 Err(e) if e.kind == kairos_store::ErrorKind::Conflict => {
                     lost_race = true;
@@ -361,6 +361,7 @@ impl Processes {
             match step.map_err(Error::Process)? {
                 Step::Done => {
                     limits::check_variables(rt.instance())?;
+                    limits::check_strings(rt.instance())?;
                     return Ok((rt.instance().clone(), staged));
                 }
                 Step::Call(call) => {
