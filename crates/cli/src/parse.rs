@@ -26,7 +26,7 @@ pub fn duration_text(s: &str) -> Result<String, String> {
 
 /// An RFC 3339 instant with an offset.
 pub fn instant(s: &str) -> Result<Timestamp, String> {
-    kairos_time::parse_instant(s).map_err(|e| e.to_string())
+    kairos_core::instant::parse_accepted(s)
 }
 
 /// A failedJobRetryTimeCycle (`R5/PT10M`, `PT1M,PT5M`).

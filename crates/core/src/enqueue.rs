@@ -26,7 +26,7 @@ pub struct EnqueueRequest {
     #[serde(default)]
     pub payload: Option<serde_json::Value>,
     /// An absolute due instant.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::instant::accepted")]
     pub due_date: Option<Timestamp>,
     /// A due date relative to the database's clock (ISO 8601 duration), e.g. `PT5M`.
     #[serde(default)]
@@ -132,6 +132,14 @@ impl EnqueueRequest {
             None => None,
             Some(s) => Some(Repeat::parse(s).map_err(|e| Error::invalid("repeat", e))?),
         };
+        if let Some(t) = self.due_date {
+            kairos_time::check_accepted_instant(t).map_err(|m| Error::invalid("dueDate", m))?;
+        }
+        if let Some(Repeat::Cycle(c)) = &repeat {
+            for t in c.start.iter().chain(c.end.iter()) {
+                kairos_time::check_accepted_instant(*t).map_err(|m| Error::invalid("repeat", m))?;
+            }
+        }
         if self.due_date.is_some() && self.due_in.is_some() {
             return Err(Error::invalid("dueIn", "give either dueDate or dueIn, not both"));
         }

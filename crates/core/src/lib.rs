@@ -12,6 +12,7 @@ pub mod error;
 pub mod job;
 pub mod lifecycle;
 pub mod outcome;
+pub mod instant;
 pub mod repeat;
 
 pub use clock::{Clock, ManualClock, SkewedClock};

@@ -136,3 +136,24 @@ mod tests {
         }
     }
 }
+
+/// The years of the instants kairos takes from callers (a job's `dueDate`, a trigger's
+/// `startTime` and `endTime`, a cron's `from`, a BPMN `timeDate`): 1970 through 9998, one range
+/// for every field. Before 1970 nothing is scheduled (Quartz counts milliseconds from the epoch);
+/// a year below jiff's last (9999) is left so that adding a lock time, a retry wait or a period
+/// to any accepted instant stays representable on both stores.
+pub const ACCEPTED_YEARS: std::ops::RangeInclusive<i16> = 1970..=9998;
+
+/// Refuses an instant outside [`ACCEPTED_YEARS`], with the message every field uses.
+pub fn check_accepted_instant(t: Timestamp) -> Result<(), String> {
+    let year = t.to_zoned(jiff::tz::TimeZone::UTC).year();
+    if ACCEPTED_YEARS.contains(&year) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{t} is outside the instants kairos accepts (years {} through {}, UTC)",
+            ACCEPTED_YEARS.start(),
+            ACCEPTED_YEARS.end()
+        ))
+    }
+}

@@ -391,6 +391,18 @@ fn check_runnable(handlers: &Handlers, min_repeat: jiff::SignedDuration, defs: &
             {
                 problems.push(what(&format!("timeCycle: {m}")));
             }
+            if let Some(kairos_bpmn::EventTrigger::Timer(t)) = n.kind.trigger() {
+                let instants: Vec<jiff::Timestamp> = match &t.value {
+                    TimerValue::Date(at) => vec![*at],
+                    TimerValue::Cycle(c) => c.start.iter().chain(c.end.iter()).copied().collect(),
+                    _ => vec![],
+                };
+                for at in instants {
+                    if let Err(m) = kairos_time::check_accepted_instant(at) {
+                        problems.push(what(&format!("timer: {m}")));
+                    }
+                }
+            }
             // ACT_ID_, ACT_NAME_, EVENT_NAME_ and their kin hold 255 characters.
             let event_name = match n.kind.trigger() {
                 Some(kairos_bpmn::EventTrigger::Message(m)) => Some(m.name.as_str()),

@@ -37,9 +37,9 @@ pub struct TriggerSpec {
     #[serde(default)]
     pub daily_time_interval: Option<DailyTimeIntervalSpec>,
     /// Default: now (by the database clock).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "kairos_core::instant::accepted")]
     pub start_time: Option<Timestamp>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "kairos_core::instant::accepted")]
     pub end_time: Option<Timestamp>,
     /// Default 5; among triggers due at the same time the higher fires first.
     #[serde(default)]
@@ -296,6 +296,11 @@ pub(crate) fn trigger_of(spec: &TriggerSpec, now: Timestamp) -> Result<Trigger, 
     }
     if spec.description.as_ref().is_some_and(|d| d.chars().count() > 250) {
         return Err(invalid("description", "is longer than 250 characters"));
+    }
+    for (field, t) in [("startTime", spec.start_time), ("endTime", spec.end_time)] {
+        if let Some(t) = t {
+            kairos_time::check_accepted_instant(t).map_err(|m| invalid(field, m))?;
+        }
     }
     let schedule = schedule_of(spec, now)?;
     let start = spec.start_time.unwrap_or(now);

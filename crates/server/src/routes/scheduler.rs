@@ -51,8 +51,8 @@ pub async fn cron_next(
         return Err(ApiError::invalid("count", format!("count must be 1 to {MAX_COUNT}, not {count}")));
     }
     let from = match req.from.as_deref() {
-        Some(text) => kairos_time::parse_instant(text)
-            .map_err(|e| ApiError::invalid("from", format!("from must be an RFC 3339 instant: {e}")))?,
+        Some(text) => kairos_core::instant::parse_accepted(text)
+            .map_err(|m| ApiError::invalid("from", format!("from must be an RFC 3339 instant: {m}")))?,
         None => app.engine.store().db_now().await?,
     };
     let times =
