@@ -202,7 +202,43 @@ async fn strings_that_do_not_fit_their_column_are_refused_alike_on_both_stores(b
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+const EACH: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <process id="each" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="review"/>
+    <userTask id="review" camunda:assignee="${item}">
+      <multiInstanceLoopCharacteristics camunda:collection="items" camunda:elementVariable="item"/>
+    </userTask>
+    <sequenceFlow id="f2" sourceRef="review" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+async fn a_multi_instance_collection_is_capped_and_a_big_one_below_the_cap_starts(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = fx.engine("n1").executor_enabled(false).build().await.unwrap();
+    let p = engine.processes();
+    p.deploy("each.bpmn", EACH).await.unwrap();
+    let start = |n: usize| kairos::process::StartRequest {
+        process_definition_key: Some("each".into()),
+        variables: vars(serde_json::json!({"items": (0..n).map(|i| format!("u{i}")).collect::<Vec<_>>()})),
+        ..Default::default()
+    };
+    let e = p.start(start(kairos_process::MAX_MULTI_INSTANCE + 1)).await.unwrap_err();
+    assert!(matches!(&e, kairos::Error::Process(p) if p.element_id.as_deref() == Some("review")), "{e}");
+    assert!(e.to_string().contains("collection 'items'") && e.to_string().contains("limit is 10000"), "{e}");
+    assert_eq!(count_rows(engine.store(), "ACT_RU_EXECUTION").await, 0, "nothing written");
+    // A big collection below the cap starts every instance (its cost is linear: see
+    // crates/process/tests/limits.rs).
+    let n = 2_000;
+    let inst = p.start(start(n)).await.unwrap();
+    assert!(!inst.ended);
+    assert_eq!(count_rows(engine.store(), "ACT_RU_TASK").await, n as i64);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    a_multi_instance_collection_is_capped_and_a_big_one_below_the_cap_starts,
     a_long_key_gets_an_id_that_fits_and_starts_by_it,
     strings_that_do_not_fit_their_column_are_refused_alike_on_both_stores,
     variables_are_capped_per_value_and_per_instance_naming_the_variable,
