@@ -17,7 +17,7 @@
 //! contains tokens is not itself active (IS_ACTIVE_ false), as seed 003 §3.2 shows for a
 //! parallel split.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use jiff::Timestamp;
 use kairos_bpmn::{
@@ -191,10 +191,19 @@ pub struct Runtime<'a> {
     changed: BTreeSet<String>,
     /// Conditional subscriptions made since then: checked once whatever changed.
     fresh_conditions: Vec<String>,
+    /// The latest open activity record of each execution (ACT_INST_ID_ of the variable
+    /// changes it makes), kept so that finding it does not scan every record.
+    open_records: HashMap<String, String>,
 }
 
 impl<'a> Runtime<'a> {
     pub fn new(env: Env<'a>, inst: Instance) -> Runtime<'a> {
+        let open_records = inst
+            .activities
+            .iter()
+            .filter(|a| a.end.is_none())
+            .map(|a| (a.execution_id.clone(), a.id.clone()))
+            .collect();
         Runtime {
             env,
             inst,
@@ -203,6 +212,7 @@ impl<'a> Runtime<'a> {
             waiting_call: None,
             changed: BTreeSet::new(),
             fresh_conditions: Vec::new(),
+            open_records,
         }
     }
 
@@ -249,6 +259,7 @@ impl<'a> Runtime<'a> {
             thrown_signals: Vec::new(),
             interrupted_calls: Vec::new(),
             final_variables: Map::new(),
+            variable_log: Vec::new(),
         }
     }
 
@@ -1077,13 +1088,50 @@ impl<'a> Runtime<'a> {
     /// Sets a variable in `exec`'s own scope.
     fn set_local(&mut self, exec: &str, name: &str, value: Json) {
         self.changed.insert(name.to_string());
-        if let Some(v) = self.inst.variables.iter_mut().find(|v| v.name == name && v.in_scope(exec)) {
-            v.value = value;
-        } else {
-            let id = (self.env.ids)();
-            let name = name.into();
-            self.inst.variables.push(Variable { id, rev: 0, name, execution_id: exec.into(), value, task_id: None });
+        let at = self.put_variable(exec, None, name, value);
+        self.log_variable(at, exec);
+    }
+
+    /// Sets `name` in `execution`'s scope (or on `task`, for a task-local variable), creating
+    /// the row when there is none; returns its index in the instance's variables.
+    fn put_variable(&mut self, execution: &str, task: Option<&str>, name: &str, value: Json) -> usize {
+        let mine = |v: &Variable| {
+            v.name == name
+                && match task {
+                    Some(t) => v.task_id.as_deref() == Some(t),
+                    None => v.in_scope(execution),
+                }
+        };
+        if let Some(at) = self.inst.variables.iter().position(mine) {
+            self.inst.variables[at].value = value;
+            return at;
         }
+        let id = (self.env.ids)();
+        self.inst.variables.push(Variable {
+            id,
+            rev: 0,
+            name: name.to_string(),
+            execution_id: execution.to_string(),
+            value,
+            task_id: task.map(str::to_string),
+        });
+        self.inst.variables.len() - 1
+    }
+
+    /// Records the change of variable `at`, set from execution `source`, for history.
+    fn log_variable(&mut self, at: usize, source: &str) {
+        let v = &self.inst.variables[at];
+        let activity_instance_id = self.open_records.get(source).cloned();
+        let change = VariableChange {
+            variable_id: v.id.clone(),
+            name: v.name.clone(),
+            execution_id: v.execution_id.clone(),
+            task_id: v.task_id.clone(),
+            value: v.value.clone(),
+            time: self.env.now,
+            activity_instance_id,
+        };
+        self.inst.variable_log.push(change);
     }
 
     /// A token ends; when it was the last of its scope, the scope completes.
@@ -1541,7 +1589,7 @@ impl<'a> Runtime<'a> {
                 match t.kind {
                     TimerKind::Date => TimerValue::Date(kairos_time::parse_instant(&s).map_err(|e| bad(&e))?),
                     TimerKind::Duration => {
-                        TimerValue::Duration(kairos_time::IsoDuration::parse(&s).map_err(|e| bad(&e))?)
+                        TimerValue::Duration(kairos_time::IsoDuration::parse_delay(&s).map_err(|e| bad(&e))?)
                     }
                     TimerKind::Cycle if kairos_cron::looks_like_cron(&s) => TimerValue::Cron(
                         kairos_cron::CronExpr::parse(&s).map_err(|e| bad(&format!("cron {e}")))?.to_string(),
@@ -1869,14 +1917,8 @@ impl<'a> Runtime<'a> {
         let execution_id = self.task(task_id)?.execution_id.clone();
         for (name, value) in variables {
             validate_variable_name(&name)?;
-            let mine = |v: &&mut Variable| v.name == name && v.task_id.as_deref() == Some(task_id);
-            if let Some(v) = self.inst.variables.iter_mut().find(mine) {
-                v.value = value;
-            } else {
-                let id = (self.env.ids)();
-                let (execution_id, task_id) = (execution_id.clone(), Some(task_id.to_string()));
-                self.inst.variables.push(Variable { id, rev: 0, name, execution_id, value, task_id });
-            }
+            let at = self.put_variable(&execution_id, Some(task_id), &name, value);
+            self.log_variable(at, &execution_id);
         }
         Ok(())
     }
@@ -1899,12 +1941,8 @@ impl<'a> Runtime<'a> {
                 at = self.inst.execution(&id).and_then(|e| e.parent_id.clone());
             }
             let owner = owner.unwrap_or_else(|| self.inst.id.clone());
-            if let Some(v) = self.inst.variables.iter_mut().find(|v| v.name == name && v.in_scope(&owner)) {
-                v.value = value;
-            } else {
-                let id = (self.env.ids)();
-                self.inst.variables.push(Variable { id, rev: 0, name, execution_id: owner, value, task_id: None });
-            }
+            let at = self.put_variable(&owner, None, &name, value);
+            self.log_variable(at, exec);
         }
         Ok(())
     }
@@ -2330,6 +2368,7 @@ impl<'a> Runtime<'a> {
     fn open_record(&mut self, exec: &str, n: &FlowNode, task_id: Option<String>) {
         self.inst.seq += 1;
         let id = (self.env.ids)();
+        self.open_records.insert(exec.to_string(), id.clone());
         self.inst.activities.push(ActivityRecord {
             id,
             execution_id: exec.to_string(),
@@ -2358,6 +2397,10 @@ impl<'a> Runtime<'a> {
         if let Some(r) = self.open_record_mut(exec, activity) {
             r.end = Some(now);
             r.delete_reason = reason.map(str::to_string);
+            let closed = r.id.clone();
+            if self.open_records.get(exec) == Some(&closed) {
+                self.open_records.remove(exec);
+            }
         }
     }
 
