@@ -7,7 +7,7 @@ mod common;
 
 use common::{Backend, Fixture, bind_text};
 use kairos::Engine;
-use kairos::process::{HistoryLevel, StartRequest};
+use kairos::process::{DetailQuery, HistoryLevel, StartRequest};
 use kairos::store::SqlValue;
 use serde_json::{Map, json};
 use std::time::Duration;
@@ -147,10 +147,53 @@ async fn full_history_keeps_every_variable_change(backend: Backend) {
     };
     assert_eq!(text(&rows[1][6]), act("a").await, "x=2 came from task a's activity");
     assert_eq!(text(&rows[3][6]), act("b").await, "z=3 came from task b's activity");
+    // Read back as `GET /history/historic-detail` lists them.
+    let q = DetailQuery { process_instance_id: Some(pi.clone()), ..Default::default() };
+    let (page, total) = engine.processes().historic_details(&q, 1, 2).await.unwrap();
+    assert_eq!(total, 4);
+    let got: Vec<(&str, &serde_json::Value)> =
+        page.iter().map(|d| (d.variable.name.as_str(), &d.variable.value)).collect();
+    assert_eq!(got, [("x", &json!(2)), ("y", &json!("two"))]);
+    assert_eq!(page[0].activity_instance_id.as_deref(), Some(act("a").await.as_str()));
+    let q = DetailQuery { task_id: Some("nope".into()), ..q };
+    assert_eq!(engine.processes().historic_details(&q, 0, 10).await.unwrap().1, 0);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+/// Deleting an instance keeps its history, ACT_HI_DETAIL included (as ACT_HI_VARINST); the
+/// history cleanup deletes both once the instance is past its definition's time to live.
+async fn details_stay_with_a_deleted_instance_and_go_with_the_cleanup(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = fx.engine("n1").history_level(HistoryLevel::Full).build().await.unwrap();
+    let p = engine.processes();
+    let short = TWO_TASKS.replace(
+        r#"isExecutable="true""#,
+        r#"isExecutable="true" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" camunda:historyTimeToLive="0""#,
+    );
+    p.deploy("two.bpmn", &short).await.unwrap();
+    let req = StartRequest {
+        process_definition_key: Some("twoTasks".into()),
+        variables: vars(json!({"x": 1, "y": 2})),
+        ..Default::default()
+    };
+    let pi = p.start(req).await.unwrap().id;
+    p.delete_instance(&pi, "no longer needed").await.unwrap();
+    assert_eq!(rows_of(&engine, "ACT_HI_DETAIL", &pi).await, 2, "deleting keeps the details");
+    assert_eq!(rows_of(&engine, "ACT_HI_VARINST", &pi).await, 2, "and the variables");
+    common::wait_until(Duration::from_secs(30), "the cleanup deletes the details", || {
+        let (engine, pi) = (&engine, pi.clone());
+        async move {
+            engine.processes().clean_history(10).await.unwrap();
+            rows_of(engine, "ACT_HI_DETAIL", &pi).await == 0 && rows_of(engine, "ACT_HI_PROCINST", &pi).await == 0
+        }
+    })
+    .await;
+    assert_eq!(rows_of(&engine, "ACT_HI_VARINST", &pi).await, 0);
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
 on_both_backends!(
+    details_stay_with_a_deleted_instance_and_go_with_the_cleanup,
     each_history_level_fills_its_tables,
     variables_set_by_the_last_completion_reach_history,
     full_history_keeps_every_variable_change,

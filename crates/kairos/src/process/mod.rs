@@ -18,6 +18,7 @@ mod views;
 
 pub use deploy::{DefinitionInfo, DeploymentInfo};
 pub use external::ExternalTask;
+pub use history::{DetailQuery, DetailVariable, HistoricDetail};
 pub use kairos_process::TaskScope;
 pub use migrate::{MigrateRequest, MigrationOutcome};
 pub use requests::{MAX_REQUEST_ID_CHARS, REQUEST_RETENTION, check_request_id};
