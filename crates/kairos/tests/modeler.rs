@@ -66,7 +66,49 @@ async fn a_zero_time_duration_fires_at_once(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
-on_both_backends!(a_zero_time_duration_fires_at_once);
+const EXPRESSIONS: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:flowable="http://flowable.org/bpmn"
+    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" xmlns:activiti="http://activiti.org/bpmn" targetNamespace="t">
+  <process id="expressions" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="yes"/>
+    <serviceTask id="yes" flowable:expression="${true}" flowable:resultVariable="ok"/>
+    <sequenceFlow id="f2" sourceRef="yes" targetRef="double"/>
+    <serviceTask id="double" camunda:expression="${amount * 2}" camunda:resultVariable="doubled"/>
+    <sequenceFlow id="f3" sourceRef="double" targetRef="plain"/>
+    <serviceTask id="plain" activiti:expression="${doubled > 40}"/>
+    <sequenceFlow id="f4" sourceRef="plain" targetRef="wait"/>
+    <userTask id="wait"/>
+    <sequenceFlow id="f5" sourceRef="wait" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+/// `flowable:expression="${true}"` (and camunda:, activiti:) is an expression service task:
+/// evaluated, its value stored in `resultVariable` when one is named, and the token goes on.
+/// A bean method call, which kairos cannot evaluate, is refused at deployment naming the
+/// element; an expression failing at run time fails the command naming it too.
+async fn expression_service_tasks_evaluate_and_store_their_result(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("expressions.bpmn", EXPRESSIONS).await.unwrap();
+    let pi = p.start(start("expressions", json!({"amount": 21}))).await.unwrap().id;
+    assert_eq!(task_keys(&engine, &pi).await, ["wait"]);
+    let v = p.variables(&pi).await.unwrap();
+    assert_eq!((v.get("ok"), v.get("doubled")), (Some(&json!(true)), Some(&json!(42))), "{v:?}");
+    assert_eq!(v.len(), 3, "no result variable for 'plain': {v:?}");
+
+    let err = p.start(start("expressions", json!({}))).await.unwrap_err().to_string();
+    assert!(err.contains("double") && err.contains("amount"), "{err}");
+
+    let bean = EXPRESSIONS.replace("${amount * 2}", "${myBean.doIt()}").replace("\"expressions\"", "\"beans\"");
+    let err = p.deploy("beans.bpmn", &bean).await.unwrap_err().to_string();
+    assert!(err.contains("'double'") && err.contains("doIt"), "{err}");
+    assert!(p.definitions_list(Some("beans"), false).await.unwrap().is_empty(), "nothing deployed");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+on_both_backends!(a_zero_time_duration_fires_at_once, expression_service_tasks_evaluate_and_store_their_result);
 
 #[allow(dead_code)]
 fn vars(v: serde_json::Value) -> Map<String, serde_json::Value> {

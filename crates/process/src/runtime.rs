@@ -727,6 +727,14 @@ impl<'a> Runtime<'a> {
                         payload: Json::Object(payload),
                     })));
                 }
+                Implementation::Expression { text } => {
+                    // Flowable's expression service task: its value goes to resultVariable.
+                    let value = self.eval(exec, &n.id, text)?;
+                    if let Some(name) = &s.result_variable {
+                        self.set_variables(exec, Map::from_iter([(name.clone(), value)]))?;
+                    }
+                    self.push_leave(exec, node);
+                }
                 Implementation::External { topic } => {
                     self.add_job(exec, &n, JobKind::External, None, None);
                     if let Some(j) = self.inst.jobs.last_mut() {
