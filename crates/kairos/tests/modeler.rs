@@ -108,9 +108,46 @@ async fn expression_service_tasks_evaluate_and_store_their_result(backend: Backe
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
-on_both_backends!(a_zero_time_duration_fires_at_once, expression_service_tasks_evaluate_and_store_their_result);
+const ORDERS: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <process id="orders" isExecutable="true">
+    <startEvent id="every"><timerEventDefinition><timeDuration>PT0S</timeDuration></timerEventDefinition></startEvent>
+    <sequenceFlow id="f1" sourceRef="every" targetRef="waitPaid"/>
+    <intermediateCatchEvent id="waitPaid"><conditionalEventDefinition><condition>${paid}</condition></conditionalEventDefinition></intermediateCatchEvent>
+    <sequenceFlow id="f2" sourceRef="waitPaid" targetRef="ship"/>
+    <userTask id="ship"/>
+    <sequenceFlow id="f3" sourceRef="ship" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
 
-#[allow(dead_code)]
+/// camunda-bpm-examples' order handling: a timer start leads to a conditional catch on a
+/// variable that does not exist yet. As in Camunda, the condition is false until the variable
+/// appears: the started instance waits (the timer start no longer fails and dead-letters),
+/// and setting the variable fires it.
+async fn a_conditional_event_waits_for_a_variable_that_does_not_exist_yet(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = engine(&fx).await;
+    let p = engine.processes();
+    p.deploy("orders.bpmn", ORDERS).await.unwrap();
+    wait_until(LIMIT, "the timer start started an instance", || async {
+        !p.instances(None, Some("orders"), None).await.unwrap().is_empty()
+    })
+    .await;
+    let pi = p.instances(None, Some("orders"), None).await.unwrap().remove(0).id;
+    let dead = engine.store().sql_query("SELECT COUNT(*) FROM ACT_RU_DEADLETTER_JOB", &[]).await.unwrap();
+    assert_eq!(dead[0][0].as_i64(), Some(0));
+    assert!(task_keys(&engine, &pi).await.is_empty(), "waiting for 'paid'");
+    p.set_variables(&pi, vars(json!({"paid": true}))).await.unwrap();
+    assert_eq!(task_keys(&engine, &pi).await, ["ship"]);
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+on_both_backends!(
+    a_zero_time_duration_fires_at_once,
+    expression_service_tasks_evaluate_and_store_their_result,
+    a_conditional_event_waits_for_a_variable_that_does_not_exist_yet,
+);
+
 fn vars(v: serde_json::Value) -> Map<String, serde_json::Value> {
     v.as_object().cloned().unwrap_or_default()
 }

@@ -615,7 +615,8 @@ impl<'a> Runtime<'a> {
             }
             // Edge-triggered (BPMN 2.0 §10.5.2: "when the condition becomes true"): a
             // non-interrupting event that stays true does not fire again on every change.
-            let (was, now) = (s.event_name == "true", self.eval_bool(&s.execution_id, &s.activity_id, &c.condition)?);
+            let (was, now) =
+                (s.event_name == "true", self.event_condition(&s.execution_id, &s.activity_id, &c.condition)?);
             if now && !was {
                 self.fire(&s.execution_id, &s.activity_id, Some(&s.id))?;
                 fired = true;
@@ -2025,6 +2026,17 @@ impl<'a> Runtime<'a> {
 
     fn eval_bool(&self, exec: &str, element: &str, text: &str) -> Result<bool> {
         self.evaluate(exec, element, text, "condition", |e, c| e.eval_bool(c))
+    }
+
+    /// A conditional event's condition, as Camunda reads it: one that names a variable that
+    /// does not exist yet is false until the variable appears (an order process waits for
+    /// `${paid}`). Every other failure is an error, and gateways and sequence flows stay
+    /// strict: there an undefined variable is a mistake, not a wait.
+    fn event_condition(&self, exec: &str, element: &str, text: &str) -> Result<bool> {
+        self.evaluate(exec, element, text, "condition", |e, c| match e.eval_bool(c) {
+            Err(kairos_expr::EvalError::UndefinedVariable { .. }) => Ok(false),
+            other => other,
+        })
     }
 
     fn context(&self, exec: &str) -> VarContext<'_> {
