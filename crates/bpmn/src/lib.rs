@@ -30,7 +30,7 @@
 //! | `startEvent` | none, timer, message, signal; in an event sub-process also error, escalation and conditional, and `isInterrupting`; `*:initiator`, `*:formKey` |
 //! | `endEvent` | none, terminate, error (`errorRef` → error code; an undeclared `errorRef` is the code), signal, escalation; message: a service task when it names a handler or topic, else none |
 //! | `userTask` | `*:assignee`, `*:candidateUsers`, `*:candidateGroups` (comma lists), `*:formKey`, `*:dueDate`, `*:priority`; `humanPerformer` / `potentialOwner` |
-//! | `serviceTask` | handler from `kairos:handler`, `*:class`, `*:delegateExpression="${name}"`, `*:expression="${name}"`; external worker from `camunda:type="external" camunda:topic` or `flowable:type="external-worker" flowable:topic`; `*:resultVariable`, `*:field` |
+//! | `serviceTask` | handler from `kairos:handler`, `*:class`, `*:delegateExpression="${name}"`, `*:expression="${name}"`; any other `*:expression` is an expression task (evaluated, the value in `*:resultVariable`); external worker from `camunda:type="external" camunda:topic` or `flowable:type="external-worker" flowable:topic`; `*:resultVariable`, `*:field` |
 //! | `sendTask`, `businessRuleTask` | as service tasks, when they name a handler or topic |
 //! | `receiveTask` | optional `messageRef` |
 //! | `manualTask`, `task` | pass through |

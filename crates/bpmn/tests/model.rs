@@ -340,3 +340,45 @@ fn message_throw_events_run_as_service_tasks_only_when_they_name_one() {
     assert!(matches!(&node(p, "archived").kind, NodeKind::ServiceTask(_)));
     assert!(matches!(&node(p, "finished").kind, NodeKind::EndEvent(EndEvent::Signal(s)) if s.name == "allDone"));
 }
+
+/// `*:expression` that is more than a name is Flowable's and Camunda's expression service task
+/// (evaluated, its value in `resultVariable`), not a handler named `true`; `${name}` still
+/// names a handler; every expression reaches the deployment's expression check, which refuses
+/// a bean method call naming the element.
+#[test]
+fn expression_service_tasks_are_evaluated_not_handlers() {
+    let xml = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:flowable="http://flowable.org/bpmn"
+    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" xmlns:activiti="http://activiti.org/bpmn">
+  <process id="p">
+    <startEvent id="s"/>
+    <sequenceFlow id="f1" sourceRef="s" targetRef="yes"/>
+    <serviceTask id="yes" flowable:expression="${true}" flowable:resultVariable="ok"/>
+    <sequenceFlow id="f2" sourceRef="yes" targetRef="double"/>
+    <serviceTask id="double" camunda:expression="${amount * 2}" camunda:resultVariable="doubled"/>
+    <sequenceFlow id="f3" sourceRef="double" targetRef="plain"/>
+    <serviceTask id="plain" activiti:expression=" ${'done'} "/>
+    <sequenceFlow id="f4" sourceRef="plain" targetRef="named"/>
+    <serviceTask id="named" flowable:expression="${archiver}"/>
+    <sequenceFlow id="f5" sourceRef="named" targetRef="e"/>
+    <endEvent id="e"/>
+  </process>
+</definitions>"#;
+    let defs = parse(xml).unwrap();
+    let p = &defs.processes[0];
+    let task = |id: &str| match &node(p, id).kind {
+        NodeKind::ServiceTask(t) => (t.implementation.clone(), t.result_variable.clone()),
+        other => panic!("{other:?}"),
+    };
+    let expr = |t: &str| Implementation::Expression { text: t.into() };
+    assert_eq!(task("yes"), (expr("${true}"), Some("ok".into())));
+    assert_eq!(task("double"), (expr("${amount * 2}"), Some("doubled".into())));
+    assert_eq!(task("plain"), (expr("${'done'}"), None));
+    assert_eq!(task("named").0, Implementation::Handler { name: "archiver".into(), source: HandlerSource::Expression });
+
+    let bean = xml.replace("${amount * 2}", "${myBean.doIt()}");
+    let check = |text: &str| if text.contains('(') { Err("method calls are not allowed".to_string()) } else { Ok(()) };
+    let errors = parse_with(&bean, &ParseOptions::default().with_expression_check(&check)).unwrap_err();
+    let hit = errors.first();
+    assert_eq!(hit.element_id.as_deref(), Some("double"), "{errors}");
+    assert!(hit.message.contains("myBean.doIt()"), "{errors}");
+}

@@ -261,3 +261,29 @@ fn a_large_single_line_model_parses() {
     assert_eq!(last.line, 1);
     assert_eq!(last.column as usize, xml.find(r#"<task id="t2999""#).unwrap() + 1);
 }
+
+/// `timeDuration` `PT0S` is valid ISO 8601 and means "now" (Flowable's own tests use it);
+/// a cycle of zero would fire forever, so `timeCycle` keeps refusing it.
+#[test]
+fn a_zero_time_duration_means_now_and_a_zero_cycle_is_refused() {
+    let catch = |timer: &str| {
+        doc(&format!(
+            r#"<intermediateCatchEvent id="w"><timerEventDefinition>{timer}</timerEventDefinition></intermediateCatchEvent>"#
+        ))
+    };
+    let defs = parse(&catch("<timeDuration>PT0S</timeDuration>")).unwrap();
+    let w = defs.processes[0].node_by_id("w").unwrap();
+    match w.kind.trigger() {
+        Some(kairos_bpmn::EventTrigger::Timer(t)) => {
+            assert!(matches!(&t.value, kairos_bpmn::TimerValue::Duration(d) if d.is_zero()), "{t:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+    for zero in ["P0D", "PT0.000S"] {
+        parse(&catch(&format!("<timeDuration>{zero}</timeDuration>"))).unwrap();
+    }
+    let errors = parse(&catch("<timeCycle>R3/PT0S</timeCycle>")).unwrap_err();
+    let hit = errors.first();
+    assert_eq!(hit.element_id.as_deref(), Some("w"), "{errors}");
+    assert!(hit.message.contains("zero-length durations are not allowed"), "{errors}");
+}

@@ -197,8 +197,9 @@ pub struct ServeArgs {
     /// On SIGTERM, how long running jobs may take to finish before they are handed back
     #[arg(long, default_value = "PT30S", value_parser = parse::duration, value_name = "DUR")]
     pub shutdown_grace: SignedDuration,
-    /// Process history to write: none (instances only), activity (+ ACT_HI_ACTINST), audit or
-    /// full (+ tasks and variables)
+    /// Process history to write, as Flowable's levels: none (instances only), activity (+
+    /// ACT_HI_ACTINST and ACT_HI_VARINST), audit (+ ACT_HI_TASKINST) or full (+ ACT_HI_DETAIL,
+    /// one row per variable change)
     #[arg(long, default_value = "audit", value_name = "LEVEL")]
     pub history_level: kairos::process::HistoryLevel,
     /// How often this node deletes history past its definition's historyTimeToLive and job log
@@ -542,7 +543,7 @@ lateness. Prints one JSON line on stdout; progress goes to stderr.
 The job table must be empty for a fresh measurement: --reset deletes every job and the job log
 first. A node running against the same database makes the bench refuse to start.")]
     Jobs(BenchJobsArgs),
-    /// Process instances per second: start → service task (`log`) → end, with full history
+    /// Process instances per second: start → service task (`log`) → end, with audit history
     #[command(after_help = "Examples:
   kairos bench process --db sqlite:///tmp/bench.db --instances 20000 --mode sync --reset
   kairos bench process --db \"$KAIROS_TEST_PG_URL\" --instances 20000 --mode async --reset

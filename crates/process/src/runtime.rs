@@ -191,10 +191,19 @@ pub struct Runtime<'a> {
     changed: BTreeSet<String>,
     /// Conditional subscriptions made since then: checked once whatever changed.
     fresh_conditions: Vec<String>,
+    /// The latest open activity record of each execution (ACT_INST_ID_ of the variable
+    /// changes it makes), kept so that finding it does not scan every record.
+    open_records: HashMap<String, String>,
 }
 
 impl<'a> Runtime<'a> {
     pub fn new(env: Env<'a>, inst: Instance) -> Runtime<'a> {
+        let open_records = inst
+            .activities
+            .iter()
+            .filter(|a| a.end.is_none())
+            .map(|a| (a.execution_id.clone(), a.id.clone()))
+            .collect();
         Runtime {
             env,
             inst,
@@ -203,6 +212,7 @@ impl<'a> Runtime<'a> {
             waiting_call: None,
             changed: BTreeSet::new(),
             fresh_conditions: Vec::new(),
+            open_records,
         }
     }
 
@@ -250,6 +260,7 @@ impl<'a> Runtime<'a> {
             interrupted_calls: Vec::new(),
             final_variables: Map::new(),
             index: Default::default(),
+            variable_log: Vec::new(),
         }
     }
 
@@ -605,7 +616,8 @@ impl<'a> Runtime<'a> {
             }
             // Edge-triggered (BPMN 2.0 §10.5.2: "when the condition becomes true"): a
             // non-interrupting event that stays true does not fire again on every change.
-            let (was, now) = (s.event_name == "true", self.eval_bool(&s.execution_id, &s.activity_id, &c.condition)?);
+            let (was, now) =
+                (s.event_name == "true", self.event_condition(&s.execution_id, &s.activity_id, &c.condition)?);
             if now && !was {
                 self.fire(&s.execution_id, &s.activity_id, Some(&s.id))?;
                 fired = true;
@@ -716,6 +728,14 @@ impl<'a> Runtime<'a> {
                         handler: name.clone(),
                         payload: Json::Object(payload),
                     })));
+                }
+                Implementation::Expression { text } => {
+                    // Flowable's expression service task: its value goes to resultVariable.
+                    let value = self.eval(exec, &n.id, text)?;
+                    if let Some(name) = &s.result_variable {
+                        self.set_variables(exec, Map::from_iter([(name.clone(), value)]))?;
+                    }
+                    self.push_leave(exec, node);
                 }
                 Implementation::External { topic } => {
                     self.add_job(exec, &n, JobKind::External, None, None);
@@ -1088,13 +1108,49 @@ impl<'a> Runtime<'a> {
     /// Sets a variable in `exec`'s own scope.
     fn set_local(&mut self, exec: &str, name: &str, value: Json) {
         self.changed.insert(name.to_string());
-        if let Some(v) = self.inst.scope_variable_mut(exec, name) {
-            v.value = value;
-        } else {
-            let id = (self.env.ids)();
-            let name = name.into();
-            self.inst.variables.push(Variable { id, rev: 0, name, execution_id: exec.into(), value, task_id: None });
+        let at = self.put_variable(exec, None, name, value);
+        self.log_variable(at, exec);
+    }
+
+    /// Sets `name` in `execution`'s scope (or on `task`, for a task-local variable), creating
+    /// the row when there is none; returns its index in the instance's variables. Scope
+    /// variables are found through the instance's index (a large multi-instance body has
+    /// thousands); a task's few locals by a scan.
+    fn put_variable(&mut self, execution: &str, task: Option<&str>, name: &str, value: Json) -> usize {
+        let found = match task {
+            None => self.inst.index.scope_variable(&self.inst.variables, execution, name),
+            Some(t) => self.inst.variables.iter().position(|v| v.name == name && v.task_id.as_deref() == Some(t)),
+        };
+        if let Some(at) = found {
+            self.inst.variables[at].value = value;
+            return at;
         }
+        let id = (self.env.ids)();
+        self.inst.variables.push(Variable {
+            id,
+            rev: 0,
+            name: name.to_string(),
+            execution_id: execution.to_string(),
+            value,
+            task_id: task.map(str::to_string),
+        });
+        self.inst.variables.len() - 1
+    }
+
+    /// Records the change of variable `at`, set from execution `source`, for history.
+    fn log_variable(&mut self, at: usize, source: &str) {
+        let v = &self.inst.variables[at];
+        let activity_instance_id = self.open_records.get(source).cloned();
+        let change = VariableChange {
+            variable_id: v.id.clone(),
+            name: v.name.clone(),
+            execution_id: v.execution_id.clone(),
+            task_id: v.task_id.clone(),
+            value: v.value.clone(),
+            time: self.env.now,
+            activity_instance_id,
+        };
+        self.inst.variable_log.push(change);
     }
 
     /// A token ends; when it was the last of its scope, the scope completes.
@@ -1552,7 +1608,7 @@ impl<'a> Runtime<'a> {
                 match t.kind {
                     TimerKind::Date => TimerValue::Date(kairos_time::parse_instant(&s).map_err(|e| bad(&e))?),
                     TimerKind::Duration => {
-                        TimerValue::Duration(kairos_time::IsoDuration::parse(&s).map_err(|e| bad(&e))?)
+                        TimerValue::Duration(kairos_time::IsoDuration::parse_delay(&s).map_err(|e| bad(&e))?)
                     }
                     TimerKind::Cycle if kairos_cron::looks_like_cron(&s) => TimerValue::Cron(
                         kairos_cron::CronExpr::parse(&s).map_err(|e| bad(&format!("cron {e}")))?.to_string(),
@@ -1880,14 +1936,8 @@ impl<'a> Runtime<'a> {
         let execution_id = self.task(task_id)?.execution_id.clone();
         for (name, value) in variables {
             validate_variable_name(&name)?;
-            let mine = |v: &&mut Variable| v.name == name && v.task_id.as_deref() == Some(task_id);
-            if let Some(v) = self.inst.variables.iter_mut().find(mine) {
-                v.value = value;
-            } else {
-                let id = (self.env.ids)();
-                let (execution_id, task_id) = (execution_id.clone(), Some(task_id.to_string()));
-                self.inst.variables.push(Variable { id, rev: 0, name, execution_id, value, task_id });
-            }
+            let at = self.put_variable(&execution_id, Some(task_id), &name, value);
+            self.log_variable(at, &execution_id);
         }
         Ok(())
     }
@@ -1910,12 +1960,8 @@ impl<'a> Runtime<'a> {
                 at = self.inst.execution(&id).and_then(|e| e.parent_id.clone());
             }
             let owner = owner.unwrap_or_else(|| self.inst.id.clone());
-            if let Some(v) = self.inst.variables.iter_mut().find(|v| v.name == name && v.in_scope(&owner)) {
-                v.value = value;
-            } else {
-                let id = (self.env.ids)();
-                self.inst.variables.push(Variable { id, rev: 0, name, execution_id: owner, value, task_id: None });
-            }
+            let at = self.put_variable(&owner, None, &name, value);
+            self.log_variable(at, exec);
         }
         Ok(())
     }
@@ -1990,6 +2036,17 @@ impl<'a> Runtime<'a> {
 
     fn eval_bool(&self, exec: &str, element: &str, text: &str) -> Result<bool> {
         self.evaluate(exec, element, text, "condition", |e, c| e.eval_bool(c))
+    }
+
+    /// A conditional event's condition, as Camunda reads it: one that names a variable that
+    /// does not exist yet is false until the variable appears (an order process waits for
+    /// `${paid}`). Every other failure is an error, and gateways and sequence flows stay
+    /// strict: there an undefined variable is a mistake, not a wait.
+    fn event_condition(&self, exec: &str, element: &str, text: &str) -> Result<bool> {
+        self.evaluate(exec, element, text, "condition", |e, c| match e.eval_bool(c) {
+            Err(kairos_expr::EvalError::UndefinedVariable { .. }) => Ok(false),
+            other => other,
+        })
     }
 
     fn context(&self, exec: &str) -> VarContext<'_> {
@@ -2337,6 +2394,7 @@ impl<'a> Runtime<'a> {
     fn open_record(&mut self, exec: &str, n: &FlowNode, task_id: Option<String>) {
         self.inst.seq += 1;
         let id = (self.env.ids)();
+        self.open_records.insert(exec.to_string(), id.clone());
         self.inst.activities.push(ActivityRecord {
             id,
             execution_id: exec.to_string(),
@@ -2365,6 +2423,10 @@ impl<'a> Runtime<'a> {
         if let Some(r) = self.open_record_mut(exec, activity) {
             r.end = Some(now);
             r.delete_reason = reason.map(str::to_string);
+            let closed = r.id.clone();
+            if self.open_records.get(exec) == Some(&closed) {
+                self.open_records.remove(exec);
+            }
         }
     }
 

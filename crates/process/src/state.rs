@@ -244,6 +244,26 @@ pub struct Instance {
     /// Where each execution and variable is in the lists above (rebuilt by itself when they
     /// change; `Default::default()` when building an instance).
     pub index: RowIndex,
+    /// Every variable this command set, in order. The diff of the rows cannot see a variable
+    /// set and removed in one command (the completion that ends the instance) nor a value set
+    /// twice; history needs both (ACT_HI_VARINST, and ACT_HI_DETAIL's row per change).
+    pub variable_log: Vec<VariableChange>,
+}
+
+/// One variable set by a command: its row as it was just after the change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VariableChange {
+    /// ID_ of the ACT_RU_VARIABLE row (and of its ACT_HI_VARINST row).
+    pub variable_id: String,
+    pub name: String,
+    /// The execution whose scope holds the variable.
+    pub execution_id: String,
+    /// Set for a task-local variable.
+    pub task_id: Option<String>,
+    pub value: Json,
+    pub time: Timestamp,
+    /// The open ACT_HI_ACTINST row of the execution that set it, if any.
+    pub activity_instance_id: Option<String>,
 }
 
 /// A task that ended in this command.

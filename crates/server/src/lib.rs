@@ -39,6 +39,7 @@
 //! | `POST /runtime/messages`, `POST /runtime/signals` | deliver a message / broadcast a signal |
 //! | `POST /external-job-api/acquire/jobs`, `POST …/acquire/jobs/{id}/complete`, `/fail`, `/bpmnError` | external workers (SPEC I4): fetch and lock, then report |
 //! | `GET /history/historic-process-instances`, `…-activity-instances`, `…-task-instances` | process history |
+//! | `GET /history/historic-detail?processInstanceId=&executionId=&activityInstanceId=&taskId=` | every variable change (history level `full`) |
 //! | `POST, GET /scheduler/jobs`, `GET, PUT, DELETE /scheduler/jobs/{group}/{name}` | job details (PUT: pause/resume its triggers) |
 //! | `POST, GET /scheduler/triggers`, `GET, PUT, DELETE /scheduler/triggers/{group}/{name}` | triggers (PUT: pause/resume) |
 //! | `PUT /scheduler/trigger-groups/{group}` | pause/resume a trigger group |
@@ -114,6 +115,7 @@ pub fn router(engine: Arc<Engine>) -> Router {
         .route("/history/historic-process-instances", get(processes::history::instances))
         .route("/history/historic-activity-instances", get(processes::history::activities))
         .route("/history/historic-task-instances", get(processes::history::tasks))
+        .route("/history/historic-detail", get(processes::history::details))
         .route("/scheduler/cron/next", post(scheduler::cron_next))
         .route("/scheduler/jobs", get(scheduler::jobs).post(scheduler::add_job))
         .route(

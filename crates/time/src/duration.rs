@@ -16,7 +16,8 @@ use crate::scan::{Cursor, parse_u64, trim_with_offset};
 
 const NANOS_PER_SEC: i128 = 1_000_000_000;
 
-/// A strictly positive ISO 8601 duration.
+/// A strictly positive ISO 8601 duration (or zero, when made by
+/// [`parse_delay`](IsoDuration::parse_delay)).
 ///
 /// Calendar units (years, months, weeks, days) are applied to the UTC civil
 /// date, so `P1D` is always 24 hours and `P1M` from January 31st lands on the
@@ -46,6 +47,19 @@ impl IsoDuration {
     pub fn parse(s: &str) -> Result<Self, Error> {
         let (lead, trimmed) = trim_with_offset(s);
         parse_piece(trimmed).map_err(|f| f.shift(lead).into_error(Kind::Duration, s))
+    }
+
+    /// Parses a one-shot delay (a BPMN `timeDuration`): as [`parse`](Self::parse), but zero
+    /// (`PT0S`, `P0D`) is allowed and means "now", as in Flowable and Camunda. Only where the
+    /// duration is waited once: a zero period in a cycle or a retry would spin.
+    pub fn parse_delay(s: &str) -> Result<Self, Error> {
+        let (lead, trimmed) = trim_with_offset(s);
+        parse_span(trimmed).map_err(|f| f.shift(lead).into_error(Kind::Duration, s))
+    }
+
+    /// True for a zero delay (only [`parse_delay`](Self::parse_delay) makes one).
+    pub fn is_zero(&self) -> bool {
+        self.span.is_zero()
     }
 
     /// `t` plus this duration, computed in UTC. Errors when the result leaves
@@ -106,8 +120,18 @@ impl IsoDuration {
     }
 }
 
-/// Parses an already-trimmed duration; offsets in the error are relative to `s`.
+/// Parses an already-trimmed, strictly positive duration; offsets in the error are relative
+/// to `s`.
 pub(crate) fn parse_piece(s: &str) -> Result<IsoDuration, Fail> {
+    let d = parse_span(s)?;
+    if d.is_zero() {
+        return Err(Fail::new(0, "zero-length durations are not allowed"));
+    }
+    Ok(d)
+}
+
+/// Parses an already-trimmed duration, zero included.
+fn parse_span(s: &str) -> Result<IsoDuration, Fail> {
     if s.is_empty() {
         return Err(Fail::new(0, "empty duration (expected e.g. PT5M or P1D)"));
     }
@@ -227,9 +251,6 @@ pub(crate) fn parse_piece(s: &str) -> Result<IsoDuration, Fail> {
     }
     if in_time && next_unit == 4 {
         return Err(c.unexpected("a number after 'T'"));
-    }
-    if span.is_zero() {
-        return Err(Fail::new(0, "zero-length durations are not allowed"));
     }
     let text = s.to_ascii_uppercase().replace(',', ".");
     Ok(IsoDuration { span, text, calendar, time_nanos })

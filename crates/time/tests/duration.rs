@@ -138,3 +138,20 @@ fn rejections() {
     rejects("PT5M\u{0}", 5, "'\\0'");
     rejects("P1D X", 4, "found ' '");
 }
+
+/// A one-shot delay may be zero (a BPMN `timeDuration` of `PT0S` means now); it is still
+/// checked as strictly as any duration.
+#[test]
+fn a_delay_may_be_zero() {
+    let at = ts("2026-01-01T00:00:00Z");
+    for zero in ["PT0S", "P0D", "PT0.000S", " pt0s "] {
+        let delay = IsoDuration::parse_delay(zero).unwrap_or_else(|e| panic!("{zero}: {e}"));
+        assert!(delay.is_zero(), "{zero}");
+        assert_eq!(delay.add_to(at).unwrap(), at, "{zero}");
+    }
+    assert!(!IsoDuration::parse_delay("PT5M").unwrap().is_zero());
+    let e = IsoDuration::parse_delay("-PT5M").unwrap_err().to_string();
+    assert!(e.contains("negative durations are not allowed"), "{e}");
+    assert!(IsoDuration::parse_delay("PT5X").is_err());
+    assert!(IsoDuration::parse("PT0S").is_err(), "plain parse keeps refusing zero");
+}

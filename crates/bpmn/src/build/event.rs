@@ -297,7 +297,8 @@ fn timer(ctx: &mut Ctx<'_>, owner: &Element, def: &Element) -> Option<Timer> {
     }
     let value = match kind {
         TimerKind::Date => parse_instant(text).map(TimerValue::Date).map_err(|e| e.to_string()),
-        TimerKind::Duration => IsoDuration::parse(text).map(TimerValue::Duration).map_err(|e| e.to_string()),
+        // A one-shot wait: `PT0S` is valid ISO 8601 and means "now" (Flowable's own tests use it).
+        TimerKind::Duration => IsoDuration::parse_delay(text).map(TimerValue::Duration).map_err(|e| e.to_string()),
         // Validated now, so that a typo is refused at deployment with its field and position.
         TimerKind::Cycle if kairos_cron::looks_like_cron(text) => kairos_cron::CronExpr::parse(text)
             .map(|c| TimerValue::Cron(c.as_str().to_owned()))

@@ -275,6 +275,13 @@ fn implementation(ctx: &mut Ctx<'_>, el: &Element, owner: &Element) -> Result<Op
         if let Some((v, text)) = el.vendor_attr(local) {
             return match handler_name_in(text) {
                 Some(name) => Ok(Some(Implementation::Handler { name: name.to_owned(), source })),
+                // Flowable's and Camunda's expression service task: evaluated, not a name. The
+                // deployment's expression check refuses what kairos cannot evaluate (a method
+                // call on a bean) with the element id.
+                None if source == HandlerSource::Expression && is_expression(text) => {
+                    ctx.note_expression(owner, "expression", text);
+                    Ok(Some(Implementation::Expression { text: text.trim().to_owned() }))
+                }
                 None => {
                     ctx.problem_at(el, owner, format!(
                         "{}:{local} '{}' does not name a handler: write ${{name}} (kairos calls no methods), or use kairos:handler",
@@ -306,11 +313,13 @@ fn non_empty(
 
 /// `NAME` in `${NAME}` / `#{NAME}`, where NAME is a dotted identifier. Method
 /// calls (`${bean.run(execution)}`) are not names: the expression language
-/// cannot reach the host (SPEC P6), so such a value must be rewritten.
+/// cannot reach the host (SPEC P6), so such a value must be rewritten. Nor are
+/// the expression language's literals (`${true}`, `${null}`).
 fn handler_name_in(text: &str) -> Option<&str> {
     let text = text.trim();
     let inner = text.strip_prefix("${").or_else(|| text.strip_prefix("#{"))?.strip_suffix('}')?.trim();
     let ok = !inner.is_empty()
+        && !matches!(inner, "true" | "false" | "null")
         && !inner.starts_with(|c: char| c.is_ascii_digit() || c == '.')
         && inner.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | '$'));
     ok.then_some(inner)
@@ -454,6 +463,8 @@ mod tests {
         assert_eq!(handler_name_in(" #{ billing.charge } "), Some("billing.charge"));
         assert_eq!(handler_name_in("${bean.run(execution)}"), None);
         assert_eq!(handler_name_in("${}"), None);
+        assert_eq!(handler_name_in("${true}"), None, "a literal, not a name");
+        assert_eq!(handler_name_in("${null}"), None);
         assert_eq!(handler_name_in("mailer"), None);
     }
 

@@ -250,6 +250,9 @@ pub enum Implementation {
     Handler { name: String, source: HandlerSource },
     /// An external-worker job on `topic`, fetched and locked over HTTP (SPEC I4).
     External { topic: String },
+    /// `*:expression` that is more than a handler's name (`${true}`, `${amount * 2}`):
+    /// evaluated by the runtime, its value stored in `resultVariable` if one is named.
+    Expression { text: String },
 }
 
 /// Which attribute named a handler; kept so that an "unknown handler" error

@@ -1,5 +1,5 @@
 //! `kairos bench process`: process instances per second for start → service task (`log`) →
-//! end, with full history, synchronous (the whole instance runs in the start request) or with
+//! end, with the default history (`audit`), synchronous (the whole instance runs in the start request) or with
 //! `asyncBefore` on the service task (the start commits a job; the executor finishes it).
 //!
 //! Synchronous starts come from `--concurrency` tasks at once, as requests to a server would;
@@ -98,7 +98,7 @@ pub async fn run(global: &GlobalArgs, a: BenchProcessArgs) -> Result<u8, CliErro
         instances_per_s: (completed as f64 / seconds).round(),
         concurrency: a.concurrency,
         workers: a.workers,
-        history: "full",
+        history: "audit",
     })?;
     Ok(SUCCESS)
 }
@@ -120,6 +120,7 @@ async fn reset(engine: &Engine) -> Result<(), CliError> {
         "ACT_HI_ACTINST",
         "ACT_HI_TASKINST",
         "ACT_HI_VARINST",
+        "ACT_HI_DETAIL",
         "ACT_HI_PROCINST",
         "ACT_RE_PROCDEF",
         "ACT_RE_DEPLOYMENT",

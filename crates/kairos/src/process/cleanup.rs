@@ -1,7 +1,7 @@
 //! History cleanup (SPEC P11): the history of an instance whose definition has a
 //! `historyTimeToLive` (in days) is deleted once the instance has been ended that long —
-//! ACT_HI_PROCINST, ACT_HI_ACTINST, ACT_HI_TASKINST, ACT_HI_VARINST and the instance's rows of
-//! the job log — so that history does not grow without bound.
+//! ACT_HI_PROCINST, ACT_HI_ACTINST, ACT_HI_TASKINST, ACT_HI_VARINST, ACT_HI_DETAIL and the
+//! instance's rows of the job log — so that history does not grow without bound.
 //!
 //! The job log is kept for a retention time of its own (`EngineBuilder::job_log_retention`,
 //! 30 days unless set), whatever its jobs were; the requestIds of idempotent commands
@@ -19,10 +19,11 @@ use std::time::Duration;
 
 /// The history tables an instance has rows in, with the column naming the instance; the
 /// instance row last.
-const TABLES: [(&str, &str); 5] = [
+const TABLES: [(&str, &str); 6] = [
     ("ACT_HI_ACTINST", "PROC_INST_ID_"),
     ("ACT_HI_TASKINST", "PROC_INST_ID_"),
     ("ACT_HI_VARINST", "PROC_INST_ID_"),
+    ("ACT_HI_DETAIL", "PROC_INST_ID_"),
     ("ACT_HI_JOB_LOG", "PROCESS_INSTANCE_ID_"),
     ("ACT_HI_PROCINST", "PROC_INST_ID_"),
 ];

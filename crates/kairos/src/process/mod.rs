@@ -11,6 +11,7 @@ mod cache;
 mod cleanup;
 mod deploy;
 mod external;
+mod history;
 pub mod limits;
 mod migrate;
 mod requests;
@@ -19,6 +20,7 @@ mod views;
 
 pub use deploy::{DefinitionInfo, DeploymentInfo};
 pub use external::ExternalTask;
+pub use history::{DetailQuery, DetailVariable, HistoricDetail};
 pub use kairos_process::TaskScope;
 pub use migrate::{MigrateRequest, MigrationOutcome};
 pub use requests::{MAX_REQUEST_ID_CHARS, REQUEST_RETENTION, check_request_id};
@@ -57,17 +59,20 @@ pub(crate) const SIGNAL_THROW: &str = "signal-throw";
 /// (Ten concurrent completions of one instance's tasks need up to ten rounds.)
 const CONFLICT_RETRIES: usize = 50;
 
-/// How much history the engine writes (Activiti's `history` levels). ACT_HI_PROCINST is always
-/// written: instance queries and the doctor read it.
+/// How much history the engine writes: Flowable's history levels (its `DefaultHistoryManager`
+/// decides the same way). ACT_HI_PROCINST is always written: instance queries and the doctor
+/// read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum HistoryLevel {
     /// Instances only.
     None,
-    /// Instances and activities (ACT_HI_ACTINST).
+    /// Also activities and variables with their last values (ACT_HI_ACTINST, ACT_HI_VARINST).
     Activity,
-    /// Also tasks and variables (ACT_HI_TASKINST, ACT_HI_VARINST): the default.
+    /// Also tasks (ACT_HI_TASKINST): the default.
     #[default]
     Audit,
+    /// Also every variable change, one ACT_HI_DETAIL row each (TYPE_ 'VariableUpdate').
+    Full,
 }
 
 impl std::str::FromStr for HistoryLevel {
@@ -76,7 +81,8 @@ impl std::str::FromStr for HistoryLevel {
         match s {
             "none" => Ok(HistoryLevel::None),
             "activity" => Ok(HistoryLevel::Activity),
-            "audit" | "full" => Ok(HistoryLevel::Audit),
+            "audit" => Ok(HistoryLevel::Audit),
+            "full" => Ok(HistoryLevel::Full),
             other => Err(format!("history level '{other}' is not one of none, activity, audit, full")),
         }
     }

@@ -334,11 +334,13 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
         interrupted_calls: Vec::new(),
         final_variables: Default::default(),
         index: Default::default(),
+        variable_log: Vec::new(),
     }))
 }
 
 /// The statements that take the rows from `before` to `after` (see the module docs).
 pub fn writes(before: Option<&Instance>, after: &Instance, level: super::HistoryLevel) -> Vec<Write> {
+    // Tasks from `audit` up; activities from `activity`, variables in `history::variable_writes`.
     let history = level >= super::HistoryLevel::Audit;
     let c = changes(before, after);
     let pi = &after.id;
@@ -551,48 +553,24 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
                 t(&v.execution_id),
                 t(pi),
                 ot(&v.task_id),
-                text_v.clone(),
-                long_v.clone(),
-                double_v.clone(),
+                text_v,
+                long_v,
+                double_v,
             ],
         ));
-        if history {
-            w.push(Write::new(
-                "INSERT INTO ACT_HI_VARINST (ID_, REV_, PROC_INST_ID_, EXECUTION_ID_, TASK_ID_, NAME_, VAR_TYPE_, TEXT_, LONG_, \
-                 DOUBLE_, CREATE_TIME_, LAST_UPDATED_TIME_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                vec![
-                    t(&v.id),
-                    t(pi),
-                    t(&v.execution_id),
-                    ot(&v.task_id),
-                    t(&v.name),
-                    t(ty),
-                    text_v,
-                    long_v,
-                    double_v,
-                    ts(now),
-                    ts(now),
-                ],
-            ));
-        }
     }
     for v in &c.variables_updated {
         let (ty, text_v, long_v, double_v) = encode_value(&v.value);
         w.push(
             Write::new(
                 "UPDATE ACT_RU_VARIABLE SET REV_ = REV_ + 1, TYPE_ = ?, TEXT_ = ?, LONG_ = ?, DOUBLE_ = ? WHERE ID_ = ? AND REV_ = ?",
-                vec![t(ty), text_v.clone(), long_v.clone(), double_v.clone(), t(&v.id), i(i64::from(v.rev))],
+                vec![t(ty), text_v, long_v, double_v, t(&v.id), i(i64::from(v.rev))],
             )
             .expect(1)
             .keyed(),
         );
-        if history {
-            w.push(Write::new(
-                "UPDATE ACT_HI_VARINST SET REV_ = REV_ + 1, VAR_TYPE_ = ?, TEXT_ = ?, LONG_ = ?, DOUBLE_ = ?, LAST_UPDATED_TIME_ = ? WHERE ID_ = ?",
-                vec![t(ty), text_v, long_v, double_v, ts(now), t(&v.id)],
-            ));
-        }
     }
+    w.extend(super::history::variable_writes(before, after, &c, level, now));
     for (id, rev) in &c.variables_deleted {
         w.push(
             Write::new("DELETE FROM ACT_RU_VARIABLE WHERE ID_ = ? AND REV_ = ?", vec![t(id), i(i64::from(*rev))])
