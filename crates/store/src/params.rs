@@ -265,7 +265,10 @@ impl NodeRegistration {
 
 /// Node settings read back from the columns [`NodeRegistration::settings_columns`] writes;
 /// `None` when the row has none (written before they were recorded, or by a tool).
-pub fn node_settings_from_columns(ms: [Option<i64>; 5], time_zone: Option<String>) -> Option<kairos_core::NodeSettings> {
+pub fn node_settings_from_columns(
+    ms: [Option<i64>; 5],
+    time_zone: Option<String>,
+) -> Option<kairos_core::NodeSettings> {
     let d = |i: usize| ms[i].map(jiff::SignedDuration::from_millis);
     Some(kairos_core::NodeSettings {
         lock_time: d(0)?,

@@ -310,7 +310,7 @@ async fn lock_time_vs_handlers(store: &dyn Store, ctx: &Ctx, out: &mut Vec<Findi
     if longest.is_empty() {
         return Ok(());
     }
-    longest.sort_by(|a, b| b.1.cmp(&a.1));
+    longest.sort_by_key(|e| std::cmp::Reverse(e.1));
     let list: Vec<String> =
         longest.iter().map(|(h, took, job)| format!("{h} took up to {} (job {job})", human(*took))).collect();
     out.push(finding(
