@@ -2,7 +2,7 @@
 //! ACT_RU_SUSPENDED_JOB). Field names follow the Activiti columns of seed 000 §2.1 so that a
 //! reader can map every field to the column an operator sees in SQL.
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 /// A new, time-ordered id (UUID v7). Time order keeps B-tree inserts at the right edge and
@@ -174,4 +174,25 @@ pub struct NodeInfo {
     pub heartbeat: Timestamp,
     /// `running`, `stopped` (left cleanly) or `dead` (missed its heartbeats; its leases were expired).
     pub state: String,
+    /// What the node runs with; `None` for a row written before they were recorded.
+    pub settings: Option<NodeSettings>,
+}
+
+/// The settings a node runs with, recorded in KAIROS_NODE beside its heartbeat: a tool (the
+/// `kairos doctor` CLI) has no settings of its own worth trusting, so it judges leases, liveness
+/// and time zones by these.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NodeSettings {
+    /// How long an acquired job stays locked before another node may take it over.
+    pub lock_time: SignedDuration,
+    /// How often the node heartbeats.
+    pub heartbeat_interval: SignedDuration,
+    /// How long a node may be silent before the others declare it dead.
+    pub dead_after: SignedDuration,
+    /// How far ahead of its due date the node takes a job.
+    pub lookahead: SignedDuration,
+    /// How often the node polls for due jobs when idle.
+    pub poll_interval: SignedDuration,
+    /// The IANA name of the node's time zone (empty when it has none).
+    pub time_zone: String,
 }

@@ -18,7 +18,7 @@ pub mod repeat;
 pub use clock::{Clock, ManualClock, SkewedClock};
 pub use enqueue::{EnqueueRequest, MAX_PAYLOAD_BYTES, NewJob};
 pub use error::{Error, Result};
-pub use job::{Job, JobLogEntry, JobLogOutcome, JobTable, JobType, NodeInfo, new_id};
+pub use job::{Job, JobLogEntry, JobLogOutcome, JobTable, JobType, NodeInfo, NodeSettings, new_id};
 pub use lifecycle::{JobEvent, JobState};
 pub use outcome::{AttemptResult, Completion, EXCEPTION_MSG_MAX_CHARS, RetryPolicy, plan_completion};
 pub use repeat::{DEFAULT_MIN_REPEAT_INTERVAL, Repeat};

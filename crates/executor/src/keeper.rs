@@ -30,6 +30,21 @@ pub(crate) fn registration(shared: &Shared) -> NodeRegistration {
         host: hostname(),
         pid: i64::from(std::process::id()),
         workers: shared.config.workers as i32,
+        settings: Some(settings(&shared.config)),
+    }
+}
+
+/// What this node runs with, recorded beside its heartbeat so that `kairos doctor`, run as a
+/// tool with settings of its own, judges this node's leases and liveness by them.
+fn settings(c: &crate::ExecutorConfig) -> kairos_core::NodeSettings {
+    let d = |d: Duration| jiff::SignedDuration::try_from(d).unwrap_or(jiff::SignedDuration::MAX);
+    kairos_core::NodeSettings {
+        lock_time: c.lock_time,
+        heartbeat_interval: d(c.heartbeat_interval),
+        dead_after: c.dead_after,
+        lookahead: c.lookahead,
+        poll_interval: d(c.poll_interval),
+        time_zone: jiff::tz::TimeZone::system().iana_name().unwrap_or_default().to_string(),
     }
 }
 

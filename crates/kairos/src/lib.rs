@@ -32,7 +32,7 @@ pub use transaction::CallerTransaction;
 
 pub use kairos_core::{
     Clock, Completion, EnqueueRequest, Job, JobLogEntry, JobLogOutcome, JobState, JobTable, JobType, ManualClock,
-    NewJob, NodeInfo, RetryPolicy, SignedDuration, SkewedClock, Timestamp, new_id, plan_completion,
+    NewJob, NodeInfo, NodeSettings, RetryPolicy, SignedDuration, SkewedClock, Timestamp, new_id, plan_completion,
 };
 pub use kairos_executor::{
     ExecutorConfig, Handler, HandlerError, Handlers, JobContext, Metrics, SystemClock, handler_fn,

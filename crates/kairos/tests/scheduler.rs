@@ -351,9 +351,11 @@ async fn the_doctor_finds_what_keeps_a_trigger_from_firing(backend: Backend) {
     for code in ["trigger-late", "trigger-error", "trigger-without-job", "no-scheduler-checkin"] {
         assert!(codes.contains(&code), "{code} missing from {codes:?}\n{report}");
     }
-    let late = report.with_code("trigger-late").next().unwrap();
-    assert!(late.detail.contains("DEFAULT.late"), "{}", late.detail);
-    assert!(report.with_code("trigger-without-job").next().unwrap().detail.contains("DEFAULT.jobless"));
+    let late: Vec<(Option<&str>, Option<&str>)> =
+        report.with_code("trigger-late").map(|f| (f.trigger_group.as_deref(), f.trigger_name.as_deref())).collect();
+    assert!(late.contains(&(Some("DEFAULT"), Some("late"))), "one finding per trigger, named: {late:?}");
+    let jobless = report.with_code("trigger-without-job").next().unwrap();
+    assert_eq!(jobless.trigger_name.as_deref(), Some("jobless"), "{jobless:?}");
     // Resuming the trigger gives it its trigger job back.
     s.pause_trigger("DEFAULT", "jobless").await.unwrap();
     s.resume_trigger("DEFAULT", "jobless").await.unwrap();

@@ -163,7 +163,9 @@ pub struct NodeDto {
 }
 
 impl NodeDto {
+    /// `dead_after` is this node's, used only for a node that recorded no settings of its own.
     pub fn new(n: NodeInfo, db_now: Timestamp, dead_after: SignedDuration) -> Self {
+        let dead_after = n.settings.as_ref().map_or(dead_after, |s| s.dead_after);
         let age = db_now.duration_since(n.heartbeat);
         NodeDto {
             alive: n.state == "running" && age <= dead_after,

@@ -67,7 +67,7 @@ fn due_at(t: kairos::Timestamp) -> EnqueueRequest {
 }
 
 async fn heartbeat(app: &App, node: &str) {
-    let reg = NodeRegistration { id: node.into(), host: "h".into(), pid: 1, workers: 4 };
+    let reg = NodeRegistration { id: node.into(), host: "h".into(), pid: 1, workers: 4, settings: None };
     app.engine.store().node_heartbeat(&reg).await.unwrap();
 }
 

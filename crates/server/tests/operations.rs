@@ -21,7 +21,7 @@ async fn health_names_the_node_and_the_store() {
 #[tokio::test]
 async fn engine_shows_settings_handlers_and_nodes() {
     let app = app().await;
-    let reg = NodeRegistration { id: "node-b".into(), host: "host-b".into(), pid: 42, workers: 8 };
+    let reg = NodeRegistration { id: "node-b".into(), host: "host-b".into(), pid: 42, workers: 8, settings: None };
     app.engine.store().node_heartbeat(&reg).await.unwrap();
     let r = app.get("/management/engine").await;
     let e = ok_json(&r, StatusCode::OK);

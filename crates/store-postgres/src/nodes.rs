@@ -23,12 +23,16 @@ pub(crate) async fn register(pool: &PgPool, node: &NodeRegistration) -> Result<N
     Ok(NodeRegistered { db_now: rows::instant(&row, "db_now_")?, released: released.max(0) as u64 })
 }
 
-/// Binds what a node says about itself: $1 id, $2 host, $3 pid, $4 workers.
+/// Binds what a node says about itself: $1 id, $2 host, $3 pid, $4 workers, then its settings
+/// ($5..$9 lock time, heartbeat interval, dead-after, lookahead, poll interval in milliseconds,
+/// $10 time zone; null keeps what the row holds).
 fn bind_node<'q>(
     q: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
     node: &'q NodeRegistration,
 ) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
-    q.bind(&node.id).bind(&node.host).bind(node.pid).bind(node.workers)
+    let (ms, tz) = node.settings_columns();
+    let q = q.bind(&node.id).bind(&node.host).bind(node.pid).bind(node.workers);
+    ms.into_iter().fold(q, |q, m| q.bind(m)).bind(tz)
 }
 
 pub(crate) async fn heartbeat(pool: &PgPool, node: &NodeRegistration) -> Result<Timestamp> {

@@ -132,6 +132,16 @@ pub(crate) fn node(row: &PgRow) -> Result<NodeInfo> {
         started: req_ts(row, "started_")?,
         heartbeat: req_ts(row, "heartbeat_")?,
         state: get(row, "state_")?,
+        settings: kairos_store::node_settings_from_columns(
+            [
+                get(row, "lock_time_ms_")?,
+                get(row, "heartbeat_ms_")?,
+                get(row, "dead_after_ms_")?,
+                get(row, "lookahead_ms_")?,
+                get(row, "poll_ms_")?,
+            ],
+            get(row, "time_zone_")?,
+        ),
     })
 }
 

@@ -277,7 +277,7 @@ async fn lists_counts_and_diagnostics_read_the_tables() {
 #[tokio::test]
 async fn nodes_heartbeat_and_dead_nodes_lose_their_leases() {
     let Some(store) = test_store().await else { return };
-    let node = NodeRegistration { id: "n1".into(), host: "h".into(), pid: 1, workers: 4 };
+    let node = NodeRegistration { id: "n1".into(), host: "h".into(), pid: 1, workers: 4, settings: None };
     let beat = store.node_heartbeat(&node).await.unwrap();
     store.node_heartbeat(&NodeRegistration { id: "n2".into(), ..node.clone() }).await.unwrap();
     let j = store.job_insert(&job("log")).await.unwrap();

@@ -15,6 +15,7 @@ impl SqliteStore {
     /// id, in one `BEGIN IMMEDIATE` transaction.
     pub(crate) async fn register(&self, node: &NodeRegistration) -> Result<NodeRegistered> {
         const OP: &str = "node_register";
+        let (ms, tz) = node.settings_columns();
         let mut w = self.write(OP).await?;
         let now = now_on(&mut w.tx, None, OP).await?;
         let at = to_text(now)?;
@@ -24,6 +25,12 @@ impl SqliteStore {
             .bind(node.pid)
             .bind(node.workers)
             .bind(&at)
+            .bind(ms[0])
+            .bind(ms[1])
+            .bind(ms[2])
+            .bind(ms[3])
+            .bind(ms[4])
+            .bind(tz)
             .execute(&mut *w.tx)
             .await
             .map_err(db_err(OP))?;
@@ -40,6 +47,7 @@ impl SqliteStore {
 
     pub(crate) async fn heartbeat(&self, node: &NodeRegistration) -> Result<Timestamp> {
         const OP: &str = "node_heartbeat";
+        let (ms, tz) = node.settings_columns();
         let mut w = self.write(OP).await?;
         let now = now_on(&mut w.tx, None, OP).await?;
         sqlx::query(include_str!("sql/node_heartbeat.sql"))
@@ -48,6 +56,12 @@ impl SqliteStore {
             .bind(node.pid)
             .bind(node.workers)
             .bind(to_text(now)?)
+            .bind(ms[0])
+            .bind(ms[1])
+            .bind(ms[2])
+            .bind(ms[3])
+            .bind(ms[4])
+            .bind(tz)
             .execute(&mut *w.tx)
             .await
             .map_err(db_err(OP))?;

@@ -204,6 +204,16 @@ pub(crate) fn node(row: &SqliteRow) -> Result<NodeInfo> {
         started: instant(row, "STARTED_")?,
         heartbeat: instant(row, "HEARTBEAT_")?,
         state: text(row, "STATE_")?,
+        settings: kairos_store::node_settings_from_columns(
+            [
+                get(row, "LOCK_TIME_MS_")?,
+                get(row, "HEARTBEAT_MS_")?,
+                get(row, "DEAD_AFTER_MS_")?,
+                get(row, "LOOKAHEAD_MS_")?,
+                get(row, "POLL_MS_")?,
+            ],
+            opt_text(row, "TIME_ZONE_")?,
+        ),
     })
 }
 

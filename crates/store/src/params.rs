@@ -246,6 +246,38 @@ pub struct NodeRegistration {
     pub host: String,
     pub pid: i64,
     pub workers: i32,
+    /// Recorded in KAIROS_NODE for the doctor; `None` keeps what the row holds.
+    pub settings: Option<kairos_core::NodeSettings>,
+}
+
+impl NodeRegistration {
+    /// The settings as KAIROS_NODE stores them: LOCK_TIME_MS_, HEARTBEAT_MS_, DEAD_AFTER_MS_,
+    /// LOOKAHEAD_MS_, POLL_MS_ (milliseconds), then TIME_ZONE_; all null without settings.
+    pub fn settings_columns(&self) -> ([Option<i64>; 5], Option<&str>) {
+        let Some(s) = &self.settings else { return ([None; 5], None) };
+        let ms = |d: jiff::SignedDuration| Some(i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        (
+            [ms(s.lock_time), ms(s.heartbeat_interval), ms(s.dead_after), ms(s.lookahead), ms(s.poll_interval)],
+            Some(s.time_zone.as_str()),
+        )
+    }
+}
+
+/// Node settings read back from the columns [`NodeRegistration::settings_columns`] writes;
+/// `None` when the row has none (written before they were recorded, or by a tool).
+pub fn node_settings_from_columns(
+    ms: [Option<i64>; 5],
+    time_zone: Option<String>,
+) -> Option<kairos_core::NodeSettings> {
+    let d = |i: usize| ms[i].map(jiff::SignedDuration::from_millis);
+    Some(kairos_core::NodeSettings {
+        lock_time: d(0)?,
+        heartbeat_interval: d(1)?,
+        dead_after: d(2)?,
+        lookahead: d(3)?,
+        poll_interval: d(4)?,
+        time_zone: time_zone.unwrap_or_default(),
+    })
 }
 
 /// What a node's registration did.

@@ -1,15 +1,21 @@
-//! The cluster-wide findings of SPEC J11: executors and nodes, backlog, orphan jobs, jobs of
-//! ended instances, expired locks, dead letters, clock skew.
+//! The cluster-wide findings of SPEC J11: executors and nodes, backlog (by TYPE_, aged from
+//! CREATE_TIME_ when a job has no DUEDATE_), orphan jobs, jobs of ended instances, expired
+//! locks, jobs without retries, dead letters, instances ended in history whose runtime rows
+//! remain, a lock time shorter than observed handler durations, clock skew.
 
 use super::instance::{dead_letter, describe, walk_job};
 use super::*;
 
 pub(super) async fn cluster(engine: &Engine, ctx: &Ctx, out: &mut Vec<Finding>) -> Result<(), Error> {
-    let diag = engine.store().job_diagnostics(DIAGNOSTICS_LIMIT).await?;
+    let store = engine.store().as_ref();
+    let diag = store.job_diagnostics(DIAGNOSTICS_LIMIT).await?;
     let before = out.iter().filter(|f| f.severity >= Severity::Warning).count();
     executors(engine, ctx, &diag.counts, out);
-    backlog(ctx, &diag.counts, out);
+    backlog(store, ctx, &diag.counts, out).await?;
     listed_jobs(ctx, &diag, out);
+    without_retries(store, ctx, out).await?;
+    ended_with_runtime_rows(store, out).await?;
+    lock_time_vs_handlers(store, ctx, out).await?;
     if diag.counts.failing > 0 {
         out.push(finding(
             Severity::Warning,
@@ -135,7 +141,7 @@ pub(super) fn executors(engine: &Engine, ctx: &Ctx, counts: &JobCounts, out: &mu
             "no-live-node",
             "No node has a fresh heartbeat: nothing runs jobs".into(),
             format!(
-                "No node in KAIROS_NODE is running with a heartbeat newer than {}; {pending} job(s) wait.",
+                "No node in KAIROS_NODE is running with a heartbeat fresher than its dead-after (default {}); {pending} job(s) wait.",
                 human(ctx.dead_after)
             ),
             "Start a node with its executor on (`kairos serve`); jobs are kept and run once one is alive.".into(),
@@ -155,58 +161,205 @@ pub(super) fn executors(engine: &Engine, ctx: &Ctx, counts: &JobCounts, out: &mu
             Severity::Warning,
             "stale-node",
             format!("Node {} has not sent a heartbeat for {}", n.id, ctx.since(n.heartbeat)),
-            format!("It says it is running (host {}, pid {}) but is silent; it has died or lost the database.", n.host, n.pid),
+            format!(
+                "It says it is running (host {}, pid {}) but has been silent for longer than its dead-after of {}; it has died or lost the database.",
+                n.host,
+                n.pid,
+                human(ctx.dead_after_of(n))
+            ),
             "A live node declares it dead and takes over its jobs; if none is alive, start one. Check that process on its host.".into(),
         ));
     }
 }
 
-pub(super) fn backlog(ctx: &Ctx, counts: &JobCounts, out: &mut Vec<Finding>) {
-    let Some(oldest) = counts.oldest_executable_due else { return };
+/// Seed 000 §4.5: a backlog is judged by how long its oldest job has waited — an async
+/// continuation has no DUEDATE_ and waits since its CREATE_TIME_ — and told apart by TYPE_
+/// (a pile of async continuations means too few workers).
+pub(super) async fn backlog(
+    store: &dyn Store,
+    ctx: &Ctx,
+    counts: &JobCounts,
+    out: &mut Vec<Finding>,
+) -> Result<(), Error> {
+    let Some(oldest) = counts.oldest_executable_due else { return Ok(()) };
     let late = ctx.now.duration_since(oldest);
-    if counts.executable > 0 && late > OVERDUE_AFTER {
-        out.push(finding(
-            Severity::Warning,
-            "backlog",
-            format!("{} job(s) are due and waiting; the oldest for {}", counts.executable, human(late)),
-            format!("The oldest executable job was due at {oldest}; the executors do not keep up, or none is running."),
-            "Add workers (--workers) or nodes, look for slow handlers (kairos_job_handler_seconds), and check the executor findings above.".into(),
-        ));
+    if counts.executable == 0 || late <= OVERDUE_AFTER {
+        return Ok(());
     }
+    // Seed 000 §4.5's `SELECT TYPE_, COUNT(*) … GROUP BY TYPE_`, on the due, unlocked jobs.
+    let by_type = store
+        .sql_query(
+            "SELECT TYPE_, COUNT(*), MIN(COALESCE(DUEDATE_, CREATE_TIME_)) FROM ACT_RU_JOB \
+             WHERE RETRIES_ > 0 AND (DUEDATE_ IS NULL OR DUEDATE_ <= ?) AND (LOCK_OWNER_ IS NULL OR LOCK_EXP_TIME_ <= ?) \
+             GROUP BY TYPE_ ORDER BY TYPE_",
+            &[SqlValue::Timestamp(ctx.now), SqlValue::Timestamp(ctx.now)],
+        )
+        .await?;
+    let types: Vec<String> = by_type
+        .iter()
+        .map(|r| {
+            let since = rfc3339(r.get(2)).map(|t| format!(", oldest waiting since {t}")).unwrap_or_default();
+            format!(
+                "{} {}{since}",
+                text(r.first()).unwrap_or_default(),
+                r.get(1).and_then(SqlValue::as_i64).unwrap_or(0)
+            )
+        })
+        .collect();
+    out.push(finding(
+        Severity::Warning,
+        "backlog",
+        format!("{} job(s) are due and waiting; the oldest for {}", counts.executable, human(late)),
+        format!(
+            "The oldest executable job has been due since {oldest} (its DUEDATE_, or its CREATE_TIME_ when it has none); the executors do not keep up, or none is running. By TYPE_ (seed 000 §4.5): {}.",
+            types.join("; ")
+        ),
+        "Add workers (--workers) or nodes, look for slow handlers (kairos_job_handler_seconds), and check the executor findings above; a pile of `message` jobs (async continuations) means the workers do not keep up.".into(),
+    ));
+    Ok(())
+}
+
+/// Jobs in ACT_RU_JOB with RETRIES_ <= 0 that the walk or the lists above did not name: standalone
+/// jobs, and jobs still locked by a node that is gone (whose lease has not expired yet).
+async fn without_retries(store: &dyn Store, ctx: &Ctx, out: &mut Vec<Finding>) -> Result<(), Error> {
+    let rows = store
+        .sql_query(
+            &format!("SELECT ID_ FROM ACT_RU_JOB WHERE RETRIES_ <= 0 ORDER BY ID_ LIMIT {DIAGNOSTICS_LIMIT}"),
+            &[],
+        )
+        .await?;
+    for id in rows.iter().filter_map(|r| text(r.first())) {
+        if out.iter().any(|f| f.job_id.as_deref() == Some(id.as_str())) {
+            continue;
+        }
+        if let Some(job) = store.job_get(JobTable::Runtime, &id).await? {
+            let mut f = walk_job(ctx, &job, JobTable::Runtime);
+            f.job_id = Some(job.id.clone());
+            f.process_instance_id = job.process_instance_id.clone();
+            out.push(f);
+        }
+    }
+    Ok(())
+}
+
+/// Seed 003 §5.1: ACT_HI_PROCINST says the instance ended, yet its root execution is still in
+/// ACT_RU_EXECUTION, so it shows as running everywhere.
+async fn ended_with_runtime_rows(store: &dyn Store, out: &mut Vec<Finding>) -> Result<(), Error> {
+    let rows = store
+        .sql_query(
+            &format!(
+                "SELECT e.ID_, h.END_TIME_ FROM ACT_RU_EXECUTION e JOIN ACT_HI_PROCINST h ON h.PROC_INST_ID_ = e.ID_ \
+                 WHERE e.PARENT_ID_ IS NULL AND h.END_TIME_ IS NOT NULL ORDER BY e.ID_ LIMIT {DIAGNOSTICS_LIMIT}"
+            ),
+            &[],
+        )
+        .await?;
+    for r in &rows {
+        let id = text(r.first()).unwrap_or_default();
+        let mut f = finding(
+            Severity::Warning,
+            "ended-with-runtime-rows",
+            format!("Process instance {id} has ended in history but is still in the runtime tables"),
+            format!(
+                "ACT_HI_PROCINST gives it an END_TIME_ ({}), yet its root execution remains in ACT_RU_EXECUTION, so it is listed as running (seed 003 §5.1). kairos ends an instance and deletes its runtime rows in one transaction, so this comes from a hand-made change or a restore that mixed two moments.",
+                rfc3339(r.get(1)).unwrap_or_default()
+            ),
+            format!(
+                "If any job of it still waits (listed here), let it finish; otherwise remove the leftovers through kairos, never with a bare DELETE: DELETE /runtime/process-instances/{id}?deleteReason=leftover (it also removes its tasks, variables, subscriptions and jobs)."
+            ),
+        );
+        f.process_instance_id = Some(id);
+        out.push(f);
+    }
+    Ok(())
+}
+
+/// Attempts of the job log examined for their handler durations.
+const JOB_LOG_SAMPLE: u32 = 1000;
+
+/// Seed 000 §4.4: a lock time shorter than what handlers take. kairos extends a lease while its
+/// handler runs, so this alone runs nothing twice; but a node that stalls (a pause, a lost
+/// connection) for longer than the lock time loses the lease while its handler goes on, and the
+/// job then runs twice.
+async fn lock_time_vs_handlers(store: &dyn Store, ctx: &Ctx, out: &mut Vec<Finding>) -> Result<(), Error> {
+    let Some((node, lock_time)) = ctx.shortest_lock_time() else { return Ok(()) };
+    let rows = store
+        .sql_query(
+            &format!(
+                "SELECT HANDLER_TYPE_, START_TIME_, END_TIME_, JOB_ID_ FROM ACT_HI_JOB_LOG \
+                 WHERE START_TIME_ IS NOT NULL AND END_TIME_ IS NOT NULL AND OUTCOME_ <> 'abandoned' \
+                 ORDER BY END_TIME_ DESC LIMIT {JOB_LOG_SAMPLE}"
+            ),
+            &[],
+        )
+        .await?;
+    let mut longest: Vec<(String, SignedDuration, String)> = Vec::new();
+    for r in &rows {
+        let (Some(start), Some(end)) = (instant(r.get(1)), instant(r.get(2))) else { continue };
+        let took = end.duration_since(start);
+        if took <= lock_time {
+            continue;
+        }
+        let handler = text(r.first()).unwrap_or_default();
+        match longest.iter_mut().find(|(h, _, _)| *h == handler) {
+            Some(e) if e.1 < took => *e = (handler, took, text(r.get(3)).unwrap_or_default()),
+            Some(_) => {}
+            None => longest.push((handler, took, text(r.get(3)).unwrap_or_default())),
+        }
+    }
+    if longest.is_empty() {
+        return Ok(());
+    }
+    longest.sort_by_key(|e| std::cmp::Reverse(e.1));
+    let list: Vec<String> =
+        longest.iter().map(|(h, took, job)| format!("{h} took up to {} (job {job})", human(*took))).collect();
+    out.push(finding(
+        Severity::Warning,
+        "lock-time-short",
+        format!("Handlers ran longer than the lock time {} of node {node}", human(lock_time)),
+        format!(
+            "In the last {JOB_LOG_SAMPLE} attempts of ACT_HI_JOB_LOG: {}. The lease is extended while the handler runs, but if the node stalls for longer than the lock time another node takes the job over and runs it a second time (seed 000 §4.4: a 5 s lock, an 8 s call, the call made twice).",
+            list.join(", ")
+        ),
+        "Give the nodes a lock time above what the handlers take (`kairos serve --lock-time`), or make the slow handlers idempotent.".into(),
+    ));
+    Ok(())
 }
 
 pub(super) fn orphan(job: &Job) -> Finding {
     let id = &job.id;
-    Finding {
-        severity: Severity::Warning,
-        code: "orphan-job",
-        title: format!("{} is an orphan", describe(job)),
-        detail: format!(
+    let mut f = finding(
+        Severity::Warning,
+        "orphan-job",
+        format!("{} is an orphan", describe(job)),
+        format!(
             "Its EXECUTION_ID_ {} names no row of ACT_RU_EXECUTION (seed 000 §4.3): its process instance was removed without it, usually by a hand-written DELETE.",
             job.execution_id.as_deref().unwrap_or("?")
         ),
-        action: format!(
+        format!(
             "Confirm the instance is really gone, then delete the job through kairos: DELETE /management/jobs/{id} (never with SQL: its stack trace bytes would stay behind)."
         ),
-        job_id: Some(id.clone()),
-        process_instance_id: job.process_instance_id.clone(),
-    }
+    );
+    f.job_id = Some(id.clone());
+    f.process_instance_id = job.process_instance_id.clone();
+    f
 }
 
 pub(super) fn of_ended_instance(job: &Job) -> Finding {
     let id = &job.id;
-    Finding {
-        severity: Severity::Warning,
-        code: "job-of-ended-instance",
-        title: format!("{} belongs to an ended process instance", describe(job)),
-        detail: format!(
+    let mut f = finding(
+        Severity::Warning,
+        "job-of-ended-instance",
+        format!("{} belongs to an ended process instance", describe(job)),
+        format!(
             "Process instance {} has an END_TIME_ in ACT_HI_PROCINST, yet this job remains; running it would act on a finished instance.",
             job.process_instance_id.as_deref().unwrap_or("?")
         ),
-        action: format!(
+        format!(
             "Delete it: DELETE /management/jobs/{id} (or DELETE /management/deadletter-jobs/{id} for a dead letter)."
         ),
-        job_id: Some(id.clone()),
-        process_instance_id: job.process_instance_id.clone(),
-    }
+    );
+    f.job_id = Some(id.clone());
+    f.process_instance_id = job.process_instance_id.clone();
+    f
 }

@@ -22,7 +22,7 @@ pub(super) async fn instances_of_business_key(
         .await?;
     for row in &ended {
         let id = text(row.first()).unwrap_or_default();
-        out.push(ended_finding(&id, text(row.get(1)), text(row.get(2)), Severity::Info));
+        out.push(ended_finding(&id, rfc3339(row.get(1)), text(row.get(2)), Severity::Info));
     }
     if ids.is_empty() {
         let mut f = finding(
@@ -75,7 +75,7 @@ pub(super) async fn instance_state(store: &dyn Store, id: &str, out: &mut Vec<Fi
         .await?;
     match ended.first() {
         Some(row) if text(row.first()).is_some() => {
-            out.push(ended_finding(id, text(row.first()), text(row.get(1)), Severity::Warning));
+            out.push(ended_finding(id, rfc3339(row.first()), text(row.get(1)), Severity::Warning));
         }
         _ => {
             let mut f = finding(
@@ -142,23 +142,104 @@ pub(super) async fn walk_instance(store: &dyn Store, ctx: &Ctx, id: &str, out: &
             out.push(f);
         }
     }
+    event_waits(store, id, out).await?;
     if seen == 0 {
+        no_jobs(store, id, out).await?;
+    }
+    Ok(())
+}
+
+/// Step 1 found no job: an instance waiting for a person (a user task) or an event (a message,
+/// signal or conditional subscription) needs none, so that is no finding worth a warning; one
+/// waiting for neither is.
+async fn no_jobs(store: &dyn Store, id: &str, out: &mut Vec<Finding>) -> Result<(), Error> {
+    let pi = || vec![SqlValue::Text(id.into())];
+    let tasks = store
+        .sql_query(
+            "SELECT TASK_DEF_KEY_, NAME_, ASSIGNEE_ FROM ACT_RU_TASK WHERE PROC_INST_ID_ = ? ORDER BY CREATE_TIME_, ID_",
+            &pi(),
+        )
+        .await?;
+    let subscriptions = store
+        .sql_query(
+            "SELECT EVENT_TYPE_, EVENT_NAME_, ACTIVITY_ID_ FROM ACT_RU_EVENT_SUBSCR WHERE PROC_INST_ID_ = ? ORDER BY CREATED_, ID_",
+            &pi(),
+        )
+        .await?;
+    let mut waits: Vec<String> = tasks
+        .iter()
+        .map(|r| {
+            let at = text(r.first()).unwrap_or_default();
+            let name = text(r.get(1)).map(|n| format!(" \"{n}\"")).unwrap_or_default();
+            let who = text(r.get(2)).map_or_else(|| "unassigned".to_string(), |a| format!("assigned to {a}"));
+            format!("user task {at}{name} ({who})")
+        })
+        .collect();
+    waits.extend(subscriptions.iter().map(|r| {
+        let kind = text(r.first()).unwrap_or_default();
+        let name = text(r.get(1)).map(|n| format!(" \"{n}\"")).unwrap_or_default();
+        let at = text(r.get(2)).map(|a| format!(" at {a}")).unwrap_or_default();
+        format!("{kind} event{name}{at}")
+    }));
+    let mut f = if waits.is_empty() {
         let at = store
             .sql_query(
                 "SELECT ACT_ID_ FROM ACT_RU_EXECUTION WHERE PROC_INST_ID_ = ? AND ACT_ID_ IS NOT NULL ORDER BY ID_",
-                &[SqlValue::Text(id.into())],
+                &pi(),
             )
             .await?;
         let acts: Vec<String> = at.iter().filter_map(|r| text(r.first())).collect();
-        let mut f = finding(
+        finding(
             Severity::Warning,
             "no-jobs",
             format!("Instance {id} has no job"),
             format!(
-                "ACT_RU_JOB, ACT_RU_SUSPENDED_JOB and ACT_RU_DEADLETTER_JOB hold no row for it, so no timer or asynchronous step of it is waiting (step 1). {}",
+                "ACT_RU_JOB, ACT_RU_SUSPENDED_JOB and ACT_RU_DEADLETTER_JOB hold no row for it, so no timer or asynchronous step of it is waiting (step 1), and it has no open user task or event subscription either. {}",
                 if acts.is_empty() { "No execution of it stands at an activity.".to_string() } else { format!("It stands at: {}.", acts.join(", ")) }
             ),
-            "If it should be waiting at a timer, the job was never created: check the timer definition in the deployed BPMN (timeDate/timeDuration/timeCycle) and whether the instance failed before reaching it (GET /history/historic-activity-instances?processInstanceId=ID). If it stands at a user or receive task, it waits for a person or a message, not for a job.".into(),
+            "If it should be waiting at a timer, the job was never created: check the timer definition in the deployed BPMN (timeDate/timeDuration/timeCycle) and whether the instance failed before reaching it (GET /history/historic-activity-instances?processInstanceId=ID).".into(),
+        )
+    } else {
+        finding(
+            Severity::Info,
+            "waiting",
+            format!("Instance {id} waits for {}", if tasks.is_empty() { "an event" } else { "a person" }),
+            format!(
+                "It has no job, which is right for what it waits at: {} (seed 003 §4.2: an execution at a wait state has a task or an event subscription, not a job).",
+                waits.join(", ")
+            ),
+            format!(
+                "Nothing is stuck. Complete the task (GET /runtime/tasks?processInstanceId={id}) or send the message or signal it waits for; if a timer should be waiting as well, check the timer in the deployed BPMN."
+            ),
+        )
+    };
+    f.process_instance_id = Some(id.into());
+    out.push(f);
+    Ok(())
+}
+
+/// Seed 003 §5.2: an execution whose ACT_ID_ is null is no lost data when it waits on an event
+/// subscription (an event sub-process's start, an event scope); say so, and name the event.
+async fn event_waits(store: &dyn Store, id: &str, out: &mut Vec<Finding>) -> Result<(), Error> {
+    let rows = store
+        .sql_query(
+            "SELECT e.ID_, s.EVENT_TYPE_, s.EVENT_NAME_, s.ACTIVITY_ID_, e.IS_EVENT_SCOPE_ FROM ACT_RU_EXECUTION e \
+             JOIN ACT_RU_EVENT_SUBSCR s ON s.EXECUTION_ID_ = e.ID_ \
+             WHERE e.PROC_INST_ID_ = ? AND e.ACT_ID_ IS NULL ORDER BY e.ID_, s.ID_",
+            &[SqlValue::Text(id.into())],
+        )
+        .await?;
+    for r in &rows {
+        let exec = text(r.first()).unwrap_or_default();
+        let kind = text(r.get(1)).unwrap_or_default();
+        let name = text(r.get(2)).map(|n| format!(" \"{n}\"")).unwrap_or_default();
+        let at = text(r.get(3)).map(|a| format!(" for {a}")).unwrap_or_default();
+        let mut f = finding(
+            Severity::Info,
+            "event-wait",
+            format!("Execution {exec} has no ACT_ID_: it waits for the {kind} event{name}{at}"),
+            "A null ACT_ID_ is not a broken row here (seed 003 §5.2): the execution stands at no activity yet because it waits on the ACT_RU_EVENT_SUBSCR row named above (an event sub-process start or an event scope).".into(),
+            "If it should have fired, check that the event is really sent with that name (a message or signal name differs, or nobody sends it); GET /runtime/executions?processInstanceId=ID shows the tree.".into(),
         );
         f.process_instance_id = Some(id.into());
         out.push(f);
@@ -192,8 +273,9 @@ pub(super) fn walk_job(ctx: &Ctx, job: &Job, table: JobTable) -> Finding {
             "no-retries",
             format!("{what} has no retries left but is still in ACT_RU_JOB"),
             format!(
-                "RETRIES_ is {}; acquisition only takes jobs with RETRIES_ > 0, so it will never run (step 4).",
-                job.retries
+                "RETRIES_ is {}; acquisition only takes jobs with RETRIES_ > 0, so it will never run (step 4). Last error: {}",
+                job.retries,
+                job.exception_msg.as_deref().unwrap_or("(none recorded)")
             ),
             format!(
                 "Delete it (DELETE /management/jobs/{id}) and enqueue it again; kairos itself moves exhausted jobs to the dead-letter table, so report how this row came about."
@@ -267,6 +349,9 @@ pub(super) fn locked(ctx: &Ctx, job: &Job, owner: &str, exp: Timestamp) -> Findi
     let what = describe(job);
     let node = ctx.node(owner);
     let alive = node.is_some_and(|n| ctx.alive(n));
+    if !alive && job.retries <= 0 {
+        return locked_without_retries(ctx, job, owner, exp);
+    }
     if exp <= ctx.now {
         return finding(
             Severity::Warning,
@@ -302,7 +387,28 @@ pub(super) fn locked(ctx: &Ctx, job: &Job, owner: &str, exp: Timestamp) -> Findi
         format!("Node {owner} {state}; the lease runs until {exp} (in {}) (step 3).", ctx.until(exp)),
         format!(
             "Wait: a live node declares {owner} dead after {} without heartbeats and expires its leases, then runs the job again. Never clear the lock by hand unless {owner} is certainly dead (seed 000 §4.2).",
-            human(ctx.dead_after)
+            human(node.map_or(ctx.dead_after, |n| ctx.dead_after_of(n)))
+        ),
+    )
+}
+
+/// Seed 000 §4.2's trap: a lock of a node that is gone, on a job with no retries left. The lock
+/// will expire, but acquisition only takes RETRIES_ > 0, so nothing runs it again, ever.
+fn locked_without_retries(ctx: &Ctx, job: &Job, owner: &str, exp: Timestamp) -> Finding {
+    let id = &job.id;
+    let lease =
+        if exp <= ctx.now { format!("its lease expired at {exp}") } else { format!("its lease runs until {exp}") };
+    finding(
+        Severity::Error,
+        "locked-no-retries",
+        format!("{} is locked by node {owner}, which is not alive, and has no retries left", describe(job)),
+        format!(
+            "RETRIES_ is {} and {lease}: acquisition only takes jobs with RETRIES_ > 0, so no node will ever run it again, even once the lock is gone (step 3 and 4). Last error: {}",
+            job.retries,
+            job.exception_msg.as_deref().unwrap_or("(none recorded)")
+        ),
+        format!(
+            "Make sure node {owner} is really dead (a live one would run the job twice), then delete the job through kairos: DELETE /management/jobs/{id}?force=true (or `kairos jobs delete {id} --force`), and enqueue the work again if it is still wanted. Never reset RETRIES_ with SQL without clearing the lock (seed 000 §4.2)."
         ),
     )
 }

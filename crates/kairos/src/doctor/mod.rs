@@ -12,9 +12,15 @@
 //! 5. is any job executor running at all? (Activiti's `asyncExecutorActivate`).
 //!
 //! Step 5 and the cluster-wide checks — nodes without a fresh heartbeat, orphan jobs, jobs of
-//! ended instances, expired locks, dead letters — are always added. Every finding says what to
-//! do. The report is plain data: the HTTP API serves [`DoctorReport::to_json`], the CLI prints
-//! its [`std::fmt::Display`] form.
+//! ended instances, expired locks, dead letters, the backlog by TYPE_, instances ended in
+//! history with runtime rows left, a lock time shorter than the handlers take — are always
+//! added, and so are the scheduler's (seed 004 §5). Every finding says what to do.
+//!
+//! Leases and liveness are judged by the settings each node recorded in KAIROS_NODE (its lock
+//! time and dead-after), not by the diagnosing engine's: `kairos doctor` runs as a tool whose
+//! own settings are defaults. The report is plain data: the HTTP API serves
+//! [`DoctorReport::to_json`], the CLI prints its [`std::fmt::Display`] form; every instant in
+//! both is RFC 3339.
 
 use crate::{Engine, Error};
 use jiff::{SignedDuration, Timestamp};
@@ -80,13 +86,27 @@ pub struct Finding {
     /// `no-live-node`, `nodes`, `stale-node`, `backlog`, `orphan-job`, `job-of-ended-instance`,
     /// `clock-skew`, `truncated`, `no-scheduler-checkin`, `stale-checkin`, `trigger-late`,
     /// `trigger-error`, `trigger-without-job`, `fired-not-started`, `fired-running-long`,
-    /// `all-clear`.
+    /// `locked-no-retries`, `waiting`, `event-wait`, `ended-with-runtime-rows`,
+    /// `lock-time-short`, `trigger-paused`, `trigger-group-paused`, `trigger-blocked`,
+    /// `trigger-time-zone`, `all-clear`.
     pub code: &'static str,
     pub title: String,
     pub detail: String,
     pub action: String,
     pub job_id: Option<String>,
     pub process_instance_id: Option<String>,
+    /// The trigger a scheduler finding is about (QRTZ_TRIGGERS' TRIGGER_GROUP, TRIGGER_NAME).
+    pub trigger_group: Option<String>,
+    pub trigger_name: Option<String>,
+}
+
+impl Finding {
+    /// The finding about one trigger.
+    fn of_trigger(mut self, group: String, name: String) -> Finding {
+        self.trigger_group = Some(group);
+        self.trigger_name = Some(name);
+        self
+    }
 }
 
 /// What [`diagnose`] found.
@@ -126,6 +146,8 @@ impl DoctorReport {
                     "action": f.action,
                     "jobId": f.job_id,
                     "processInstanceId": f.process_instance_id,
+                    "triggerGroup": f.trigger_group,
+                    "triggerName": f.trigger_name,
                 })
             })
             .collect();
@@ -144,6 +166,9 @@ impl fmt::Display for DoctorReport {
         writeln!(f, "kairos doctor on node {} at {} (database clock)", self.node, self.checked_at)?;
         for x in &self.findings {
             writeln!(f, "\n[{}] {}: {}", x.severity.as_str(), x.code, x.title)?;
+            if let (Some(group), Some(name)) = (&x.trigger_group, &x.trigger_name) {
+                writeln!(f, "  trigger: group {group}, name {name}")?;
+            }
             if !x.detail.is_empty() {
                 writeln!(f, "  {}", x.detail)?;
             }
@@ -160,7 +185,8 @@ pub async fn diagnose(engine: &Engine, query: &DoctorQuery) -> Result<DoctorRepo
     let store = engine.store().as_ref();
     let now = store.db_now().await?;
     let nodes = store.node_list().await?;
-    let ctx = Ctx { now, nodes, dead_after: engine.settings().executor.dead_after, from_tool: query.from_tool };
+    let own = &engine.settings().executor;
+    let ctx = Ctx { now, nodes, dead_after: own.dead_after, lock_time: own.lock_time, from_tool: query.from_tool };
     let mut findings = Vec::new();
     let instances = match (non_empty(&query.business_key), non_empty(&query.process_instance_id)) {
         (Some(_), Some(_)) => {
@@ -188,7 +214,9 @@ pub async fn diagnose(engine: &Engine, query: &DoctorQuery) -> Result<DoctorRepo
 struct Ctx {
     now: Timestamp,
     nodes: Vec<NodeInfo>,
+    /// The diagnosing engine's own settings: used only for a node that recorded none.
     dead_after: SignedDuration,
+    lock_time: SignedDuration,
     from_tool: bool,
 }
 
@@ -196,9 +224,25 @@ impl Ctx {
     fn node(&self, id: &str) -> Option<&NodeInfo> {
         self.nodes.iter().find(|n| n.id == id)
     }
-    /// A node is alive when it says it runs and its heartbeat is fresh by the database clock.
+    /// A node is alive when it says it runs and its heartbeat is fresh by the database clock,
+    /// judged by the dead-after the node itself runs with (the one its peers reap it by).
     fn alive(&self, n: &NodeInfo) -> bool {
-        n.state == "running" && self.now.duration_since(n.heartbeat) <= self.dead_after
+        n.state == "running" && self.now.duration_since(n.heartbeat) <= self.dead_after_of(n)
+    }
+    fn dead_after_of(&self, n: &NodeInfo) -> SignedDuration {
+        n.settings.as_ref().map_or(self.dead_after, |s| s.dead_after)
+    }
+    /// The lock time node `id` takes jobs with (the diagnosing engine's for an unknown node).
+    fn lock_time_of(&self, id: &str) -> SignedDuration {
+        self.node(id).and_then(|n| n.settings.as_ref()).map_or(self.lock_time, |s| s.lock_time)
+    }
+    /// The shortest lock time of the running nodes: the one a slow handler must stay under.
+    fn shortest_lock_time(&self) -> Option<(&str, SignedDuration)> {
+        self.nodes
+            .iter()
+            .filter(|n| n.state == "running")
+            .map(|n| (n.id.as_str(), self.lock_time_of(&n.id)))
+            .min_by_key(|(_, t)| *t)
     }
     fn since(&self, t: Timestamp) -> String {
         human(self.now.duration_since(t))
@@ -209,7 +253,17 @@ impl Ctx {
 }
 
 fn finding(severity: Severity, code: &'static str, title: String, detail: String, action: String) -> Finding {
-    Finding { severity, code, title, detail, action, job_id: None, process_instance_id: None }
+    Finding {
+        severity,
+        code,
+        title,
+        detail,
+        action,
+        job_id: None,
+        process_instance_id: None,
+        trigger_group: None,
+        trigger_name: None,
+    }
 }
 
 fn non_empty(s: &Option<String>) -> Option<&str> {
@@ -223,6 +277,25 @@ fn human(d: SignedDuration) -> String {
         return "less than a second".into();
     }
     format!("{:#}", SignedDuration::from_secs(secs))
+}
+
+/// An instant read by operator SQL: PostgreSQL gives a timestamp, SQLite its stored UTC text
+/// (`2026-01-01 08:00:00.000`), QRTZ_* columns epoch milliseconds.
+fn instant(v: Option<&SqlValue>) -> Option<Timestamp> {
+    match v? {
+        SqlValue::Timestamp(t) => Some(*t),
+        SqlValue::Int(ms) => Timestamp::from_millisecond(*ms).ok(),
+        SqlValue::Text(s) => s.parse::<Timestamp>().ok().or_else(|| {
+            let civil = s.parse::<jiff::civil::DateTime>().ok()?;
+            jiff::tz::Offset::UTC.to_timestamp(civil).ok()
+        }),
+        _ => None,
+    }
+}
+
+/// An instant as the report prints every instant: RFC 3339 (UTC), or `raw` when unreadable.
+fn rfc3339(v: Option<&SqlValue>) -> Option<String> {
+    instant(v).map(|t| t.to_string()).or_else(|| text(v))
 }
 
 fn text(v: Option<&SqlValue>) -> Option<String> {

@@ -1,8 +1,9 @@
 -- Job counts by the database clock (metrics, the doctor; seed 000 §5.2). "Leased" means locked
 -- by an unexpired lease, as in JobState::of. The executable backlog is what acquisition could
--- take: external-worker jobs wait for their workers, not for the executor.
+-- take: external-worker jobs wait for their workers, not for the executor. A job without
+-- DUEDATE_ (an async continuation) has been due since its CREATE_TIME_.
 WITH j AS (
-    SELECT DUEDATE_, RETRIES_, LOCK_OWNER_, EXCEPTION_MSG_, TYPE_ IN ('message', 'timer') AS runnable,
+    SELECT DUEDATE_, CREATE_TIME_, RETRIES_, LOCK_OWNER_, EXCEPTION_MSG_, TYPE_ IN ('message', 'timer') AS runnable,
            coalesce(LOCK_OWNER_ IS NOT NULL AND LOCK_EXP_TIME_ > now(), false) AS leased
     FROM ACT_RU_JOB
 )
@@ -13,7 +14,8 @@ SELECT
     count(*) FILTER (WHERE leased) AS running_,
     count(*) FILTER (WHERE LOCK_OWNER_ IS NOT NULL AND NOT leased) AS expired_locks_,
     count(*) FILTER (WHERE EXCEPTION_MSG_ IS NOT NULL) AS failing_,
-    min(DUEDATE_) FILTER (WHERE runnable AND NOT leased AND RETRIES_ > 0 AND DUEDATE_ <= now())
+    min(coalesce(DUEDATE_, CREATE_TIME_))
+        FILTER (WHERE runnable AND NOT leased AND RETRIES_ > 0 AND (DUEDATE_ IS NULL OR DUEDATE_ <= now()))
         AS oldest_executable_due_,
     (SELECT count(*) FROM ACT_RU_DEADLETTER_JOB) AS dead_letters_,
     (SELECT count(*) FROM ACT_RU_SUSPENDED_JOB) AS suspended_

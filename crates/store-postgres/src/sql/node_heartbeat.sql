@@ -1,12 +1,20 @@
 -- Registers a node or records its heartbeat, by the database clock (SPEC J8, J9). A node that
 -- comes back as a new process (another pid or host, or after it was marked stopped or dead)
 -- gets a new STARTED_.
-INSERT INTO KAIROS_NODE AS n (ID_, HOST_, PID_, WORKERS_, STARTED_, HEARTBEAT_, STATE_)
-VALUES ($1, $2, $3, $4, date_trunc('milliseconds', now()), date_trunc('milliseconds', now()), 'running')
+INSERT INTO KAIROS_NODE AS n (ID_, HOST_, PID_, WORKERS_, STARTED_, HEARTBEAT_, STATE_,
+                             LOCK_TIME_MS_, HEARTBEAT_MS_, DEAD_AFTER_MS_, LOOKAHEAD_MS_, POLL_MS_, TIME_ZONE_)
+VALUES ($1, $2, $3, $4, date_trunc('milliseconds', now()), date_trunc('milliseconds', now()), 'running',
+        $5, $6, $7, $8, $9, $10)
 ON CONFLICT (ID_) DO UPDATE
 SET HOST_ = excluded.HOST_,
     PID_ = excluded.PID_,
     WORKERS_ = excluded.WORKERS_,
+    LOCK_TIME_MS_ = coalesce(excluded.LOCK_TIME_MS_, n.LOCK_TIME_MS_),
+    HEARTBEAT_MS_ = coalesce(excluded.HEARTBEAT_MS_, n.HEARTBEAT_MS_),
+    DEAD_AFTER_MS_ = coalesce(excluded.DEAD_AFTER_MS_, n.DEAD_AFTER_MS_),
+    LOOKAHEAD_MS_ = coalesce(excluded.LOOKAHEAD_MS_, n.LOOKAHEAD_MS_),
+    POLL_MS_ = coalesce(excluded.POLL_MS_, n.POLL_MS_),
+    TIME_ZONE_ = coalesce(excluded.TIME_ZONE_, n.TIME_ZONE_),
     HEARTBEAT_ = excluded.HEARTBEAT_,
     STATE_ = 'running',
     STARTED_ = CASE

@@ -10,12 +10,20 @@
 -- job rows in ID_ order, the order in which completion batches lock them (primary key scans of
 -- `ID_ = ANY(...)`), so a concurrent batch of the old incarnation cannot deadlock with this.
 WITH node AS (
-    INSERT INTO KAIROS_NODE AS n (ID_, HOST_, PID_, WORKERS_, STARTED_, HEARTBEAT_, STATE_)
-    VALUES ($1, $2, $3, $4, date_trunc('milliseconds', now()), date_trunc('milliseconds', now()), 'running')
+    INSERT INTO KAIROS_NODE AS n (ID_, HOST_, PID_, WORKERS_, STARTED_, HEARTBEAT_, STATE_,
+                                 LOCK_TIME_MS_, HEARTBEAT_MS_, DEAD_AFTER_MS_, LOOKAHEAD_MS_, POLL_MS_, TIME_ZONE_)
+    VALUES ($1, $2, $3, $4, date_trunc('milliseconds', now()), date_trunc('milliseconds', now()), 'running',
+            $5, $6, $7, $8, $9, $10)
     ON CONFLICT (ID_) DO UPDATE
     SET HOST_ = excluded.HOST_,
         PID_ = excluded.PID_,
         WORKERS_ = excluded.WORKERS_,
+        LOCK_TIME_MS_ = coalesce(excluded.LOCK_TIME_MS_, n.LOCK_TIME_MS_),
+        HEARTBEAT_MS_ = coalesce(excluded.HEARTBEAT_MS_, n.HEARTBEAT_MS_),
+        DEAD_AFTER_MS_ = coalesce(excluded.DEAD_AFTER_MS_, n.DEAD_AFTER_MS_),
+        LOOKAHEAD_MS_ = coalesce(excluded.LOOKAHEAD_MS_, n.LOOKAHEAD_MS_),
+        POLL_MS_ = coalesce(excluded.POLL_MS_, n.POLL_MS_),
+        TIME_ZONE_ = coalesce(excluded.TIME_ZONE_, n.TIME_ZONE_),
         STARTED_ = excluded.STARTED_,
         HEARTBEAT_ = excluded.HEARTBEAT_,
         STATE_ = 'running'

@@ -1,7 +1,8 @@
 -- Job counts at ?1 (the database now), one pass over ACT_RU_JOB. "Executable" is seed 001's
 -- selection without external-worker jobs; "running" and "expired" split the locked rows at now.
+-- A job without DUEDATE_ (an async continuation) has been due since its CREATE_TIME_.
 WITH j AS (
-    SELECT RES.DUEDATE_, RES.EXCEPTION_MSG_,
+    SELECT RES.DUEDATE_, RES.CREATE_TIME_, RES.EXCEPTION_MSG_,
            (RES.LOCK_OWNER_ IS NOT NULL AND RES.LOCK_EXP_TIME_ > ?1) AS RUNNING_,
            (RES.LOCK_OWNER_ IS NOT NULL AND RES.LOCK_EXP_TIME_ <= ?1) AS EXPIRED_,
            (RES.RETRIES_ > 0
@@ -21,5 +22,5 @@ SELECT coalesce(SUM(EXECUTABLE_), 0) AS EXECUTABLE_,
        coalesce(SUM(EXCEPTION_MSG_ IS NOT NULL), 0) AS FAILING_,
        (SELECT COUNT(*) FROM ACT_RU_DEADLETTER_JOB) AS DEAD_LETTERS_,
        (SELECT COUNT(*) FROM ACT_RU_SUSPENDED_JOB) AS SUSPENDED_,
-       MIN(CASE WHEN EXECUTABLE_ THEN coalesce(DUEDATE_, ?1) END) AS OLDEST_DUE_
+       MIN(CASE WHEN EXECUTABLE_ THEN coalesce(DUEDATE_, CREATE_TIME_) END) AS OLDEST_DUE_
 FROM j

@@ -68,6 +68,24 @@ pub async fn counts_classify_jobs_by_the_database_clock(store: &dyn Store) {
     assert_eq!(c.oldest_executable_due, Some(t0 - hour * 3), "the expired lease's job is the oldest executable");
 }
 
+/// Issue 14 item 10: an async continuation has no DUEDATE_ (it is due when created), so the
+/// backlog's age counts from its CREATE_TIME_, not from now (seed 000 §4.5's backlog).
+pub async fn counts_age_a_job_without_due_date_from_its_creation(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let hour = SignedDuration::from_hours(1);
+    let job = insert(store, due_at("async", t0 - SignedDuration::from_mins(1))).await;
+    fixture(
+        store,
+        "UPDATE ACT_RU_JOB SET DUEDATE_ = NULL, CREATE_TIME_ = ? WHERE ID_ = ?",
+        &[SqlValue::Timestamp(t0 - hour * 2), text(&job.id)],
+    )
+    .await;
+    insert(store, due_at("later", t0 - SignedDuration::from_mins(5))).await;
+    let c = store.job_counts().await.expect("job_counts");
+    assert_eq!(c.executable, 2, "{c:?}");
+    assert_eq!(c.oldest_executable_due, Some(t0 - hour * 2), "waiting since it was created: {c:?}");
+}
+
 pub async fn diagnostics_find_orphans_ended_instances_expired_locks_and_dead_letters(store: &dyn Store) {
     let t0 = ms(now(store).await);
     execution(store, "pi-live", "pi-live", 1).await;

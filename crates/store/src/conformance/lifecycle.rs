@@ -105,7 +105,7 @@ pub async fn lifecycle_transitions_follow_the_table(store: &dyn Store) {
     edge(Some(before), MoveBack, state(store, &d.id).await);
 
     // Lease expiry through a dead node: running → executable.
-    let reg = NodeRegistration { id: "n9".into(), host: "h".into(), pid: 9, workers: 1 };
+    let reg = NodeRegistration { id: "n9".into(), host: "h".into(), pid: 9, workers: 1, settings: None };
     store.node_heartbeat(&reg).await.expect("node_heartbeat");
     take(store, "n9", &[&d.id]).await;
     let before = state(store, &d.id).await;

@@ -6,7 +6,7 @@ use super::*;
 use crate::NodeRegistration;
 
 fn node(id: &str, workers: i32) -> NodeRegistration {
-    NodeRegistration { id: id.into(), host: "host-a".into(), pid: 4242, workers }
+    NodeRegistration { id: id.into(), host: "host-a".into(), pid: 4242, workers, settings: None }
 }
 
 async fn age_heartbeat(store: &dyn Store, id: &str, by: SignedDuration) {
@@ -96,7 +96,7 @@ pub async fn node_reap_dead_expires_the_leases_of_silent_nodes(store: &dyn Store
 }
 
 fn incarnation(id: &str, host: &str, pid: i64) -> NodeRegistration {
-    NodeRegistration { id: id.into(), host: host.into(), pid, workers: 4 }
+    NodeRegistration { id: id.into(), host: host.into(), pid, workers: 4, settings: None }
 }
 
 async fn register(store: &dyn Store, node: &NodeRegistration) -> crate::NodeRegistered {
@@ -223,4 +223,30 @@ pub async fn node_register_lets_another_node_take_over_the_previous_incarnations
     assert_eq!(complete(store, &[late]).await, vec![false], "the old incarnation's late completion is refused");
     assert_eq!(register(store, &node("n1", 4)).await.released, 0, "n2's lease is not n1's to release");
     assert_eq!(must_get(store, &job.id).await.lock_owner.as_deref(), Some("n2"));
+}
+
+/// Issue 14 item 10: a node's settings are written when it registers and read back as they were
+/// given, so the doctor run as a tool judges leases and liveness by them; a heartbeat without
+/// settings keeps them, and a row without any reads as `None`.
+pub async fn node_register_records_the_settings_the_node_runs_with(store: &dyn Store) {
+    let settings = kairos_core::NodeSettings {
+        lock_time: SignedDuration::from_secs(7),
+        heartbeat_interval: SignedDuration::from_millis(1500),
+        dead_after: SignedDuration::from_secs(4),
+        lookahead: SignedDuration::from_millis(250),
+        poll_interval: SignedDuration::from_millis(300),
+        time_zone: "Asia/Shanghai".into(),
+    };
+    let with = NodeRegistration { settings: Some(settings.clone()), ..node("n1", 4) };
+    register(store, &with).await;
+    store.node_heartbeat(&node("n2", 2)).await.expect("node_heartbeat");
+    let by_id = |list: Vec<kairos_core::NodeInfo>, id: &str| list.into_iter().find(|n| n.id == id).unwrap();
+    assert_eq!(by_id(nodes(store).await, "n1").settings.as_ref(), Some(&settings));
+    assert_eq!(by_id(nodes(store).await, "n2").settings, None, "a node that gave none has none");
+
+    store.node_heartbeat(&node("n1", 4)).await.expect("node_heartbeat");
+    assert_eq!(by_id(nodes(store).await, "n1").settings.as_ref(), Some(&settings), "kept by a bare heartbeat");
+    let changed = kairos_core::NodeSettings { lock_time: SignedDuration::from_mins(5), ..settings };
+    store.node_heartbeat(&NodeRegistration { settings: Some(changed.clone()), ..node("n2", 2) }).await.unwrap();
+    assert_eq!(by_id(nodes(store).await, "n2").settings, Some(changed), "written by a heartbeat too");
 }
