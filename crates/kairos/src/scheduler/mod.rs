@@ -57,6 +57,23 @@ impl SchedulerError {
     }
 }
 
+/// Quartz's "Based on configured schedule, the given trigger will never fire", naming the
+/// trigger and the field to change: the calendar when it is what excludes every fire time
+/// (the trigger alone would fire), the start time otherwise.
+fn never_fires(tr: &kairos_schedule::Trigger) -> SchedulerError {
+    let key = format!("{}.{}", tr.key.group, tr.key.name);
+    match &tr.calendar_name {
+        Some(c) if tr.clone().compute_first_fire_time(None).is_some() => SchedulerError::invalid(
+            "calendarName",
+            format!("trigger {key} will never fire: calendar '{c}' excludes every fire time of its schedule"),
+        ),
+        _ => SchedulerError::invalid(
+            "startTime",
+            format!("trigger {key} will never fire: its schedule has no fire time between its start and end time"),
+        ),
+    }
+}
+
 /// Settings of the scheduler (Quartz's `org.quartz.*` names in the docs).
 #[derive(Debug, Clone)]
 pub struct SchedulerSettings {
@@ -325,11 +342,7 @@ impl Scheduler {
             ),
         };
         if tr.compute_first_fire_time(calendar.as_ref()).is_none() {
-            return Err(SchedulerError::invalid(
-                "startTime",
-                "with this schedule, start and end time (and calendar) the trigger would never fire",
-            )
-            .into());
+            return Err(never_fires(&tr).into());
         }
         let exists = self.load(self.name(), &group, &name).await?.is_some();
         if exists && !spec.replace {
@@ -386,7 +399,7 @@ impl Scheduler {
                 jobs.insert(job);
             }
             if tr.compute_first_fire_time(None).is_none() {
-                return Err(at(SchedulerError::invalid("startTime", "the trigger would never fire")).into());
+                return Err(at(never_fires(&tr)).into());
             }
             let group = tr.key.group.clone();
             let paused = match groups.get(&group) {
