@@ -73,6 +73,7 @@ macro_rules! conformance_suite {
             complete_applies_staged_effects_only_under_the_lease,
             complete_merges_the_effects_of_a_batch_without_changing_them,
             complete_reschedule_keeps_one_row_with_the_next_due_date,
+            complete_reschedule_gives_every_fire_the_retries_the_job_was_created_with,
             complete_retry_stores_the_failure_and_replaces_its_stack,
             complete_dead_letter_moves_the_row_with_its_stack,
             complete_after_losing_the_lease_writes_nothing,
