@@ -58,6 +58,7 @@ macro_rules! conformance_suite {
             job_get_answers_none_for_absent_jobs,
             job_list_filters_pages_and_counts,
             acquire_takes_due_jobs_in_due_order_up_to_the_limit,
+            acquire_takes_jobs_due_together_by_priority,
             acquire_leaves_future_jobs_alone,
             acquire_with_a_lookahead_takes_jobs_due_within_it,
             acquire_leaves_jobs_of_suspended_instances_alone,

@@ -361,7 +361,7 @@ impl Scheduler {
         if state == TriggerState::Waiting
             && let Some(next) = tr.next_fire_time
         {
-            writes.push(fire::trigger_job_insert(self.name(), &group, &name, next, now, self.ahead()));
+            writes.push(fire::trigger_job_insert(self.name(), &group, &name, tr.priority, next, now, self.ahead()));
         }
         self.store.write_all(&writes).await?;
         Ok(TriggerView::of(&tr, state, data))
@@ -417,7 +417,15 @@ impl Scheduler {
             let batch = batches.last_mut().expect("a batch");
             batch.extend(model::trigger_insert(self.name(), &tr, state, &spec.data.clone().unwrap_or_default()));
             if let (TriggerState::Waiting, Some(next)) = (state, tr.next_fire_time) {
-                batch.push(fire::trigger_job_insert(self.name(), &group, &tr.key.name, next, now, self.ahead()));
+                batch.push(fire::trigger_job_insert(
+                    self.name(),
+                    &group,
+                    &tr.key.name,
+                    tr.priority,
+                    next,
+                    now,
+                    self.ahead(),
+                ));
             }
         }
         for batch in batches {
@@ -648,7 +656,9 @@ impl Scheduler {
                 writes.extend(model::trigger_advance(self.name(), &tr, was, TriggerState::Waiting));
                 writes.push(rows::trigger_job_delete(self.name(), &g, &n));
                 match tr.next_fire_time {
-                    Some(next) => writes.push(fire::trigger_job_insert(self.name(), &g, &n, next, now, self.ahead())),
+                    Some(next) => {
+                        writes.push(fire::trigger_job_insert(self.name(), &g, &n, tr.priority, next, now, self.ahead()))
+                    }
                     None => writes.extend(rows::trigger_delete(self.name(), &g, &n, now)),
                 }
             }
