@@ -46,6 +46,9 @@ pub enum Completion {
     /// Success of a one-shot job: delete the row.
     Delete { log_message: Option<String> },
     /// Success of a repeating timer with fires left: keep the row, move DUEDATE_ and REPEAT_.
+    /// The store also sets RETRIES_ back to INITIAL_RETRIES_, the retries the job was created
+    /// with: each fire has its own (Flowable creates a new job per fire), so failures spread
+    /// over a timer's life never add up to a dead letter.
     Reschedule { repeat: String, due: Timestamp, log_message: Option<String> },
     /// Failure with attempts left: RETRIES_ set, lock cleared, exception stored, due later.
     Retry { retries: i32, due: Timestamp, message: String, stack: String },

@@ -21,6 +21,10 @@ pub use jiff::{Timestamp, tz::TimeZone};
 
 use schedule::Schedule;
 
+/// The last year an expression can fire in (Quartz: the current year + 100; kairos: 2099).
+/// Past it no expression matches, so a cron calendar excludes nothing there.
+pub const LAST_YEAR: i16 = schedule::MAX_YEAR;
+
 /// A parsed Quartz cron expression (6 or 7 fields: sec min hour dom month dow [year]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CronExpr {

@@ -220,6 +220,57 @@ const TIMERS: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/2010052
   </process>
 </definitions>"#;
 
+/// A cycle timer whose every fire fails once (`failedJobRetryTimeCycle` R1/PT1S: two attempts
+/// per fire): each fire starts with the retries the timer was created with, as Flowable's new
+/// job per fire does, so failures spread over its fires never dead-letter it.
+async fn a_cycle_timer_gets_its_retries_back_on_every_fire(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let c = calls.clone();
+    let engine = fx
+        .engine("n1")
+        .handler(
+            "flaky",
+            kairos::handler_fn(move |_ctx| {
+                let n = c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move { if n % 2 == 0 { Err("the first attempt of every fire fails".into()) } else { Ok(None) } }
+            }),
+        )
+        .build()
+        .await
+        .unwrap();
+    engine.start().await.unwrap();
+    let p = engine.processes();
+    let model = TIMERS
+        .replace("R3/PT1S</timeCycle></timerEventDefinition>", "R3/PT1S</timeCycle></timerEventDefinition>\n      <extensionElements><camunda:failedJobRetryTimeCycle>R1/PT1S</camunda:failedJobRetryTimeCycle></extensionElements>")
+        .replace(r#"targetRef="reminded"/>"#, r#"targetRef="call"/>
+    <serviceTask id="call" camunda:class="flaky"/>
+    <sequenceFlow id="f6" sourceRef="call" targetRef="reminded"/>"#)
+        .replace("PT5S", "PT1H");
+    p.deploy("timers.bpmn", &model).await.unwrap();
+    let inst = p.start(start("timers", "T1", json!({}))).await.unwrap();
+    let store = engine.store().clone();
+    let dead = || async {
+        store.sql_query("SELECT COUNT(*) FROM ACT_RU_DEADLETTER_JOB", &[]).await.unwrap()[0][0].as_i64().unwrap_or(0)
+    };
+    wait_until(LIMIT, "three reminders or a dead letter", || async {
+        dead().await > 0 || trace(&engine, &inst.id).await.iter().filter(|a| *a == "remind").count() == 3
+    })
+    .await;
+    assert_eq!(dead().await, 0, "no fire of the timer ran out of retries");
+    let t = trace(&engine, &inst.id).await;
+    assert_eq!(t.iter().filter(|a| *a == "call").count(), 3, "{t:?}");
+    let log = store
+        .job_log_list(&kairos::store::JobLogFilter { process_instance_id: Some(inst.id.clone()), ..Default::default() })
+        .await
+        .unwrap()
+        .data;
+    let remind: Vec<_> = log.iter().filter(|e| e.element_id.as_deref() == Some("remind")).map(|e| e.outcome).collect();
+    use kairos::JobLogOutcome::{Failed, Rescheduled, Succeeded};
+    assert_eq!(remind, [Failed, Rescheduled, Failed, Rescheduled, Failed, Succeeded], "{log:?}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 async fn boundary_timers_fire_on_time_through_the_executor(backend: Backend) {
     let Some(fx) = Fixture::new(backend).await else { return };
     let engine = engine(&fx).await;
@@ -1720,5 +1771,6 @@ on_both_backends!(
     a_parallel_join_of_ten_branches_completed_concurrently_fires_once,
     two_simultaneous_completions_of_one_task_exactly_one_wins,
     boundary_timers_fire_on_time_through_the_executor,
+    a_cycle_timer_gets_its_retries_back_on_every_fire,
     bad_deployments_are_refused_with_the_line_and_nothing_is_written,
 );

@@ -367,6 +367,7 @@ on_both_backends!(
     the_doctor_finds_what_keeps_a_trigger_from_firing,
     a_cron_trigger_fires_each_second_through_the_executor,
     a_firing_commits_ahead_runs_on_time_and_a_pause_cancels_it,
+    simultaneous_firings_run_in_priority_order,
     a_simple_trigger_fires_its_count_then_goes_with_its_non_durable_job,
     misfired_triggers_follow_their_instruction_after_downtime,
     a_paused_group_persists_and_catches_new_triggers,
@@ -386,6 +387,35 @@ const SEED_004_SIMPLE: &str = "SELECT TRIGGER_NAME, TRIGGER_GROUP, REPEAT_COUNT,
 /// Fire-ahead (`SchedulerSettings::fire_ahead`): a firing is committed before its fire time —
 /// its QRTZ_FIRED_TRIGGERS row ACQUIRED, its work waiting in ACT_RU_JOB — and its work runs at
 /// the fire time, not before; pausing the trigger cancels a firing so committed.
+/// Firings due at the same instant run in trigger priority order, higher first, as Quartz
+/// acquires them (NEXT_FIRE_TIME, then PRIORITY descending): with one worker the order is
+/// visible. The triggers are scheduled in another order than their priorities.
+async fn simultaneous_firings_run_in_priority_order(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let runs: Runs = Default::default();
+    let engine = builder(&fx, &runs, Duration::ZERO).configure(|c| c.workers = 1).build().await.unwrap();
+    engine.start().await.unwrap();
+    let s = engine.scheduler();
+    let at = (engine.store().db_now().await.unwrap() + jiff::SignedDuration::from_secs(3))
+        .round(jiff::Unit::Second)
+        .unwrap();
+    let priorities = [("p1", 3), ("p2", 10), ("p3", -2), ("p4", 7), ("p5", 5), ("p6", 5)];
+    for (name, priority) in priorities {
+        s.add_job(&job(name)).await.unwrap();
+        s.schedule(&trigger(json!({"name": name, "jobName": name, "startTime": at, "priority": priority,
+                                   "simple": {"repeatCount": 0}})))
+            .await
+            .unwrap();
+    }
+    wait_until(LIMIT, "every firing", || async { runs.lock().unwrap().len() == priorities.len() }).await;
+    let order: Vec<String> = runs.lock().unwrap().iter().map(|r| r.0.clone()).collect();
+    let by_name = |n: &String| priorities.iter().find(|p| p.0 == n).map(|p| p.1);
+    let got: Vec<_> = order.iter().filter_map(by_name).collect();
+    assert_eq!(got, [10, 7, 5, 5, 3, -2], "higher priority first: {order:?}");
+    assert!(runs.lock().unwrap().iter().all(|r| r.1 == at), "all were due at {at}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 async fn a_firing_commits_ahead_runs_on_time_and_a_pause_cancels_it(backend: Backend) {
     let Some(fx) = Fixture::new(backend).await else { return };
     let runs: Runs = Default::default();

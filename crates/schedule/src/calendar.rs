@@ -11,7 +11,7 @@ use kairos_cron::CronExpr;
 use crate::days::{DaysOfWeek, MonthDay};
 use crate::error::ScheduleError;
 use crate::time_of_day::TimeOfDay;
-use crate::zone::{Zone, add_ms, date_of, start_of_day};
+use crate::zone::{Zone, add_ms, date_of, give_up_after, start_of_day};
 
 /// A calendar: what it excludes, in which zone, on top of which base calendar.
 ///
@@ -135,6 +135,24 @@ impl Calendar {
             }
         }
         None
+    }
+
+    /// Where a search for a fire time this chain includes, starting at `from`, gives up: a
+    /// hundred years on (Quartz's `YEAR_TO_GIVEUP_SCHEDULING_AT`), and never past the last
+    /// instant of the cron years ([`kairos_cron::LAST_YEAR`], in the calendar's zone) when a
+    /// cron calendar is in the chain. Past that year its expression matches nothing, so the
+    /// calendar would seem to stop excluding: a trigger it excludes entirely would be given a
+    /// fire time in 2100 instead of being refused as never firing. (Quartz's cron years end
+    /// where its search gives up, the current year + 100, so it never meets this.)
+    pub fn give_up_after(&self, from: Timestamp) -> Timestamp {
+        let cron_end = self
+            .chain()
+            .filter(|c| matches!(c.kind, CalendarKind::Cron { .. }))
+            .filter_map(|c| start_of_day(c.tz(), Date::new(kairos_cron::LAST_YEAR + 1, 1, 1).ok()?))
+            .filter_map(|t| add_ms(t, -1))
+            .min();
+        let give_up = give_up_after(from);
+        cron_end.map_or(give_up, |end| end.min(give_up))
     }
 
     /// Refuses what Quartz's setters refuse (and what would exclude every time), naming the

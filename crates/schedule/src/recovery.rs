@@ -8,7 +8,7 @@ use crate::misfire::{MisfireInstruction, MisfireOutcome};
 use crate::schedule::Schedule;
 use crate::simple::{REPEAT_INDEFINITELY, SimpleSchedule};
 use crate::trigger::Trigger;
-use crate::zone::{give_up_after, ms_between, to_millis};
+use crate::zone::{ms_between, to_millis};
 
 use MisfireInstruction as M;
 
@@ -114,7 +114,7 @@ impl Trigger {
         };
         let threshold = i64::try_from(misfire_threshold.as_millis()).unwrap_or(i64::MAX);
         let misfired = |time: Timestamp| time < now && ms_between(time, now) >= threshold;
-        let give_up = give_up_after(first);
+        let give_up = calendar.give_up_after(first);
         for _ in 0..MAX_PAST_STEPS {
             let Some(next) = self.next_fire_time else { return };
             if calendar.is_time_included(next) {

@@ -7,7 +7,7 @@ use crate::calendar::Calendar;
 use crate::error::ScheduleError;
 use crate::misfire::{MisfireInstruction, TriggerKind};
 use crate::schedule::Schedule;
-use crate::zone::{add_ms, give_up_after, to_millis};
+use crate::zone::{add_ms, to_millis};
 
 /// Quartz's default trigger priority.
 pub const DEFAULT_PRIORITY: i32 = 5;
@@ -306,8 +306,10 @@ impl Trigger {
     ///
     /// Where Quartz steps through the excluded fire times one by one, kairos jumps to the
     /// calendar's next included time and takes the first fire time from there (the same
-    /// answer). It gives up (`None`) a hundred years after the first candidate, as Quartz does
-    /// at `YEAR_TO_GIVEUP_SCHEDULING_AT`, or after `MAX_CALENDAR_STEPS` jumps.
+    /// answer). It gives up (`None`) where [`Calendar::give_up_after`] says (a hundred years
+    /// after the first candidate, as Quartz does at `YEAR_TO_GIVEUP_SCHEDULING_AT`, and no
+    /// later than the end of the cron years under a cron calendar), or after
+    /// `MAX_CALENDAR_STEPS` jumps.
     pub(crate) fn first_included(
         &self,
         candidate: Option<Timestamp>,
@@ -316,7 +318,7 @@ impl Trigger {
         let Some(calendar) = calendar else {
             return candidate;
         };
-        let give_up = give_up_after(candidate?);
+        let give_up = calendar.give_up_after(candidate?);
         let mut candidate = candidate;
         for _ in 0..MAX_CALENDAR_STEPS {
             let time = candidate?;

@@ -107,6 +107,39 @@ fn days_keep_the_wall_clock_time_across_spring_and_fall_transitions() {
     assert_eq!(t.fire_times(None, 6)[3], local(NY, 2010, 11, 15, 9, 30, 17));
 }
 
+/// A difference from Quartz, on purpose (docs/scheduler-model.md). A wall time in a fall-back
+/// fold is its first occurrence, whatever the previous fire time was. Quartz 2.3.2 adds to a
+/// java.util.Calendar, which keeps the previous fire's offset: from 01:30 EST (the second
+/// 01:30 of 2025-11-02), 52 weeks on is 2026-11-01 06:30Z, the second 01:30, while stepping one
+/// day at a time from 01:30 EDT it is 05:30Z, the first. (Measured on Debian's libquartz2-java
+/// 2.3.2; both agree on every other case of this test.)
+#[test]
+fn a_wall_time_in_the_fold_is_its_first_occurrence_whatever_came_before() {
+    let second_1_30 = ts("2025-11-02T06:30:00Z"); // 01:30 EST
+    let t = cal(second_1_30, every(52, IntervalUnit::Week, NY));
+    assert_eq!(
+        t.fire_times(None, 3),
+        vec![second_1_30, ts("2026-11-01T05:30:00Z"), ts("2027-10-31T05:30:00Z")],
+        "Quartz: 2026-11-01T06:30:00Z"
+    );
+    let t = cal(local(NY, 2026, 10, 30, 1, 30, 0), every(1, IntervalUnit::Day, NY));
+    assert_eq!(
+        t.fire_times(None, 4),
+        vec![
+            ts("2026-10-30T05:30:00Z"),
+            ts("2026-10-31T05:30:00Z"),
+            ts("2026-11-01T05:30:00Z"), // the first 01:30, as in Quartz
+            ts("2026-11-02T06:30:00Z"),
+        ]
+    );
+    // A start in the fold's second occurrence fires there; the next day is plain.
+    let t = cal(ts("2026-11-01T06:30:00Z"), every(1, IntervalUnit::Day, NY));
+    assert_eq!(t.fire_times(None, 2), vec![ts("2026-11-01T06:30:00Z"), ts("2026-11-02T06:30:00Z")]);
+    // Years: from 01:30 EST on 2025-11-02, 2026-11-02 is after the fold (both agree).
+    let t = cal(second_1_30, every(1, IntervalUnit::Year, NY));
+    assert_eq!(t.fire_times(None, 2)[1], ts("2026-11-02T06:30:00Z"));
+}
+
 // Quartz: CalendarIntervalTriggerTest.testDaylightSavingsTransitions (QTZ-240 variants)
 #[test]
 fn days_follow_the_triggers_zone_not_another_one() {

@@ -288,3 +288,41 @@ fn an_inverted_daily_calendar_in_new_york() {
     assert!(calendar.is_time_included(ts("2012-11-02T17:00:00Z")));
     assert!(!calendar.is_time_included(ts("2012-11-02T12:00:00Z")));
 }
+
+/// A cron calendar excluding every second (or every second of the cron years) leaves a
+/// trigger no fire time. Its expression's years end in 2099, so past it the calendar could
+/// no longer say what it excludes: the search gives up there instead of answering 2100, as
+/// Quartz gives up at its cron's last year (`YEAR_TO_GIVEUP_SCHEDULING_AT` = `MAX_YEAR`) and
+/// refuses the trigger ("will never fire").
+#[test]
+fn a_trigger_a_cron_calendar_excludes_entirely_never_fires() {
+    use kairos_schedule::{IntervalUnit, SignedDuration};
+    let start = ts("2026-03-02T09:00:00Z");
+    let schedules = [
+        Schedule::simple(-1, SignedDuration::from_hours(24)),
+        Schedule::calendar_interval(1, IntervalUnit::Day, "UTC"),
+        Schedule::daily_time_interval(1, IntervalUnit::Hour, "UTC"),
+        Schedule::cron("0 0 9 * * ?", "UTC").unwrap(),
+    ];
+    for expression in ["* * * * * ?", "* * * * * ? 2026-2099"] {
+        for zone in ["UTC", "Pacific/Kiritimati", "America/Los_Angeles"] {
+            let calendar = Calendar::new(CalendarKind::Cron { expression: CronExpr::parse(expression).unwrap() })
+                .in_zone(Zone::new(zone));
+            for schedule in &schedules {
+                let mut t = trigger(start, schedule.clone());
+                assert_eq!(t.compute_first_fire_time(Some(&calendar)), None, "{expression} in {zone}: {schedule:?}");
+                // under a chain too, and when the calendar is swapped in later
+                let chain = weekly().with_base(calendar.clone());
+                assert_eq!(t.compute_first_fire_time(Some(&chain)), None, "chained {expression} in {zone}");
+                let mut t = trigger(start, schedule.clone());
+                t.compute_first_fire_time(None);
+                t.update_with_new_calendar(Some(&calendar), kairos_schedule::DEFAULT_MISFIRE_THRESHOLD, start);
+                assert_eq!(t.next_fire_time, None, "new calendar {expression} in {zone}: {schedule:?}");
+            }
+        }
+    }
+    // A calendar that leaves 2099's last day fires then, and not after the cron years.
+    let calendar = Calendar::new(CalendarKind::Cron { expression: CronExpr::parse("* * * ? * * 2026-2098").unwrap() });
+    let t = trigger(start, Schedule::calendar_interval(1, IntervalUnit::Year, "UTC"));
+    assert_eq!(t.fire_times(Some(&calendar), 5), vec![ts("2099-03-02T09:00:00Z")]);
+}

@@ -389,6 +389,32 @@ fn fall_back_day_has_one_hour_more_in_the_window() {
     );
 }
 
+/// A difference from Quartz, on purpose (docs/scheduler-model.md). Quartz 2.3.2 resolves the
+/// start time of day with java.util.Calendar, which reads a wall time in a fold as standard
+/// time, the second occurrence: its 01:00-04:00 hourly window fires 4 times on the fall-back
+/// day (06:00Z to 09:00Z: 01:00 EST … 04:00 EST) and a daily 01:30 fires at 01:30 EST (06:30Z).
+/// kairos takes the first occurrence, as for every trigger and calendar: 5 fires (the test
+/// above), and 01:30 EDT. (Measured on Debian's libquartz2-java 2.3.2, JVM zone New York.)
+#[test]
+fn a_time_of_day_in_the_fold_is_its_first_occurrence() {
+    let once_at_1_30 = ny(tod(1, 30, 0), tod(1, 30, 0));
+    let t = daily(local(NY, 2026, 10, 31, 0, 0, 0), once_at_1_30.clone());
+    assert_eq!(
+        t.fire_times(None, 3),
+        vec![
+            ts("2026-10-31T05:30:00Z"), // 01:30 EDT
+            ts("2026-11-01T05:30:00Z"), // 01:30 EDT, the first 01:30 (Quartz: 06:30Z, the second)
+            ts("2026-11-02T06:30:00Z"), // 01:30 EST
+        ]
+    );
+    // In a spring-forward gap both move to the gap's end alike: 01:30 exists there.
+    let t = daily(local(NY, 2026, 3, 7, 0, 0, 0), once_at_1_30);
+    assert_eq!(
+        t.fire_times(None, 3),
+        vec![ts("2026-03-07T06:30:00Z"), ts("2026-03-08T06:30:00Z"), ts("2026-03-09T05:30:00Z")]
+    );
+}
+
 #[test]
 fn a_start_time_of_day_in_the_gap_starts_when_the_gap_ends() {
     let t = daily(local(NY, 2024, 3, 9, 0, 0, 0), ny(tod(2, 30, 0), tod(5, 0, 0)));

@@ -142,6 +142,23 @@ async fn bad_requests_name_the_field_and_write_nothing() {
         assert_eq!(r.status, StatusCode::BAD_REQUEST, "{body}: {}", r.text);
         assert!(r.text.contains(field), "{body}: {} should name {field}", r.text);
     }
+    // A calendar excluding every second of the cron years: Quartz's "will never fire", not a
+    // first fire time in 2100 (where the cron years end).
+    ok_json(
+        &put(&app, "/scheduler/calendars/always", json!({"type": "cron", "expression": "* * * * * ?"})).await,
+        StatusCode::OK,
+    );
+    for schedule in [
+        json!({"simple": {"interval": "PT24H", "repeatCount": -1}}),
+        json!({"calendarInterval": {"interval": 1, "unit": "day"}}),
+        json!({"dailyTimeInterval": {"interval": 1, "unit": "hour"}}),
+    ] {
+        let mut body = json!({"name": "excluded", "group": "nightly", "jobName": "j", "calendarName": "always"});
+        body.as_object_mut().unwrap().extend(schedule.as_object().unwrap().clone());
+        let r = app.post("/scheduler/triggers", body.clone()).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{body}: {}", r.text);
+        assert!(r.text.contains("nightly.excluded") && r.text.contains("never fire"), "{body}: {}", r.text);
+    }
     let r = app.post("/scheduler/jobs", json!({"name": "k", "handler": "not-registered"})).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
     let r =

@@ -319,9 +319,9 @@ fn start_event_writes(p: &kairos_bpmn::Process, def_id: &str, now: &jiff::Timest
                 };
                 let Some(due) = due else { continue };
                 w.push(Write::new(
-                    "INSERT INTO ACT_RU_JOB (ID_, REV_, TYPE_, EXCLUSIVE_, PROC_DEF_ID_, ELEMENT_ID_, RETRIES_, ATTEMPTS_, \
-                     DUEDATE_, REPEAT_, HANDLER_TYPE_, HANDLER_CFG_, CREATE_TIME_, TENANT_ID_) \
-                     VALUES (?, 1, 'timer', ?, ?, ?, 3, 0, ?, ?, ?, ?, ?, '')",
+                    "INSERT INTO ACT_RU_JOB (ID_, REV_, TYPE_, EXCLUSIVE_, PROC_DEF_ID_, ELEMENT_ID_, RETRIES_, INITIAL_RETRIES_, \
+                     ATTEMPTS_, DUEDATE_, REPEAT_, HANDLER_TYPE_, HANDLER_CFG_, CREATE_TIME_, TENANT_ID_) \
+                     VALUES (?, 1, 'timer', ?, ?, ?, 3, 3, 0, ?, ?, ?, ?, ?, '')",
                     vec![
                         text(&kairos_core::new_id()),
                         SqlValue::Bool(false),

@@ -606,8 +606,8 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
             .map_or(3, |c| i64::from(c.retries()) + 1);
         w.push(Write::new(
             "INSERT INTO ACT_RU_JOB (ID_, REV_, TYPE_, EXCLUSIVE_, EXCLUSIVE_KEY_, EXECUTION_ID_, PROCESS_INSTANCE_ID_, \
-             PROC_DEF_ID_, ELEMENT_ID_, RETRIES_, ATTEMPTS_, DUEDATE_, REPEAT_, RETRY_CYCLE_, HANDLER_TYPE_, HANDLER_CFG_, \
-             CREATE_TIME_, TENANT_ID_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)",
+             PROC_DEF_ID_, ELEMENT_ID_, RETRIES_, INITIAL_RETRIES_, ATTEMPTS_, DUEDATE_, REPEAT_, RETRY_CYCLE_, HANDLER_TYPE_, \
+             HANDLER_CFG_, CREATE_TIME_, TENANT_ID_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 t(&j.id),
                 t(j.kind.job_type()),
@@ -617,6 +617,7 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
                 t(pi),
                 t(&after.definition_id),
                 t(&j.activity_id),
+                i(retries),
                 i(retries),
                 ots(j.due),
                 ot(&j.repeat),

@@ -60,21 +60,26 @@ fn trigger_job_values(
     )
 }
 
-/// Inserts trigger `group.name`'s trigger job for fire time `fire`, due `ahead` of it.
+/// Inserts trigger `group.name`'s trigger job for fire time `fire`, due `ahead` of it, with the
+/// trigger's priority: trigger jobs due at the same instant are acquired higher priority first,
+/// so simultaneous firings happen (and their work jobs run) in Quartz's order.
 pub(crate) fn trigger_job_insert(
     sched: &str,
     group: &str,
     name: &str,
+    priority: i32,
     fire: Timestamp,
     now: Timestamp,
     ahead: SignedDuration,
 ) -> Write {
-    let (cols, values) = trigger_job_values(sched, group, name, fire, now, ahead);
-    Write::new(format!("INSERT INTO ACT_RU_JOB ({cols}) VALUES ({})", placeholders(values.len())), values)
+    let (cols, mut values) = trigger_job_values(sched, group, name, fire, now, ahead);
+    values.push(i(priority.into()));
+    Write::new(format!("INSERT INTO ACT_RU_JOB ({cols}, PRIORITY_) VALUES ({})", placeholders(values.len())), values)
 }
 
 /// Gives trigger `group.name` its trigger job back if it is still `from` (with NEXT_FIRE_TIME
-/// `next`): the job for `next` (or now, if it has none), then the state `to`. Safe to run twice
+/// `next`): the job for `next` (or now, if it has none, with the trigger's PRIORITY), then the
+/// state `to`. Safe to run twice
 /// or concurrently: the job is inserted only while the row is still `from`, before the state
 /// moves, in one transaction.
 #[allow(clippy::too_many_arguments)]
@@ -94,9 +99,10 @@ pub(crate) fn wake_writes(
     vec![
         Write::new(
             format!(
-                "INSERT INTO ACT_RU_JOB ({cols}) SELECT {} FROM QRTZ_TRIGGERS \
+                "INSERT INTO ACT_RU_JOB ({cols}, PRIORITY_) SELECT {}, COALESCE(PRIORITY, {}) FROM QRTZ_TRIGGERS \
                  WHERE SCHED_NAME = ? AND TRIGGER_NAME = ? AND TRIGGER_GROUP = ? AND TRIGGER_STATE = ?",
-                placeholders(values.len())
+                placeholders(values.len()),
+                kairos_schedule::DEFAULT_PRIORITY
             ),
             values.into_iter().chain(key()).collect(),
         ),
@@ -250,7 +256,7 @@ impl Scheduler {
                 kairos_schedule::MisfireOutcome::Rescheduled => {
                     let next = tr.next_fire_time.expect("rescheduled to a time");
                     let mut writes = model::trigger_advance(&sched, &tr, was, TriggerState::Waiting);
-                    writes.push(trigger_job_insert(&sched, &group, &name, next, now, self.ahead()));
+                    writes.push(trigger_job_insert(&sched, &group, &name, tr.priority, next, now, self.ahead()));
                     stage(writes);
                     return Ok(format!(
                         "trigger {group}.{name} misfired by {late:#} ({}): not fired, next fire time {next}",
@@ -281,10 +287,12 @@ impl Scheduler {
             Some(_) => model::trigger_advance(&sched, &tr, was, TriggerState::Waiting),
             None => finish_writes(&sched, &tr, was, job.durable),
         };
+        // The work job, due at the fire time with the trigger's priority: firings due at the
+        // same instant run higher priority first (Quartz: NEXT_FIRE_TIME, then PRIORITY DESC).
         writes.push(w(
             "INSERT INTO ACT_RU_JOB (ID_, REV_, TYPE_, EXCLUSIVE_, EXCLUSIVE_KEY_, ELEMENT_ID_, ELEMENT_NAME_, RETRIES_, ATTEMPTS_, \
-             DUEDATE_, HANDLER_TYPE_, HANDLER_CFG_, SCOPE_ID_, SCOPE_TYPE_, SCOPE_DEFINITION_ID_, CREATE_TIME_, TENANT_ID_) \
-             VALUES (?, 1, 'message', ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, '')",
+             DUEDATE_, HANDLER_TYPE_, HANDLER_CFG_, SCOPE_ID_, SCOPE_TYPE_, SCOPE_DEFINITION_ID_, CREATE_TIME_, TENANT_ID_, \
+             PRIORITY_) VALUES (?, 1, 'message', ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, '', ?)",
             vec![
                 t(&work_id),
                 b(!job.concurrent),
@@ -303,6 +311,7 @@ impl Scheduler {
                 t(&rows::scope_type(&sched)),
                 t(&group),
                 SqlValue::Timestamp(now),
+                i(tr.priority.into()),
             ],
         ));
         writes.push(w(
@@ -326,7 +335,7 @@ impl Scheduler {
         ));
         let next = tr.next_fire_time;
         if let Some(n) = next {
-            writes.push(trigger_job_insert(&sched, &group, &name, n, now, self.ahead()));
+            writes.push(trigger_job_insert(&sched, &group, &name, tr.priority, n, now, self.ahead()));
         }
         stage(writes);
         Ok(match next {

@@ -57,6 +57,23 @@ impl SchedulerError {
     }
 }
 
+/// Quartz's "Based on configured schedule, the given trigger will never fire", naming the
+/// trigger and the field to change: the calendar when it is what excludes every fire time
+/// (the trigger alone would fire), the start time otherwise.
+fn never_fires(tr: &kairos_schedule::Trigger) -> SchedulerError {
+    let key = format!("{}.{}", tr.key.group, tr.key.name);
+    match &tr.calendar_name {
+        Some(c) if tr.clone().compute_first_fire_time(None).is_some() => SchedulerError::invalid(
+            "calendarName",
+            format!("trigger {key} will never fire: calendar '{c}' excludes every fire time of its schedule"),
+        ),
+        _ => SchedulerError::invalid(
+            "startTime",
+            format!("trigger {key} will never fire: its schedule has no fire time between its start and end time"),
+        ),
+    }
+}
+
 /// Settings of the scheduler (Quartz's `org.quartz.*` names in the docs).
 #[derive(Debug, Clone)]
 pub struct SchedulerSettings {
@@ -329,11 +346,7 @@ impl Scheduler {
             ),
         };
         if tr.compute_first_fire_time(calendar.as_ref()).is_none() {
-            return Err(SchedulerError::invalid(
-                "startTime",
-                "with this schedule, start and end time (and calendar) the trigger would never fire",
-            )
-            .into());
+            return Err(never_fires(&tr).into());
         }
         let exists = self.load(self.name(), &group, &name).await?.is_some();
         if exists && !spec.replace {
@@ -352,7 +365,7 @@ impl Scheduler {
         if state == TriggerState::Waiting
             && let Some(next) = tr.next_fire_time
         {
-            writes.push(fire::trigger_job_insert(self.name(), &group, &name, next, now, self.ahead()));
+            writes.push(fire::trigger_job_insert(self.name(), &group, &name, tr.priority, next, now, self.ahead()));
         }
         self.store.write_all(&writes).await?;
         Ok(TriggerView::of(&tr, state, data))
@@ -391,7 +404,7 @@ impl Scheduler {
                 jobs.insert(job);
             }
             if tr.compute_first_fire_time(None).is_none() {
-                return Err(at(SchedulerError::invalid("startTime", "the trigger would never fire")).into());
+                return Err(at(never_fires(&tr)).into());
             }
             let group = tr.key.group.clone();
             let paused = match groups.get(&group) {
@@ -409,7 +422,15 @@ impl Scheduler {
             let batch = batches.last_mut().expect("a batch");
             batch.extend(model::trigger_insert(self.name(), &tr, state, &spec.data.clone().unwrap_or_default()));
             if let (TriggerState::Waiting, Some(next)) = (state, tr.next_fire_time) {
-                batch.push(fire::trigger_job_insert(self.name(), &group, &tr.key.name, next, now, self.ahead()));
+                batch.push(fire::trigger_job_insert(
+                    self.name(),
+                    &group,
+                    &tr.key.name,
+                    tr.priority,
+                    next,
+                    now,
+                    self.ahead(),
+                ));
             }
         }
         for batch in batches {
@@ -640,7 +661,9 @@ impl Scheduler {
                 writes.extend(model::trigger_advance(self.name(), &tr, was, TriggerState::Waiting));
                 writes.push(rows::trigger_job_delete(self.name(), &g, &n));
                 match tr.next_fire_time {
-                    Some(next) => writes.push(fire::trigger_job_insert(self.name(), &g, &n, next, now, self.ahead())),
+                    Some(next) => {
+                        writes.push(fire::trigger_job_insert(self.name(), &g, &n, tr.priority, next, now, self.ahead()))
+                    }
                     None => writes.extend(rows::trigger_delete(self.name(), &g, &n, now)),
                 }
             }

@@ -14,7 +14,8 @@
 -- Three scans, each FOR UPDATE SKIP LOCKED so concurrent nodes pass over each other's rows
 -- instead of waiting or deadlocking (seed 001 line 1): expired leases first (few, and they
 -- must not starve behind a deep backlog), then jobs without a due date, then dated jobs in due
--- order. Splitting them lets each use its partial index as a bounded range: the dated scan
+-- order, those due at the same instant by PRIORITY_, higher first (a trigger's priority, as
+-- Quartz orders simultaneous firings; the ready index holds it after DUEDATE_). Splitting them lets each use its partial index as a bounded range: the dated scan
 -- stops at now instead of walking past every future timer.
 WITH expired AS (
     SELECT j.*
@@ -67,7 +68,7 @@ dated AS (
           SELECT 1 FROM ACT_RU_JOB o
           WHERE o.EXCLUSIVE_KEY_ = j.EXCLUSIVE_KEY_ AND o.EXCLUSIVE_ AND o.ID_ <> j.ID_
             AND o.LOCK_OWNER_ IS NOT NULL AND o.LOCK_EXP_TIME_ > coalesce($4, now())))
-    ORDER BY j.DUEDATE_
+    ORDER BY j.DUEDATE_, j.PRIORITY_ DESC
     LIMIT greatest($2 - (SELECT count(*) FROM expired WHERE RETRIES_ > 1) - (SELECT count(*) FROM undated), 0)
     FOR UPDATE OF j SKIP LOCKED
 ),
@@ -87,7 +88,7 @@ chosen AS (
             SELECT k.ID_, row_number() OVER (
                 PARTITION BY CASE WHEN k.EXCLUSIVE_ AND k.EXCLUSIVE_KEY_ IS NOT NULL
                                   THEN 'k:' || k.EXCLUSIVE_KEY_ ELSE 'j:' || k.ID_ END
-                ORDER BY k.DUEDATE_ NULLS FIRST, k.ID_) AS rank_
+                ORDER BY k.DUEDATE_ NULLS FIRST, k.PRIORITY_ DESC, k.ID_) AS rank_
             FROM locked k
         ) r
         WHERE r.rank_ = 1)

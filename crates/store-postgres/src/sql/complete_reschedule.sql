@@ -1,6 +1,8 @@
 -- Success of repeating timers with fires left (seed 000 §3.3): the row stays, DUEDATE_ and
--- REPEAT_ move on, the lock is cleared and a previous failure's exception is dropped (the job
--- log keeps it). Parameters as complete_delete.sql, plus $8 repeats and $9 next due dates.
+-- REPEAT_ move on, the lock is cleared, a previous failure's exception is dropped (the job
+-- log keeps it) and the next fire starts with the retries the job was created with
+-- (INITIAL_RETRIES_, as Flowable's new timer job per fire): failures spread over a timer's
+-- life never add up to a dead letter. Parameters as complete_delete.sql, plus $8 repeats and $9 next due dates.
 WITH c AS (
     SELECT *
     FROM unnest($1::text[], $2::text[], $3::int4[], $4::text[], $5::timestamptz[],
@@ -9,7 +11,7 @@ WITH c AS (
 ),
 moved AS (
     UPDATE ACT_RU_JOB j
-    SET REPEAT_ = c.repeat, DUEDATE_ = c.due,
+    SET REPEAT_ = c.repeat, DUEDATE_ = c.due, RETRIES_ = coalesce(j.INITIAL_RETRIES_, j.RETRIES_),
         LOCK_OWNER_ = NULL, LOCK_EXP_TIME_ = NULL, LOCK_TIME_ = NULL,
         EXCEPTION_MSG_ = NULL, EXCEPTION_STACK_ID_ = NULL, REV_ = j.REV_ + 1
     FROM c, ACT_RU_JOB old

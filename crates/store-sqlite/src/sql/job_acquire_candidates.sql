@@ -9,6 +9,9 @@
 -- `LIMIT ?2 + 0`, not `LIMIT ?2`: a bare parameter in LIMIT makes SQLite re-prepare the statement
 -- every time it is bound (the limit may change the plan), which costs more than the query.
 --
+-- Jobs due at the same instant go by PRIORITY_, higher first (a trigger's priority, as Quartz
+-- orders simultaneous firings); the ready index holds it after DUEDATE_.
+--
 -- Written as three branches so that each walks an index in due order and stops at the limit:
 -- unlocked jobs come from the partial ready index ACT_IDX_JOB_ACQUIRE (which an OR on the lock
 -- would forbid), expired leases from ACT_IDX_JOB_LOCKED (only the expired ones are read and
@@ -16,7 +19,7 @@
 -- statistics SQLite may otherwise walk the whole DUEDATE_ index looking for expired leases.
 WITH undated AS (
     SELECT RES.ID_, RES.DUEDATE_, RES.EXCLUSIVE_, RES.EXCLUSIVE_KEY_, RES.LOCK_OWNER_, RES.LOCK_TIME_,
-           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_
+           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_, RES.PRIORITY_
     FROM ACT_RU_JOB RES INDEXED BY ACT_IDX_JOB_ACQUIRE
     WHERE RES.LOCK_OWNER_ IS NULL AND RES.RETRIES_ > 0 AND RES.DUEDATE_ IS NULL
       AND RES.TYPE_ <> 'external-worker'
@@ -30,7 +33,7 @@ WITH undated AS (
     LIMIT ?2 + 0
 ), ready AS (
     SELECT RES.ID_, RES.DUEDATE_, RES.EXCLUSIVE_, RES.EXCLUSIVE_KEY_, RES.LOCK_OWNER_, RES.LOCK_TIME_,
-           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_
+           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_, RES.PRIORITY_
     FROM ACT_RU_JOB RES INDEXED BY ACT_IDX_JOB_ACQUIRE
     WHERE RES.LOCK_OWNER_ IS NULL AND RES.RETRIES_ > 0 AND RES.DUEDATE_ <= ?3
       AND RES.TYPE_ <> 'external-worker'
@@ -41,11 +44,11 @@ WITH undated AS (
             SELECT 1 FROM ACT_RU_JOB O
             WHERE O.EXCLUSIVE_KEY_ = RES.EXCLUSIVE_KEY_ AND O.EXCLUSIVE_ <> 0
               AND O.LOCK_OWNER_ IS NOT NULL AND O.LOCK_EXP_TIME_ > ?1))
-    ORDER BY RES.DUEDATE_
+    ORDER BY RES.DUEDATE_, RES.PRIORITY_ DESC
     LIMIT ?2 + 0
 ), expired AS (
     SELECT RES.ID_, RES.DUEDATE_, RES.EXCLUSIVE_, RES.EXCLUSIVE_KEY_, RES.LOCK_OWNER_, RES.LOCK_TIME_,
-           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_
+           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_, RES.PRIORITY_
     FROM ACT_RU_JOB RES INDEXED BY ACT_IDX_JOB_LOCKED
     WHERE RES.LOCK_OWNER_ IS NOT NULL AND RES.LOCK_EXP_TIME_ <= ?1 AND RES.RETRIES_ > 0
       AND (RES.DUEDATE_ IS NULL OR RES.DUEDATE_ <= ?1)
@@ -63,7 +66,7 @@ WITH undated AS (
     SELECT * FROM (
         SELECT * FROM undated UNION ALL SELECT * FROM ready UNION ALL SELECT * FROM expired
     )
-    ORDER BY DUEDATE_ NULLS FIRST, ID_
+    ORDER BY DUEDATE_ NULLS FIRST, PRIORITY_ DESC, ID_
     LIMIT ?2 + 0
 )
 -- One row for the whole window (streaming a row per job through the driver costs more than
@@ -72,6 +75,6 @@ WITH undated AS (
 SELECT COUNT(*) AS FETCHED_,
        json_group_array(
            json_array(ID_, EXCLUSIVE_, EXCLUSIVE_KEY_, LOCK_OWNER_, ATTEMPTS_, LOCK_TIME_, LOCK_EXP_TIME_, RETRIES_)
-           ORDER BY DUEDATE_ NULLS FIRST, ID_
+           ORDER BY DUEDATE_ NULLS FIRST, PRIORITY_ DESC, ID_
        ) AS CANDIDATES_
 FROM picked

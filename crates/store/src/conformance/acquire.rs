@@ -35,6 +35,39 @@ pub async fn acquire_takes_due_jobs_in_due_order_up_to_the_limit(store: &dyn Sto
     assert_eq!(must_get(store, &spare.id).await.lock_owner, None);
 }
 
+/// Jobs due at the same instant are taken by PRIORITY_, higher first (a trigger's priority:
+/// Quartz fires simultaneous triggers in priority order), one at a time as by a node with one
+/// free worker; a job due earlier still comes first whatever its priority.
+pub async fn acquire_takes_jobs_due_together_by_priority(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let earlier = insert(store, due_at("work", t0 - secs(2))).await.id;
+    let mut together = Vec::new();
+    for priority in [3, 10, -2, 7] {
+        let id = insert(store, due_at("work", t0 - secs(1))).await.id;
+        let n = store
+            .sql_execute("UPDATE ACT_RU_JOB SET PRIORITY_ = ? WHERE ID_ = ?", &[SqlValue::Int(priority), text(&id)])
+            .await
+            .expect("set PRIORITY_");
+        assert_eq!(n, 1);
+        together.push((priority, id));
+    }
+    together.sort_by_key(|(p, _)| -p);
+    let mut want = vec![earlier];
+    want.extend(together.into_iter().map(|(_, id)| id));
+    let mut got = Vec::new();
+    for _ in 0..want.len() {
+        got.extend(ids(&acquire(store, "n1", Some(t0), 1, LOCK).await));
+    }
+    assert_eq!(got, want, "due order first, then priority, higher first");
+    let late = insert(store, due_at("work", t0 - secs(1))).await.id;
+    let also = insert(store, due_at("work", t0 - secs(1))).await.id;
+    store
+        .sql_execute("UPDATE ACT_RU_JOB SET PRIORITY_ = 1 WHERE ID_ = ?", &[text(&also)])
+        .await
+        .expect("set PRIORITY_");
+    assert_eq!(ids(&acquire(store, "n1", Some(t0), 2, LOCK).await), vec![also, late], "a batch is in that order too");
+}
+
 pub async fn acquire_leaves_future_jobs_alone(store: &dyn Store) {
     let t0 = ms(now(store).await);
     let timer = insert(store, due_at("timer", t0 + secs(10))).await;

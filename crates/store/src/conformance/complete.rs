@@ -75,6 +75,69 @@ pub async fn complete_reschedule_keeps_one_row_with_the_next_due_date(store: &dy
     );
 }
 
+/// A repeating timer's retries are per fire, as in Flowable (where each fire is a new job with
+/// the retries its definition gives): a failure spends a retry of that fire, and the next fire
+/// starts with the retries the job was created with, whether it came from `job_insert` or
+/// `job_insert_many`, and after a trip to the dead letters and back. A daily timer with two
+/// retries that fails once on each of three days is no dead letter.
+pub async fn complete_reschedule_gives_every_fire_the_retries_the_job_was_created_with(store: &dyn Store) {
+    use kairos_core::{AttemptResult, RetryPolicy, plan_completion};
+    let t0 = ms(now(store).await);
+    let timer = |handler: &str| NewJob {
+        job_type: JobType::Timer,
+        retries: 2,
+        repeat: Some("R/P1D".into()),
+        ..due_at(handler, t0 - secs(1))
+    };
+    let (daily, nightly) = (timer("daily"), timer("nightly"));
+    let ids = [daily.id.clone(), nightly.id.clone()];
+    insert(store, daily).await;
+    assert_eq!(store.job_insert_many(&[nightly]).await.expect("job_insert_many"), 1);
+    let failed = || AttemptResult::Failed { message: "flaky".into(), chain: "flaky".into() };
+    let succeeded = || AttemptResult::Succeeded { message: None };
+    let policy = RetryPolicy::default();
+    // Runs every due job once at `at` with `result`, as the executor would plan it.
+    let attempt = |at: Timestamp, result: fn() -> AttemptResult| async move {
+        let taken = acquire(store, "n1", Some(at), 10, LOCK).await;
+        assert_eq!(taken.jobs.len(), 2, "both timers are due at {at}");
+        let cs: Vec<_> =
+            taken.jobs.iter().map(|a| completion(&a.job, plan_completion(&a.job, result(), at, &policy))).collect();
+        assert_eq!(complete(store, &cs).await, vec![true, true]);
+    };
+    let mut fire = t0;
+    for day in 1..=3 {
+        attempt(fire, failed).await;
+        for id in &ids {
+            assert_eq!(must_get(store, id).await.retries, 1, "day {day}: the failure spent a retry of this fire");
+        }
+        attempt(fire + secs(10), succeeded).await;
+        for id in &ids {
+            let row = must_get(store, id).await;
+            assert_eq!(
+                (row.retries, row.exception_msg.as_deref()),
+                (2, None),
+                "day {day}: the next fire starts with the retries the job was created with"
+            );
+            fire = row.duedate.expect("rescheduled");
+        }
+    }
+    // Dead-lettered on some day, moved back with more retries by an operator: that fire has
+    // them, the next fires the job's own again.
+    for _ in 0..2 {
+        attempt(fire, failed).await;
+        fire += secs(10);
+    }
+    for id in &ids {
+        assert!(get(store, id).await.is_none(), "two failures in one fire dead-letter it");
+        store.deadletter_move(id, 5).await.expect("deadletter_move");
+    }
+    let moved = now(store).await;
+    attempt(moved.max(fire), succeeded).await;
+    for id in &ids {
+        assert_eq!(must_get(store, id).await.retries, 2, "the created-with retries survive the dead letters");
+    }
+}
+
 pub async fn complete_retry_stores_the_failure_and_replaces_its_stack(store: &dyn Store) {
     let t0 = ms(now(store).await);
     let job = running(store, due_at("flaky", t0 - secs(1)), "n1", t0).await;
