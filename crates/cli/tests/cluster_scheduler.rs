@@ -34,7 +34,13 @@ async fn three_nodes_fire_each_second_once_and_a_killed_node_loses_nothing() {
     let long = std::env::var("KAIROS_SCHED_CLUSTER_LONG").is_ok_and(|v| v == "1");
     let (n, secs) = if long { (500, 60) } else { (100, 20) };
     let dir = tempfile::tempdir().unwrap();
-    let admin = Engine::builder(url.clone()).node_id("test-admin").executor_enabled(false).build().await.unwrap();
+    let admin = Engine::builder(url.clone())
+        .node_id("test-admin")
+        .executor_enabled(false)
+        .min_repeat_interval(kairos::SignedDuration::from_millis(100))
+        .build()
+        .await
+        .unwrap();
     let s = admin.scheduler();
     let store = admin.store().clone();
     let start = (store.db_now().await.unwrap() + jiff::SignedDuration::from_secs(4)).round(jiff::Unit::Second).unwrap();
