@@ -50,7 +50,7 @@ async fn doctor_answers_over_http() {
     let codes: Vec<&str> = report["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
     assert!(codes.contains(&"executor-off") && codes.contains(&"no-live-node"), "{codes:?}");
     let f = &report["findings"][0];
-    for key in ["severity", "code", "title", "detail", "action", "jobId"] {
+    for key in ["severity", "code", "title", "detail", "action", "jobId", "triggerGroup", "triggerName"] {
         assert!(f.get(key).is_some(), "{key} in {f}");
     }
 

@@ -50,7 +50,8 @@ fn per_trigger(
     );
 }
 
-fn millis(v: Option<&SqlValue>) -> i64 {
+/// An integer column (epoch milliseconds, an interval, a count); 0 when null.
+fn int(v: Option<&SqlValue>) -> i64 {
     v.and_then(SqlValue::as_i64).unwrap_or(0)
 }
 
@@ -63,7 +64,7 @@ pub(super) async fn checks(engine: &Engine, ctx: &Ctx, out: &mut Vec<Finding>) -
     let store = engine.store().as_ref();
     let sched = engine.scheduler().settings().name.clone();
     let triggers = store.read("SELECT COUNT(*) FROM QRTZ_TRIGGERS WHERE SCHED_NAME = ?", &[t(&sched)]).await?;
-    let trigger_count = triggers.first().map_or(0, |r| millis(r.first()));
+    let trigger_count = triggers.first().map_or(0, |r| int(r.first()));
     checkins(store, ctx, &sched, trigger_count, out).await?;
     // What each firing is really in (crate::scheduler's FIRED_SELECT: ENTRY_ID, TRIGGER_NAME,
     // TRIGGER_GROUP, JOB_NAME, JOB_GROUP, node, FIRED_TIME, SCHED_TIME, PRIORITY, state, …).
@@ -94,7 +95,7 @@ async fn checkins(
             &[t(sched)],
         )
         .await?;
-    let stale = |r: &Vec<SqlValue>| now_ms - millis(r.get(1)) > 2 * millis(r.get(2)).max(1000);
+    let stale = |r: &Vec<SqlValue>| now_ms - int(r.get(1)) > 2 * int(r.get(2)).max(1000);
     if trigger_count > 0 && !checkins.iter().any(|r| !stale(r)) && !ctx.from_tool {
         out.push(finding(
             Severity::Warning,
@@ -106,7 +107,7 @@ async fn checkins(
     }
     for r in checkins.iter().filter(|r| stale(r)) {
         let node = text(r.first()).unwrap_or_default();
-        let last = millis(r.get(1));
+        let last = int(r.get(1));
         let stopped = ctx.node(&node).is_some_and(|n| n.state == "stopped");
         let (severity, why, action) = if stopped {
             (
@@ -133,7 +134,7 @@ async fn checkins(
             ),
             format!(
                 "Its check-in interval is {} ms; a row older than twice that is a node that is gone. {why}",
-                millis(r.get(2))
+                int(r.get(2))
             ),
             action,
         ));
@@ -158,7 +159,7 @@ async fn not_firing(
         )
         .await?;
     per_trigger(out, &late, "trigger-late", "late WAITING triggers", |r, group, name| {
-        let next = millis(r.get(2));
+        let next = int(r.get(2));
         finding(
             Severity::Warning,
             "trigger-late",
@@ -217,7 +218,7 @@ async fn paused(store: &dyn Store, sched: &str, out: &mut Vec<Finding>) -> Resul
         )
         .await?;
     let (by_group, own): (Vec<Vec<SqlValue>>, Vec<Vec<SqlValue>>) =
-        rows.into_iter().partition(|r| millis(r.get(3)) > 0);
+        rows.into_iter().partition(|r| int(r.get(3)) > 0);
     per_trigger(out, &by_group, "trigger-group-paused", "triggers of paused groups", |_, group, name| {
         finding(
             Severity::Info,
@@ -336,7 +337,7 @@ fn firings(ctx: &Ctx, fired: &[Vec<SqlValue>], out: &mut Vec<Finding>) {
             Severity::Warning,
             "fired-not-started",
             format!("A firing of trigger {group}.{name} has waited {} for a worker", human(SignedDuration::from_millis(age_of(r, now_ms)))),
-            format!("Seed 004 §5.3: ACQUIRED since {}, not EXECUTING.", at(millis(r.get(5)))),
+            format!("Seed 004 §5.3: ACQUIRED since {}, not EXECUTING.", at(int(r.get(5)))),
             "Workers are all busy or no executor runs: add workers (`kairos serve --workers`) or nodes; a non-concurrent job's firings also wait for each other.".into(),
         )
     });
@@ -361,7 +362,7 @@ fn firings(ctx: &Ctx, fired: &[Vec<SqlValue>], out: &mut Vec<Finding>) {
             ),
             format!(
                 "Seed 004 §5.3: EXECUTING since {}; its lease is extended while node {node} lives, so nothing else will run it while the handler hangs.",
-                at(millis(r.get(5)))
+                at(int(r.get(5)))
             ),
             format!(
                 "Take a thread dump (or the log) of node {node} to see where the handler hangs (seed 004 §5.3); the job's handler timeout ends it. If node {node} is dead, its firing is taken over once a live node declares it dead."
