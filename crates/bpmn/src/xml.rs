@@ -315,7 +315,8 @@ mod tests {
         assert!(read_str(&ok).is_ok());
         let many = format!("<a>{}</a>", "<b/>".repeat(MAX_ELEMENTS));
         assert!(read_str(&many).unwrap_err().message.contains("more than 20000 elements"));
-        let many_attrs = |n: usize| format!("<a {}/>", (0..n).map(|i| format!("a{i}='v'")).collect::<Vec<_>>().join(" "));
+        let many_attrs =
+            |n: usize| format!("<a {}/>", (0..n).map(|i| format!("a{i}='v'")).collect::<Vec<_>>().join(" "));
         assert!(read_str(&many_attrs(MAX_ATTRIBUTES)).is_ok());
         let err = read_str(&many_attrs(MAX_ATTRIBUTES + 1)).unwrap_err();
         assert!(err.message.contains("<a> has more than 256 attributes"), "{err}");

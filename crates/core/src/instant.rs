@@ -18,16 +18,11 @@ pub fn accepted<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Timestamp>, D:
 /// message whatever the year (beyond jiff's range too).
 pub fn parse_accepted(text: &str) -> Result<Timestamp, String> {
     let year = text.trim().get(..4).and_then(|y| y.parse::<i16>().ok());
-    let outside = |t: &str| {
-        format!(
-            "{t} is outside the instants kairos accepts (years {} through {}, UTC)",
-            kairos_time::ACCEPTED_YEARS.start(),
-            kairos_time::ACCEPTED_YEARS.end()
-        )
-    };
     match kairos_time::parse_instant(text) {
         Ok(t) => kairos_time::check_accepted_instant(t).map(|()| t),
-        Err(_) if year.is_some_and(|y| !kairos_time::ACCEPTED_YEARS.contains(&y)) => Err(outside(text.trim())),
+        Err(_) if year.is_some_and(|y| !kairos_time::ACCEPTED_YEARS.contains(&y)) => {
+            Err(kairos_time::outside_accepted_years(text.trim()))
+        }
         Err(e) => Err(e.to_string()),
     }
 }

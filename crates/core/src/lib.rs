@@ -9,10 +9,10 @@
 pub mod clock;
 pub mod enqueue;
 pub mod error;
+pub mod instant;
 pub mod job;
 pub mod lifecycle;
 pub mod outcome;
-pub mod instant;
 pub mod repeat;
 
 pub use clock::{Clock, ManualClock, SkewedClock};

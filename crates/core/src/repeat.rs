@@ -67,7 +67,9 @@ pub fn check_interval(repeat: &Repeat, min: jiff::SignedDuration) -> Result<(), 
 
 /// The message for an interval shorter than the minimum.
 pub fn too_short(interval: &str, min: jiff::SignedDuration) -> String {
-    format!("an interval of {interval} is shorter than the minimum of {min:#} between two fires (the engine's min_repeat_interval)")
+    format!(
+        "an interval of {interval} is shorter than the minimum of {min:#} between two fires (the engine's min_repeat_interval)"
+    )
 }
 
 impl std::fmt::Display for Repeat {

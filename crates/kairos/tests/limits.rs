@@ -95,7 +95,8 @@ async fn variables_are_capped_per_value_and_per_instance_naming_the_variable(bac
     assert!(e.to_string().contains("variable 'big'") && e.to_string().contains("1 MiB"), "{e}");
     assert_eq!(count_rows(engine.store(), "ACT_RU_EXECUTION").await, 0, "nothing written");
     let inst = p.start(start(serde_json::json!({"v0": blob(MAX_VARIABLE_BYTES)}))).await.unwrap();
-    let e = p.set_variables(&inst.id, vars(serde_json::json!({"big": blob(MAX_VARIABLE_BYTES + 1)}))).await.unwrap_err();
+    let e =
+        p.set_variables(&inst.id, vars(serde_json::json!({"big": blob(MAX_VARIABLE_BYTES + 1)}))).await.unwrap_err();
     assert!(e.to_string().contains("variable 'big'"), "{e}");
     // Values at the limit each, until the instance's total would pass 10 MiB.
     let fit = MAX_INSTANCE_VARIABLE_BYTES / MAX_VARIABLE_BYTES;

@@ -283,7 +283,10 @@ async fn bad_triggers_are_refused_naming_the_field(backend: Backend) {
         (json!({"name": "t", "jobName": "j", "simple": {"interval": "-PT1S"}}), "simple.interval"),
         // Below the engine's minimum interval (100 ms in these tests; 1 s by default).
         (json!({"name": "t", "jobName": "j", "simple": {"interval": "PT0.001S"}}), "simple.interval"),
-        (json!({"name": "t", "jobName": "j", "simple": {"interval": "PT0.099S", "repeatCount": 3}}), "shorter than the minimum"),
+        (
+            json!({"name": "t", "jobName": "j", "simple": {"interval": "PT0.099S", "repeatCount": 3}}),
+            "shorter than the minimum",
+        ),
         (
             json!({"name": "t", "jobName": "j", "simple": {"interval": "PT1S"}, "startTime": "2030-01-02T00:00:00Z", "endTime": "2030-01-01T00:00:00Z"}),
             "endTime",

@@ -961,13 +961,15 @@ impl<'a> Runtime<'a> {
             (Some(items), _) => items.len() as i64,
             (None, Some(card)) => {
                 let v = self.eval_string(exec, &id, card)?;
-                v.trim().parse::<i64>().ok().filter(|n| (0..=MAX_MULTI_INSTANCE as i64).contains(n)).ok_or_else(|| {
-                    ProcessError::at(
-                        ErrorKind::Model,
-                        &id,
-                        format!("loopCardinality of '{id}' is not an integer 0..={MAX_MULTI_INSTANCE}: '{v}'"),
-                    )
-                })?
+                v.trim().parse::<i64>().ok().filter(|n| (0..=MAX_MULTI_INSTANCE as i64).contains(n)).ok_or_else(
+                    || {
+                        ProcessError::at(
+                            ErrorKind::Model,
+                            &id,
+                            format!("loopCardinality of '{id}' is not an integer 0..={MAX_MULTI_INSTANCE}: '{v}'"),
+                        )
+                    },
+                )?
             }
             (None, None) => {
                 return Err(ProcessError::at(

@@ -21,8 +21,16 @@ async fn instants_outside_the_accepted_years_are_refused_naming_the_field_in_one
         let cases = [
             ("/management/jobs", json!({"handler": "log", "dueDate": at}), "dueDate"),
             ("/scheduler/cron/next", json!({"expression": "0 0 12 * * ?", "from": at}), "from"),
-            ("/scheduler/triggers", json!({"name": "t", "jobName": "j", "cron": {"expression": "0 0 12 * * ?"}, "startTime": at}), "startTime"),
-            ("/scheduler/triggers", json!({"name": "t", "jobName": "j", "cron": {"expression": "0 0 12 * * ?"}, "endTime": at}), "endTime"),
+            (
+                "/scheduler/triggers",
+                json!({"name": "t", "jobName": "j", "cron": {"expression": "0 0 12 * * ?"}, "startTime": at}),
+                "startTime",
+            ),
+            (
+                "/scheduler/triggers",
+                json!({"name": "t", "jobName": "j", "cron": {"expression": "0 0 12 * * ?"}, "endTime": at}),
+                "endTime",
+            ),
         ];
         for (uri, body, name) in cases {
             let r = app.post(uri, body.clone()).await;
@@ -51,7 +59,8 @@ async fn a_repeat_below_the_minimum_interval_is_a_400_naming_the_field() {
     let r = app.post("/management/jobs", json!({"handler": "log", "repeat": "R/PT0.001S"})).await;
     assert_eq!((r.status, field(&r)), (StatusCode::BAD_REQUEST, "repeat"), "{}", r.text);
     assert_eq!(app.post("/scheduler/jobs", json!({"name": "j", "handler": "log"})).await.status, StatusCode::CREATED);
-    let r = app.post("/scheduler/triggers", json!({"name": "t", "jobName": "j", "simple": {"interval": "PT0.001S"}})).await;
+    let r =
+        app.post("/scheduler/triggers", json!({"name": "t", "jobName": "j", "simple": {"interval": "PT0.001S"}})).await;
     assert_eq!((r.status, field(&r)), (StatusCode::BAD_REQUEST, "simple.interval"), "{}", r.text);
     assert_eq!(app.job_rows().await, 0, "nothing written");
 }

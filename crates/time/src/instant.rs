@@ -125,18 +125,6 @@ pub(crate) fn parse_piece(s: &str) -> Result<Timestamp, Fail> {
     offset.to_timestamp(dt).map_err(|_| Fail::new(0, "instant is outside the supported range (years -9999..=9999)"))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_back_expanded_years() {
-        for t in [Timestamp::MIN, Timestamp::MAX, Timestamp::UNIX_EPOCH] {
-            assert_eq!(parse_instant(&t.to_string()).unwrap(), t, "{t}");
-        }
-    }
-}
-
 /// The years of the instants kairos takes from callers (a job's `dueDate`, a trigger's
 /// `startTime` and `endTime`, a cron's `from`, a BPMN `timeDate`): 1970 through 9998, one range
 /// for every field. Before 1970 nothing is scheduled (Quartz counts milliseconds from the epoch);
@@ -147,13 +135,26 @@ pub const ACCEPTED_YEARS: std::ops::RangeInclusive<i16> = 1970..=9998;
 /// Refuses an instant outside [`ACCEPTED_YEARS`], with the message every field uses.
 pub fn check_accepted_instant(t: Timestamp) -> Result<(), String> {
     let year = t.to_zoned(jiff::tz::TimeZone::UTC).year();
-    if ACCEPTED_YEARS.contains(&year) {
-        Ok(())
-    } else {
-        Err(format!(
-            "{t} is outside the instants kairos accepts (years {} through {}, UTC)",
-            ACCEPTED_YEARS.start(),
-            ACCEPTED_YEARS.end()
-        ))
+    if ACCEPTED_YEARS.contains(&year) { Ok(()) } else { Err(outside_accepted_years(&t.to_string())) }
+}
+
+/// The message for an instant (as written) outside [`ACCEPTED_YEARS`].
+pub fn outside_accepted_years(instant: &str) -> String {
+    format!(
+        "{instant} is outside the instants kairos accepts (years {} through {}, UTC)",
+        ACCEPTED_YEARS.start(),
+        ACCEPTED_YEARS.end()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_back_expanded_years() {
+        for t in [Timestamp::MIN, Timestamp::MAX, Timestamp::UNIX_EPOCH] {
+            assert_eq!(parse_instant(&t.to_string()).unwrap(), t, "{t}");
+        }
     }
 }

@@ -38,6 +38,6 @@ mod scan;
 pub use cycle::RepeatCycle;
 pub use duration::IsoDuration;
 pub use error::Error;
-pub use instant::{ACCEPTED_YEARS, check_accepted_instant, parse_instant};
+pub use instant::{ACCEPTED_YEARS, check_accepted_instant, outside_accepted_years, parse_instant};
 pub use jiff::{SignedDuration, Span, Timestamp};
 pub use retry::RetryCycle;

@@ -144,10 +144,14 @@ impl Processes {
     /// refused deployment writes nothing.
     pub async fn deploy(&self, name: &str, xml: &str) -> Result<DeploymentInfo, Error> {
         // ACT_RE_DEPLOYMENT.NAME_ holds 255 characters (and RESOURCE_NAME_, made from it, 4000).
-        if let Some(m) = too_long(Some(name), "deployment name").or_else(|| {
-            name.contains('\0').then(|| "the deployment name contains a NUL character".to_string())
-        }) {
-            return Err(Error::Process(ProcessError { kind: ErrorKind::Invalid, message: m, element_id: Some("name".into()) }));
+        if let Some(m) = too_long(Some(name), "deployment name")
+            .or_else(|| name.contains('\0').then(|| "the deployment name contains a NUL character".to_string()))
+        {
+            return Err(Error::Process(ProcessError {
+                kind: ErrorKind::Invalid,
+                message: m,
+                element_id: Some("name".into()),
+            }));
         }
         let (handlers, min_repeat, owned) = (self.handlers.clone(), self.min_repeat, xml.to_string());
         let defs = blocking(move || validate(&handlers, min_repeat, &owned)).await??;
@@ -409,7 +413,8 @@ fn check_runnable(handlers: &Handlers, min_repeat: jiff::SignedDuration, defs: &
                 Some(kairos_bpmn::EventTrigger::Signal(s)) => Some(s.name.as_str()),
                 _ => None,
             };
-            let long = [too_long(Some(&n.id), "id"), too_long(n.name.as_deref(), "name"), too_long(event_name, "event name")];
+            let long =
+                [too_long(Some(&n.id), "id"), too_long(n.name.as_deref(), "name"), too_long(event_name, "event name")];
             problems.extend(long.into_iter().flatten().map(|m| what(&m)));
         }
     }
