@@ -203,10 +203,10 @@ pub struct ServeArgs {
     pub history_level: kairos::process::HistoryLevel,
     /// How often this node deletes history past its definition's historyTimeToLive and job log
     /// rows past --job-log-retention; PT0S switches the cleanup off
-    #[arg(long, default_value = "PT1H", value_parser = parse::duration, value_name = "DUR")]
+    #[arg(long, default_value = "PT1H", value_parser = parse::duration_or_zero, value_name = "DUR")]
     pub history_cleanup_every: SignedDuration,
     /// How long the job log keeps the row of an ended attempt; PT0S keeps every row
-    #[arg(long, default_value = "P30D", value_parser = parse::duration, value_name = "DUR")]
+    #[arg(long, default_value = "P30D", value_parser = parse::duration_or_zero, value_name = "DUR")]
     pub job_log_retention: SignedDuration,
     // Test-only flags of the chaos suite (crates/cli/tests/chaos.rs, docs/chaos.md), hidden from
     // --help: `--chaos` registers the `chaos` handler (an autocommit side-effect row, a sleep,

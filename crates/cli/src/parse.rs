@@ -19,6 +19,15 @@ pub fn duration(s: &str) -> Result<SignedDuration, String> {
     d.to_signed_duration_at(Timestamp::now()).map_err(|e| e.to_string())
 }
 
+/// An ISO 8601 duration that may be zero (`PT0S`, `P0D`): for settings where zero means "off"
+/// or "keep everything", which kairos-time's grammar refuses (a zero-length timer would spin).
+pub fn duration_or_zero(s: &str) -> Result<SignedDuration, String> {
+    duration(s).or_else(|e| match jiff::fmt::temporal::SpanParser::new().parse_span(s.trim()) {
+        Ok(span) if span.is_zero() => Ok(SignedDuration::ZERO),
+        _ => Err(e),
+    })
+}
+
 /// An ISO 8601 duration kept as text (the engine resolves it against the database clock).
 pub fn duration_text(s: &str) -> Result<String, String> {
     IsoDuration::parse(s).map(|d| d.as_str().to_string()).map_err(|e| e.to_string())
@@ -115,6 +124,17 @@ mod tests {
         assert!(duration("5min").unwrap_err().contains("position"));
         assert!(duration_text("5 minutes").is_err());
         assert_eq!(duration_text("pt5m").unwrap(), "PT5M");
+    }
+
+    #[test]
+    fn zero_is_a_duration_only_where_it_means_off() {
+        assert!(duration("PT0S").is_err());
+        for zero in ["PT0S", "P0D", "pt0s", " PT0.0S "] {
+            assert_eq!(duration_or_zero(zero), Ok(SignedDuration::ZERO), "{zero}");
+        }
+        assert_eq!(duration_or_zero("PT1H").unwrap(), SignedDuration::from_hours(1));
+        assert!(duration_or_zero("0").unwrap_err().contains("position"));
+        assert!(duration_or_zero("-PT1S").is_err());
     }
 
     #[test]

@@ -193,3 +193,36 @@ fn serve_with_an_api_token_lets_only_its_holders_in() {
     assert!(kill.success());
     assert!(wait_for_exit(child, Duration::from_secs(10)).is_some_and(|s| s.success()));
 }
+
+/// `--help` says PT0S keeps every job log row and switches the history cleanup off: the flags
+/// take it (they answered "zero-length durations are not allowed") and the node starts.
+#[test]
+fn serve_takes_pt0s_for_the_cleanup_and_the_job_log_retention() {
+    let k = Kairos::new();
+    let mut guard = ChildGuard(
+        k.command()
+            .args(["serve", "--listen", "127.0.0.1:0", "--json", "--no-executor"])
+            .args(["--history-cleanup-every", "PT0S", "--job-log-retention", "PT0S"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let child = &mut guard.0;
+    let Some(ready) = first_line(child, Duration::from_secs(30)) else {
+        let status = wait_for_exit(child, Duration::from_secs(5));
+        let mut stderr = String::new();
+        let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr);
+        panic!("serve printed no start line (exit {status:?}): {stderr}");
+    };
+    let ready: serde_json::Value = serde_json::from_str(&ready).unwrap();
+    let addr = ready["listen"].as_str().unwrap().to_string();
+    let health = eventually(Duration::from_secs(10), || http_get(&addr, "/health").ok().filter(|(s, _)| *s == 200));
+    assert!(health.is_some(), "the node answers");
+    let kill = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    assert!(wait_for_exit(child, Duration::from_secs(10)).is_some_and(|s| s.success()));
+
+    let out = k.run(&["serve", "--listen", "127.0.0.1:0", "--job-log-retention", "PT5X"]);
+    assert_one_line_error(&out, 2, "a malformed retention");
+}

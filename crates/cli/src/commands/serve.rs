@@ -182,3 +182,31 @@ impl Signals {
         "Ctrl-C"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    async fn engine_for(flags: &[&str]) -> (Engine, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = format!("sqlite://{}/k.db", dir.path().display());
+        let mut argv = vec!["kairos", "--db", &db, "serve", "--no-executor"];
+        argv.extend_from_slice(flags);
+        let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
+        let crate::cli::Command::Serve(args) = cli.command else { unreachable!("a serve command line") };
+        (build_engine(&cli.global, &args).await.unwrap(), dir)
+    }
+
+    /// `--help` says PT0S switches the cleanup off and keeps every job log row.
+    #[tokio::test]
+    async fn zero_switches_the_cleanup_off_and_keeps_the_job_log() {
+        let (engine, _dir) = engine_for(&["--history-cleanup-every", "PT0S", "--job-log-retention", "PT0S"]).await;
+        let s = engine.settings();
+        assert_eq!((s.history_cleanup_every, s.job_log_retention), (None, None));
+        let (engine, _dir) = engine_for(&["--history-cleanup-every", "PT10M", "--job-log-retention", "P7D"]).await;
+        let s = engine.settings();
+        assert_eq!(s.history_cleanup_every, Some(Duration::from_secs(600)));
+        assert_eq!(s.job_log_retention, Some(kairos::SignedDuration::from_hours(7 * 24)));
+    }
+}
