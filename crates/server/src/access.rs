@@ -8,7 +8,8 @@
 //! open: load balancers and orchestrators probe it without credentials, and it tells nothing
 //! but the node's id and store kind; so does `GET /openapi.json`, which describes the API,
 //! not anything in it. Users, roles and tenant isolation (SPEC I7) are not
-//! here yet: one token grants the whole API.
+//! here yet: one token grants the whole API. A node without a token still keeps web pages of
+//! other sites out ([`crate::site`]).
 
 use crate::error::ApiError;
 use axum::extract::{Request, State};

@@ -26,21 +26,27 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        if let Some(ct) = req.headers().get(header::CONTENT_TYPE) {
-            let ct = ct.to_str().unwrap_or("");
-            let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-            if essence != "application/json" && !essence.ends_with("+json") {
-                return Err(ApiError::new(
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    "unsupported-media-type",
-                    format!(
-                        "the body must be JSON with Content-Type: application/json, not \"{ct}\" (with curl: -H 'Content-Type: application/json')"
-                    ),
-                ));
-            }
+        // Required, not assumed: a web page can send a body without a type, or as text/plain,
+        // to any site without asking (a CORS "simple request"), but application/json only
+        // after a preflight this API never grants (see `site`).
+        let ct = req.headers().get(header::CONTENT_TYPE).map(|ct| ct.to_str().unwrap_or("?"));
+        let essence = ct.map(|ct| ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+        if !essence.is_some_and(|e| e == "application/json" || e.ends_with("+json")) {
+            let not = ct.map_or_else(|| "no Content-Type".to_string(), |ct| format!("\"{ct}\""));
+            let mut err = ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported-media-type",
+                format!(
+                    "the body must be JSON with Content-Type: application/json, not {not} (with curl: -H 'Content-Type: application/json')"
+                ),
+            );
+            err.field = Some("Content-Type".into());
+            return Err(err);
         }
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            if let Some(limit) = crate::conn::BodyTimeout::in_chain(&rejection) {
+                body_timeout(limit)
+            } else if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::new(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     "payload-too-large",
@@ -54,6 +60,15 @@ where
         })?;
         parse(&bytes).map(Json)
     }
+}
+
+/// 408: the body did not arrive within the server's body read timeout.
+pub fn body_timeout(limit: std::time::Duration) -> ApiError {
+    ApiError::new(
+        StatusCode::REQUEST_TIMEOUT,
+        "request-timeout",
+        format!("the request body did not arrive within {} s of its headers; send it at once", limit.as_secs_f64()),
+    )
 }
 
 /// Parses a JSON body, naming the failing field.

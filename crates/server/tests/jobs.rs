@@ -182,7 +182,12 @@ async fn bad_requests_name_the_field_and_write_nothing() {
         ("not an object", "[1, 2]".to_string(), "invalid-json", "object"),
         ("empty body", String::new(), "invalid-json", "empty"),
         ("duplicate key", r#"{"handler": "log", "handler": "fail"}"#.to_string(), "invalid-json", "handler"),
-        ("nested duplicate", r#"{"handler": "log", "payload": {"a": [{"b": 1, "b": 2}]}}"#.into(), "invalid-json", "payload.a[0].b"),
+        (
+            "nested duplicate",
+            r#"{"handler": "log", "payload": {"a": [{"b": 1, "b": 2}]}}"#.into(),
+            "invalid-json",
+            "payload.a[0].b",
+        ),
         ("unknown field", json!({"handler": "log", "priority": 5}).to_string(), "invalid-argument", "priority"),
         ("wrong type", json!({"handler": "log", "retries": "three"}).to_string(), "invalid-argument", "retries"),
         ("dueIn not ISO", json!({"handler": "log", "dueIn": "5 minutes"}).to_string(), "invalid-argument", "dueIn"),
