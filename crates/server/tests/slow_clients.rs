@@ -117,5 +117,19 @@ async fn a_body_that_does_not_arrive_is_answered_408_and_writes_nothing() {
     assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
     assert!(reply.contains(r#""code":"request-timeout""#), "{reply}");
     assert_eq!(app.job_rows().await, 0);
+
+    // A deployment, as one document or as a form, the same way.
+    for ct in ["application/xml", "multipart/form-data; boundary=b"] {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        let head = format!(
+            "POST /repository/deployments HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {ct}\r\nContent-Length: 5000\r\nConnection: close\r\n\r\n"
+        );
+        s.write_all(head.as_bytes()).await.unwrap();
+        s.write_all(b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"p.bpmn\"\r\n\r\n<definitions")
+            .await
+            .unwrap();
+        let reply = closed_by_server(&mut s).await.expect("the server never answered the slow deployment");
+        assert!(reply.starts_with("HTTP/1.1 408") && reply.contains("request-timeout"), "{ct}: {reply}");
+    }
     assert!(exchange(addr, HEALTH).await.starts_with("HTTP/1.1 200"));
 }
