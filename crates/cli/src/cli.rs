@@ -191,6 +191,26 @@ pub struct ServeArgs {
     /// shows in the process list
     #[arg(long, env = "KAIROS_API_TOKEN", hide_env_values = true, value_parser = parse::api_token, value_name = "TOKEN")]
     pub api_token: Option<String>,
+    /// Without an API token, a host name (besides IP addresses, localhost and the --listen
+    /// host) the API answers to: requests with another Host are refused, so a web page cannot
+    /// reach the node by DNS rebinding. Repeatable; `.example.com` also allows its subdomains
+    #[arg(long = "allowed-host", value_parser = parse::allowed_host, value_name = "NAME")]
+    pub allowed_hosts: Vec<String>,
+    /// Without an API token, a web page origin (`https://console.example.com`) that may call
+    /// the API besides the node's own; other sites' pages are refused. Repeatable
+    #[arg(long = "allowed-origin", value_parser = parse::allowed_origin, value_name = "ORIGIN")]
+    pub allowed_origins: Vec<String>,
+    /// A request's headers must arrive within this, or its connection is closed; also how long
+    /// a kept-alive connection may stay idle
+    #[arg(long, default_value = "PT30S", value_parser = parse::duration, value_name = "DUR")]
+    pub header_read_timeout: SignedDuration,
+    /// A request's body must arrive within this of its headers, or it is answered 408
+    #[arg(long, default_value = "PT60S", value_parser = parse::duration, value_name = "DUR")]
+    pub body_read_timeout: SignedDuration,
+    /// HTTP connections open at once; at the limit the longest-idle one (or one still sending
+    /// its headers) is closed to make room. Keep it well under `ulimit -n`
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=1_000_000), value_name = "N")]
+    pub max_connections: u32,
     /// Do not run jobs on this node (jobs are stored and wait; SPEC J10)
     #[arg(long)]
     pub no_executor: bool,
@@ -204,14 +224,14 @@ pub struct ServeArgs {
     pub history_level: kairos::process::HistoryLevel,
     /// How often this node deletes history past its definition's historyTimeToLive and job log
     /// rows past --job-log-retention; PT0S switches the cleanup off
-    #[arg(long, default_value = "PT1H", value_parser = parse::duration, value_name = "DUR")]
+    #[arg(long, default_value = "PT1H", value_parser = parse::duration_or_zero, value_name = "DUR")]
     pub history_cleanup_every: SignedDuration,
     /// The shortest interval between two fires of a repeating job, a simple trigger or a BPMN
     /// timer cycle; a shorter one is refused naming the field
     #[arg(long, default_value = "PT1S", value_parser = parse::duration, value_name = "DUR")]
     pub min_repeat_interval: SignedDuration,
     /// How long the job log keeps the row of an ended attempt; PT0S keeps every row
-    #[arg(long, default_value = "P30D", value_parser = parse::duration, value_name = "DUR")]
+    #[arg(long, default_value = "P30D", value_parser = parse::duration_or_zero, value_name = "DUR")]
     pub job_log_retention: SignedDuration,
     // Test-only flags of the chaos suite (crates/cli/tests/chaos.rs, docs/chaos.md), hidden from
     // --help: `--chaos` registers the `chaos` handler (an autocommit side-effect row, a sleep,

@@ -19,6 +19,15 @@ pub fn duration(s: &str) -> Result<SignedDuration, String> {
     d.to_signed_duration_at(Timestamp::now()).map_err(|e| e.to_string())
 }
 
+/// An ISO 8601 duration that may be zero (`PT0S`, `P0D`): for settings where zero means "off"
+/// or "keep everything", which kairos-time's grammar refuses (a zero-length timer would spin).
+pub fn duration_or_zero(s: &str) -> Result<SignedDuration, String> {
+    duration(s).or_else(|e| match jiff::fmt::temporal::SpanParser::new().parse_span(s.trim()) {
+        Ok(span) if span.is_zero() => Ok(SignedDuration::ZERO),
+        _ => Err(e),
+    })
+}
+
 /// An ISO 8601 duration kept as text (the engine resolves it against the database clock).
 pub fn duration_text(s: &str) -> Result<String, String> {
     IsoDuration::parse(s).map(|d| d.as_str().to_string()).map_err(|e| e.to_string())
@@ -86,6 +95,43 @@ pub fn api_token(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
+/// `--allowed-host`: a host name without scheme or port, lower case; a leading `.` allows
+/// the name and its subdomains.
+pub fn allowed_host(s: &str) -> Result<String, String> {
+    let name = s.trim().trim_end_matches('.').to_ascii_lowercase();
+    let bare = name.strip_prefix('.').unwrap_or(&name);
+    let ok = !bare.is_empty()
+        && bare.split('.').all(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
+    if ok {
+        Ok(name)
+    } else {
+        Err(format!(
+            "'{s}' is not a host name (such as kairos.example.com, or .example.com for its subdomains too); give no scheme or port"
+        ))
+    }
+}
+
+/// `--allowed-origin`: `http://` or `https://` and a host with an optional port, as browsers
+/// send it in `Origin` (no path, no trailing slash); lower case.
+pub fn allowed_origin(s: &str) -> Result<String, String> {
+    let origin = s.trim().trim_end_matches('/').to_ascii_lowercase();
+    let fail = || format!("'{s}' is not an origin such as https://console.example.com or http://localhost:3000");
+    let (scheme, authority) = origin.split_once("://").ok_or_else(fail)?;
+    if !matches!(scheme, "http" | "https") || authority.contains(['/', '?', '#', '@']) {
+        return Err(fail());
+    }
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').map(|(h, _)| h).ok_or_else(fail)?,
+        None => {
+            authority.rsplit_once(':').map_or(authority, |(h, port)| if port.parse::<u16>().is_ok() { h } else { "" })
+        }
+    };
+    if host.is_empty() {
+        return Err(fail());
+    }
+    Ok(origin)
+}
+
 /// `--map FROM=TO` of `kairos migrate-instance`: two activity ids.
 pub fn activity_mapping(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
@@ -115,6 +161,32 @@ mod tests {
         assert!(duration("5min").unwrap_err().contains("position"));
         assert!(duration_text("5 minutes").is_err());
         assert_eq!(duration_text("pt5m").unwrap(), "PT5M");
+    }
+
+    #[test]
+    fn zero_is_a_duration_only_where_it_means_off() {
+        assert!(duration("PT0S").is_err());
+        for zero in ["PT0S", "P0D", "pt0s", " PT0.0S "] {
+            assert_eq!(duration_or_zero(zero), Ok(SignedDuration::ZERO), "{zero}");
+        }
+        assert_eq!(duration_or_zero("PT1H").unwrap(), SignedDuration::from_hours(1));
+        assert!(duration_or_zero("0").unwrap_err().contains("position"));
+        assert!(duration_or_zero("-PT1S").is_err());
+    }
+
+    #[test]
+    fn allowed_hosts_are_names_and_origins_are_scheme_and_authority() {
+        assert_eq!(allowed_host("Kairos.Example.com").unwrap(), "kairos.example.com");
+        assert_eq!(allowed_host(".example.com").unwrap(), ".example.com");
+        for bad in ["", "http://x", "x:8080", "a..b", "a/b"] {
+            assert!(allowed_host(bad).is_err(), "{bad}");
+        }
+        assert_eq!(allowed_origin("https://Console.example.com/").unwrap(), "https://console.example.com");
+        assert!(allowed_origin("http://localhost:3000").is_ok());
+        assert!(allowed_origin("http://[::1]:3000").is_ok());
+        for bad in ["console.example.com", "ftp://x", "https://x/app", "https://", "http://x:port"] {
+            assert!(allowed_origin(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

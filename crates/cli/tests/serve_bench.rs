@@ -193,3 +193,92 @@ fn serve_with_an_api_token_lets_only_its_holders_in() {
     assert!(kill.success());
     assert!(wait_for_exit(child, Duration::from_secs(10)).is_some_and(|s| s.success()));
 }
+
+/// `--help` says PT0S keeps every job log row and switches the history cleanup off: the flags
+/// take it (they answered "zero-length durations are not allowed") and the node starts.
+#[test]
+fn serve_takes_pt0s_for_the_cleanup_and_the_job_log_retention() {
+    let k = Kairos::new();
+    let mut guard = ChildGuard(
+        k.command()
+            .args(["serve", "--listen", "127.0.0.1:0", "--json", "--no-executor"])
+            .args(["--history-cleanup-every", "PT0S", "--job-log-retention", "PT0S"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let child = &mut guard.0;
+    let Some(ready) = first_line(child, Duration::from_secs(30)) else {
+        let status = wait_for_exit(child, Duration::from_secs(5));
+        let mut stderr = String::new();
+        let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr);
+        panic!("serve printed no start line (exit {status:?}): {stderr}");
+    };
+    let ready: serde_json::Value = serde_json::from_str(&ready).unwrap();
+    let addr = ready["listen"].as_str().unwrap().to_string();
+    let health = eventually(Duration::from_secs(10), || http_get(&addr, "/health").ok().filter(|(s, _)| *s == 200));
+    assert!(health.is_some(), "the node answers");
+    let kill = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    assert!(wait_for_exit(child, Duration::from_secs(10)).is_some_and(|s| s.success()));
+
+    let out = k.run(&["serve", "--listen", "127.0.0.1:0", "--job-log-retention", "PT5X"]);
+    assert_one_line_error(&out, 2, "a malformed retention");
+}
+
+/// `kairos serve --max-connections --header-read-timeout`: 300 half-sent requests neither
+/// exhaust the node nor stop `/health`; they are closed, and a web page's Host is refused.
+#[test]
+fn serve_stays_healthy_through_a_flood_of_half_sent_requests() {
+    use std::io::{Read, Write};
+    let k = Kairos::new();
+    let mut guard = ChildGuard(
+        k.command()
+            .args(["serve", "--listen", "127.0.0.1:0", "--json", "--no-executor"])
+            .args(["--max-connections", "64", "--header-read-timeout", "PT2S"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
+    let child = &mut guard.0;
+    let ready = first_line(child, Duration::from_secs(30)).expect("serve printed no start line");
+    let ready: serde_json::Value = serde_json::from_str(&ready).unwrap();
+    let addr = ready["listen"].as_str().unwrap().to_string();
+    assert!(
+        eventually(Duration::from_secs(10), || http_get(&addr, "/health").ok().filter(|(s, _)| *s == 200)).is_some()
+    );
+
+    let mut flood: Vec<std::net::TcpStream> = (0..300)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            s.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n").unwrap();
+            s
+        })
+        .collect();
+    let (status, body) = http_get(&addr, "/health").expect("GET /health during the flood");
+    assert_eq!(status, 200, "{body}");
+    for (i, s) in flood.iter_mut().enumerate() {
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let mut rest = Vec::new();
+        // Closed: end of stream, or a reset (the server dropped the unread half request).
+        match s.read_to_end(&mut rest) {
+            Ok(_) => {}
+            Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "half-sent connection {i}: {e}"),
+        }
+    }
+    let (status, body) = http_get(&addr, "/health").unwrap();
+    assert_eq!(status, 200, "{body}");
+
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET /management/jobs HTTP/1.1\r\nHost: evil.example:8080\r\nConnection: close\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 403") && reply.contains("host-not-allowed"), "{reply}");
+
+    let kill = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    assert!(wait_for_exit(child, Duration::from_secs(10)).is_some_and(|s| s.success()));
+}

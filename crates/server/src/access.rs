@@ -8,7 +8,8 @@
 //! open: load balancers and orchestrators probe it without credentials, and it tells nothing
 //! but the node's id and store kind; so does `GET /openapi.json`, which describes the API,
 //! not anything in it. Users, roles and tenant isolation (SPEC I7) are not
-//! here yet: one token grants the whole API.
+//! here yet: one token grants the whole API. A node without a token still keeps web pages of
+//! other sites out ([`crate::site`]).
 
 use crate::error::ApiError;
 use axum::extract::{Request, State};
@@ -36,16 +37,19 @@ pub(crate) async fn require_token(State(token): State<Arc<str>>, req: Request, n
     if matches!(req.uri().path(), "/health" | "/openapi.json") {
         return next.run(req).await;
     }
-    let presented = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
+    let presented = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer);
     match presented {
         Some(p) if same(p.trim().as_bytes(), token.as_bytes()) => next.run(req).await,
         Some(_) => unauthorized("the API token is not this node's"),
         None => unauthorized("this node's API needs its token: Authorization: Bearer TOKEN"),
     }
+}
+
+/// The credentials of a `Bearer` authorization. The scheme is case-insensitive (RFC 7235
+/// §2.1: `BEARER`, `bearer` and `Bearer` are one scheme), followed by one or more spaces.
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, credentials) = value.trim_start().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then_some(credentials)
 }
 
 fn unauthorized(message: &str) -> Response {
@@ -70,6 +74,15 @@ mod tests {
         assert!(check_token("sixteen chars ok").is_err(), "spaces cannot travel in a bearer token");
         assert!(check_token("0123456789abcdef").is_ok());
         assert!(check_token("0123456789abcdé-").is_err());
+    }
+
+    #[test]
+    fn the_scheme_is_case_insensitive() {
+        for v in ["Bearer t", "bearer t", "BEARER t", "BeArEr   t"] {
+            assert_eq!(bearer(v).map(str::trim), Some("t"), "{v}");
+        }
+        assert_eq!(bearer("Basic dDp0"), None);
+        assert_eq!(bearer("Bearert"), None);
     }
 
     #[test]

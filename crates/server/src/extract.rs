@@ -26,21 +26,27 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        if let Some(ct) = req.headers().get(header::CONTENT_TYPE) {
-            let ct = ct.to_str().unwrap_or("");
-            let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-            if essence != "application/json" && !essence.ends_with("+json") {
-                return Err(ApiError::new(
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    "unsupported-media-type",
-                    format!(
-                        "the body must be JSON with Content-Type: application/json, not \"{ct}\" (with curl: -H 'Content-Type: application/json')"
-                    ),
-                ));
-            }
+        // Required, not assumed: a web page can send a body without a type, or as text/plain,
+        // to any site without asking (a CORS "simple request"), but application/json only
+        // after a preflight this API never grants (see `site`).
+        let ct = req.headers().get(header::CONTENT_TYPE).map(|ct| ct.to_str().unwrap_or("?"));
+        let essence = ct.map(|ct| ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+        if !essence.is_some_and(|e| e == "application/json" || e.ends_with("+json")) {
+            let not = ct.map_or_else(|| "no Content-Type".to_string(), |ct| format!("\"{ct}\""));
+            let mut err = ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported-media-type",
+                format!(
+                    "the body must be JSON with Content-Type: application/json, not {not} (with curl: -H 'Content-Type: application/json')"
+                ),
+            );
+            err.field = Some("Content-Type".into());
+            return Err(err);
         }
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            if let Some(limit) = crate::conn::BodyTimeout::in_chain(&rejection) {
+                body_timeout(limit)
+            } else if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::new(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     "payload-too-large",
@@ -54,6 +60,15 @@ where
         })?;
         parse(&bytes).map(Json)
     }
+}
+
+/// 408: the body did not arrive within the server's body read timeout.
+pub fn body_timeout(limit: std::time::Duration) -> ApiError {
+    ApiError::new(
+        StatusCode::REQUEST_TIMEOUT,
+        "request-timeout",
+        format!("the request body did not arrive within {} s of its headers; send it at once", limit.as_secs_f64()),
+    )
 }
 
 /// Parses a JSON body, naming the failing field.
@@ -73,6 +88,12 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             "invalid-json",
             "the request body must be a JSON object: {...}",
         ));
+    }
+    if let Some(key) = duplicate_key(bytes) {
+        let message = format!("{key}: this key appears twice in one JSON object; send it once");
+        let mut err = ApiError::new(StatusCode::BAD_REQUEST, "invalid-json", message);
+        err.field = Some(key);
+        return Err(err);
     }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(de).map_err(|e| {
@@ -103,6 +124,92 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         err.field = field;
         err
     })
+}
+
+/// The path (`variables.total`, `items[2].id`) of the first key named twice in one object of
+/// `bytes`, at any depth.
+///
+/// serde_json keeps the last of duplicate keys in a map (a `variables` object) without a word
+/// and a struct answers "duplicate field" without saying where; a client that sends a key twice
+/// has a bug, and which value won must not be a guess. Malformed JSON gives `None` here: the
+/// typed parse that follows names that error.
+fn duplicate_key(bytes: &[u8]) -> Option<String> {
+    let found = std::cell::RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let _ = serde::de::DeserializeSeed::deserialize(Walk { path: String::new(), found: &found }, &mut de);
+    found.into_inner()
+}
+
+/// Walks a JSON value, failing at the first duplicate key after noting its path in `found`.
+struct Walk<'a> {
+    path: String,
+    found: &'a std::cell::RefCell<Option<String>>,
+}
+
+impl Walk<'_> {
+    fn key(&self, key: &str) -> Self {
+        let path = if self.path.is_empty() { key.to_string() } else { format!("{}.{key}", self.path) };
+        Walk { path, found: self.found }
+    }
+
+    fn index(&self, i: usize) -> Self {
+        Walk { path: format!("{}[{i}]", self.path), found: self.found }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Walk<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Walk<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0;
+        while seq.next_element_seed(self.index(i))?.is_some() {
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let child = self.key(&key);
+            if !seen.insert(key) {
+                *self.found.borrow_mut() = Some(child.path);
+                return Err(serde::de::Error::custom("duplicate key"));
+            }
+            map.next_value_seed(child)?;
+        }
+        Ok(())
+    }
 }
 
 /// A query string. Its structs take strings and check them themselves, so that messages say

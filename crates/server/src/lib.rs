@@ -4,7 +4,10 @@
 //! [`router`] and drive it with `tower::ServiceExt::oneshot`, no socket needed. [`serve`] runs
 //! it on a listener until a shutdown signal, finishing requests in flight.
 //!
-//! Open to whoever reaches the socket unless the node has an API token ([`access`]).
+//! Open to whoever reaches the socket unless the node has an API token ([`access`]); without
+//! one, web pages are kept out by `Host` and `Origin` checks ([`site`]). [`serve_with`] bounds
+//! what one connection may hold: header and body read timeouts and a connection limit
+//! ([`conn`]).
 //!
 //! Every failure leaves as `{"error": {"code", "message"}}` ([`error::ApiError`]): a 4xx names
 //! the field that was wrong and nothing is written; a 5xx leaks nothing and logs the detail.
@@ -48,11 +51,13 @@
 //! | `POST /scheduler/cron/next` | the next fire times of a Quartz cron expression |
 
 pub mod access;
+pub mod conn;
 pub mod dto;
 pub mod error;
 pub mod extract;
 pub mod metrics;
 pub mod routes;
+pub mod site;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -63,7 +68,9 @@ use routes::{deadletter, health, history, jobs, management, openapi, scheduler};
 use std::future::Future;
 use std::sync::Arc;
 
+pub use conn::ConnLimits;
 pub use error::ApiError;
+pub use site::SitePolicy;
 
 /// What every handler shares: the engine (its store, handlers, metrics and settings).
 #[derive(Debug, Clone)]
@@ -71,8 +78,34 @@ pub struct AppState {
     pub engine: Arc<Engine>,
 }
 
-/// The whole API.
+/// Who may use the API: the holders of `token`, or, without one, whoever reaches the socket
+/// from outside a web page the [`site`] policy does not allow.
+#[derive(Debug, Clone, Default)]
+pub struct Access {
+    pub token: Option<String>,
+    pub site: SitePolicy,
+}
+
+/// The whole API for a node without a token: web pages of other sites are refused ([`site`]),
+/// everyone else gets in.
 pub fn router(engine: Arc<Engine>) -> Router {
+    router_for(engine, &Access::default())
+}
+
+/// The API guarded as `access` says.
+pub fn router_for(engine: Arc<Engine>, access: &Access) -> Router {
+    let api = routes(engine);
+    match &access.token {
+        Some(token) => {
+            let token: Arc<str> = Arc::from(token.as_str());
+            api.layer(axum::middleware::from_fn_with_state(token, access::require_token))
+        }
+        None => api.layer(axum::middleware::from_fn_with_state(Arc::new(access.site.clone()), site::same_site)),
+    }
+}
+
+/// Every route, unguarded.
+fn routes(engine: Arc<Engine>) -> Router {
     Router::new()
         .route("/health", get(health::health))
         .route("/openapi.json", get(openapi::document))
@@ -156,19 +189,18 @@ async fn access_log(req: axum::extract::Request, next: axum::middleware::Next) -
 /// The API for callers presenting `token` only (`Authorization: Bearer TOKEN`; see
 /// [`access`]); `GET /health` and `GET /openapi.json` stay open.
 pub fn router_with_token(engine: Arc<Engine>, token: &str) -> Router {
-    let token: Arc<str> = Arc::from(token);
-    router(engine).layer(axum::middleware::from_fn_with_state(token, access::require_token))
+    router_for(engine, &Access { token: Some(token.to_string()), ..Access::default() })
 }
 
 /// Serves the API on `listener` until `shutdown` completes, then stops taking connections and
-/// lets requests in flight finish (axum's graceful shutdown). Stopping the engine's executor is
-/// the caller's business, after this returns.
+/// lets requests in flight finish. Stopping the engine's executor is the caller's business,
+/// after this returns.
 pub async fn serve(
     engine: Arc<Engine>,
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    serve_with_token(engine, listener, shutdown, None).await
+    serve_with(engine, listener, shutdown, &Access::default(), ConnLimits::default()).await
 }
 
 /// [`serve`], open to everyone who reaches `listener` or, with `token`, to its holders only.
@@ -178,9 +210,22 @@ pub async fn serve_with_token(
     shutdown: impl Future<Output = ()> + Send + 'static,
     token: Option<&str>,
 ) -> std::io::Result<()> {
+    let access = Access { token: token.map(str::to_string), ..Access::default() };
+    serve_with(engine, listener, shutdown, &access, ConnLimits::default()).await
+}
+
+/// [`serve`] guarded as `access` says, each connection bounded by `limits`.
+pub async fn serve_with(
+    engine: Arc<Engine>,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    access: &Access,
+    limits: ConnLimits,
+) -> std::io::Result<()> {
+    let token = access.token.is_some();
     if let Ok(addr) = listener.local_addr() {
-        tracing::info!(%addr, node = engine.node_id(), token = token.is_some(), "HTTP API listening");
-        if token.is_none() && !addr.ip().is_loopback() {
+        tracing::info!(%addr, node = engine.node_id(), token, "HTTP API listening");
+        if !token && !addr.ip().is_loopback() {
             tracing::warn!(
                 %addr,
                 "the HTTP API listens beyond loopback without a token: anyone who reaches it can start, \
@@ -188,9 +233,5 @@ pub async fn serve_with_token(
             );
         }
     }
-    let app = match token {
-        Some(t) => router_with_token(engine, t),
-        None => router(engine),
-    };
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+    conn::serve(listener, router_for(engine, access), shutdown, limits).await
 }

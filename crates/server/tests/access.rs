@@ -53,3 +53,13 @@ async fn a_refusal_names_the_scheme_it_wants() {
     let asks = res.headers().get(header::WWW_AUTHENTICATE).and_then(|v| v.to_str().ok());
     assert_eq!(asks, Some("Bearer realm=\"kairos\""));
 }
+
+#[tokio::test]
+async fn the_bearer_scheme_is_case_insensitive() {
+    let mut app = app().await;
+    app.router = kairos_server::router_with_token(app.engine.clone(), TOKEN);
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let r = app.call(request("GET", "/management/jobs", Some(&format!("{scheme} {TOKEN}")), None)).await;
+        assert_eq!(r.status, StatusCode::OK, "{scheme}: {}", r.text);
+    }
+}

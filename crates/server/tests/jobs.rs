@@ -181,6 +181,13 @@ async fn bad_requests_name_the_field_and_write_nothing() {
         ("malformed JSON", r#"{"handler": "log", "#.to_string(), "invalid-json", "JSON"),
         ("not an object", "[1, 2]".to_string(), "invalid-json", "object"),
         ("empty body", String::new(), "invalid-json", "empty"),
+        ("duplicate key", r#"{"handler": "log", "handler": "fail"}"#.to_string(), "invalid-json", "handler"),
+        (
+            "nested duplicate",
+            r#"{"handler": "log", "payload": {"a": [{"b": 1, "b": 2}]}}"#.into(),
+            "invalid-json",
+            "payload.a[0].b",
+        ),
         ("unknown field", json!({"handler": "log", "priority": 5}).to_string(), "invalid-argument", "priority"),
         ("wrong type", json!({"handler": "log", "retries": "three"}).to_string(), "invalid-argument", "retries"),
         ("dueIn not ISO", json!({"handler": "log", "dueIn": "5 minutes"}).to_string(), "invalid-argument", "dueIn"),
@@ -225,7 +232,7 @@ async fn bad_requests_name_the_field_and_write_nothing() {
         assert_eq!(got_code, code, "{what}: {}", r.text);
         assert!(message.contains(needle), "{what}: the message names {needle:?}: {message}");
         assert!(r.content_type.starts_with("application/json"), "{what}: {}", r.content_type);
-        if code == "invalid-argument" && what != "not an object" {
+        if (code == "invalid-argument" && what != "not an object") || what.contains("duplicate") {
             assert_eq!(r.json["error"]["field"], needle, "{what}: the field member names it: {}", r.text);
         }
     }

@@ -25,14 +25,14 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     print_ready(global, &engine, &args, addr)?;
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let token = args.api_token.clone();
+    let (access, limits) = http_settings(&args);
     let mut server = tokio::spawn({
         let engine = engine.clone();
         async move {
             let stopped = async move {
                 let _ = stop_rx.await;
             };
-            kairos_server::serve_with_token(engine, listener, stopped, token.as_deref()).await
+            kairos_server::serve_with(engine, listener, stopped, &access, limits).await
         }
     });
     let grace = args.shutdown_grace.unsigned_abs();
@@ -67,6 +67,25 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     }
     tracing::info!("stopped");
     Ok(code)
+}
+
+/// Who the HTTP API answers and what one connection may hold, from the flags. The --listen
+/// host, when it is a name, is one of the allowed hosts.
+fn http_settings(args: &ServeArgs) -> (kairos_server::Access, kairos_server::ConnLimits) {
+    let mut allowed_hosts = args.allowed_hosts.clone();
+    if let Some((host, _)) = args.listen.rsplit_once(':') {
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if host.parse::<std::net::IpAddr>().is_err() {
+            allowed_hosts.push(host.to_ascii_lowercase());
+        }
+    }
+    let site = kairos_server::SitePolicy { allowed_hosts, allowed_origins: args.allowed_origins.clone() };
+    let limits = kairos_server::ConnLimits {
+        header_read_timeout: args.header_read_timeout.unsigned_abs(),
+        body_read_timeout: args.body_read_timeout.unsigned_abs(),
+        max_connections: args.max_connections as usize,
+    };
+    (kairos_server::Access { token: args.api_token.clone(), site }, limits)
 }
 
 async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, CliError> {
@@ -181,5 +200,33 @@ impl Signals {
     async fn recv(&mut self) -> &'static str {
         let _ = tokio::signal::ctrl_c().await;
         "Ctrl-C"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    async fn engine_for(flags: &[&str]) -> (Engine, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = format!("sqlite://{}/k.db", dir.path().display());
+        let mut argv = vec!["kairos", "--db", &db, "serve", "--no-executor"];
+        argv.extend_from_slice(flags);
+        let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
+        let crate::cli::Command::Serve(args) = cli.command else { unreachable!("a serve command line") };
+        (build_engine(&cli.global, &args).await.unwrap(), dir)
+    }
+
+    /// `--help` says PT0S switches the cleanup off and keeps every job log row.
+    #[tokio::test]
+    async fn zero_switches_the_cleanup_off_and_keeps_the_job_log() {
+        let (engine, _dir) = engine_for(&["--history-cleanup-every", "PT0S", "--job-log-retention", "PT0S"]).await;
+        let s = engine.settings();
+        assert_eq!((s.history_cleanup_every, s.job_log_retention), (None, None));
+        let (engine, _dir) = engine_for(&["--history-cleanup-every", "PT10M", "--job-log-retention", "P7D"]).await;
+        let s = engine.settings();
+        assert_eq!(s.history_cleanup_every, Some(Duration::from_secs(600)));
+        assert_eq!(s.job_log_retention, Some(kairos::SignedDuration::from_hours(7 * 24)));
     }
 }

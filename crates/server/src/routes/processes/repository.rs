@@ -128,7 +128,9 @@ fn utf8(bytes: Bytes, field: &'static str, origin: &str) -> Result<String, ApiEr
 
 async fn from_body(req: Request, name: Option<String>) -> Result<Resource, ApiError> {
     let bytes = Bytes::from_request(req, &()).await.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        if let Some(limit) = crate::conn::BodyTimeout::in_chain(&rejection) {
+            crate::extract::body_timeout(limit)
+        } else if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             too_large()
         } else {
             ApiError::new(
@@ -147,7 +149,9 @@ async fn from_body(req: Request, name: Option<String>) -> Result<Resource, ApiEr
 
 async fn from_multipart(req: Request, query_name: Option<String>) -> Result<Vec<Resource>, ApiError> {
     let multipart_error = |e: axum::extract::multipart::MultipartError| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        if let Some(limit) = crate::conn::BodyTimeout::in_chain(&e) {
+            crate::extract::body_timeout(limit)
+        } else if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
             too_large()
         } else {
             ApiError::new(
