@@ -233,7 +233,9 @@ async fn a_cycle_timer_gets_its_retries_back_on_every_fire(backend: Backend) {
             "flaky",
             kairos::handler_fn(move |_ctx| {
                 let n = c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                async move { if n % 2 == 0 { Err("the first attempt of every fire fails".into()) } else { Ok(None) } }
+                async move {
+                    if n.is_multiple_of(2) { Err("the first attempt of every fire fails".into()) } else { Ok(None) }
+                }
             }),
         )
         .build()
