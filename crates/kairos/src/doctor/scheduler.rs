@@ -217,8 +217,7 @@ async fn paused(store: &dyn Store, sched: &str, out: &mut Vec<Finding>) -> Resul
             &[t(sched)],
         )
         .await?;
-    let (by_group, own): (Vec<Vec<SqlValue>>, Vec<Vec<SqlValue>>) =
-        rows.into_iter().partition(|r| int(r.get(3)) > 0);
+    let (by_group, own): (Vec<Vec<SqlValue>>, Vec<Vec<SqlValue>>) = rows.into_iter().partition(|r| int(r.get(3)) > 0);
     per_trigger(out, &by_group, "trigger-group-paused", "triggers of paused groups", |_, group, name| {
         finding(
             Severity::Info,
