@@ -4,8 +4,8 @@
 use crate::SqliteStore;
 use crate::errors::db_err;
 use kairos_store::{Error, ErrorKind, Result};
-use sqlx::migrate::Migrator;
 use sqlx::Connection;
+use sqlx::migrate::Migrator;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -67,7 +67,10 @@ enum Savepoint {
 
 /// Runs one caller's writes inside a savepoint of the group's transaction: on any failure they
 /// are rolled back alone and the error is that caller's.
-async fn run_in_savepoint(tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>, writes: &[kairos_store::Write]) -> Savepoint {
+async fn run_in_savepoint(
+    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    writes: &[kairos_store::Write],
+) -> Savepoint {
     const OP: &str = "write_all";
     if let Err(e) = sqlx::query("SAVEPOINT kairos_write").execute(&mut **tx).await {
         return Savepoint::Aborted(db_err(OP)(e));

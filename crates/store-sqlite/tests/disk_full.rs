@@ -83,6 +83,7 @@ async fn writes_fail_clearly_while_the_disk_is_full_and_resume_when_space_return
     let dir = tempfile::tempdir().unwrap();
     let (store, limit) = limited_store(&dir).await;
     store.job_insert(&bulky()).await.expect("a first insert while there is room");
+    assert_eq!(store.write_failure(), None);
 
     limit.store(FULL, Ordering::SeqCst);
     let mut full = None;
@@ -109,12 +110,19 @@ async fn writes_fail_clearly_while_the_disk_is_full_and_resume_when_space_return
         assert_full(&store.write_all(&engine_insert()).await.unwrap_err(), &format!("write_all {round}"));
     }
 
+    let why = store.write_failure().expect("the store knows it cannot write");
+    assert!(why.contains("full"), "{why}");
+
     limit.store(ROOMY, Ordering::SeqCst);
     for round in 0..20 {
         store.job_insert(&bulky()).await.unwrap_or_else(|e| panic!("insert {round} once space returned: {e:?}"));
         store.write_all(&engine_insert()).await.unwrap_or_else(|e| panic!("write_all {round}: {e:?}"));
-        store.sql_execute("UPDATE ACT_RU_JOB SET RETRIES_ = 3", &[]).await.unwrap_or_else(|e| panic!("sql {round}: {e:?}"));
+        store
+            .sql_execute("UPDATE ACT_RU_JOB SET RETRIES_ = 3", &[])
+            .await
+            .unwrap_or_else(|e| panic!("sql {round}: {e:?}"));
     }
+    assert_eq!(store.write_failure(), None, "a committed write clears it");
     let counts = store.job_counts().await.unwrap();
     assert!(counts.executable >= 21, "{counts:?}");
 }
