@@ -23,6 +23,7 @@ mod joblog;
 mod jobs;
 mod lease;
 mod nodes;
+mod now;
 mod operator;
 mod rows;
 mod time;

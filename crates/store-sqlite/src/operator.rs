@@ -187,7 +187,9 @@ impl SqliteStore {
     }
 
     pub(crate) async fn operator_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
-        let rows = bind_all(sql, binds)?.fetch_all(&self.pool).await.map_err(operator_err("sql_query"))?;
+        // The seeds' NOW() arithmetic, as PostgreSQL runs it (see `now.rs`).
+        let sql = crate::now::translate(sql);
+        let rows = bind_all(&sql, binds)?.fetch_all(&self.pool).await.map_err(operator_err("sql_query"))?;
         rows.iter().map(decode_row).collect()
     }
 
@@ -195,7 +197,7 @@ impl SqliteStore {
     /// other writers.
     pub(crate) async fn operator_execute(&self, sql: &str, binds: &[SqlValue]) -> Result<u64> {
         const OP: &str = "sql_execute";
-        let q = bind_all(sql, binds)?;
+        let q = bind_all(&crate::now::translate(sql), binds)?;
         let mut w = self.write(OP).await?;
         let n = q.execute(&mut *w.tx).await.map_err(operator_err(OP))?.rows_affected();
         w.commit(OP).await?;

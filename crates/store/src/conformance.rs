@@ -96,6 +96,7 @@ macro_rules! conformance_suite {
             lifecycle_transitions_follow_the_table,
             seed_000_diagnostic_sql_runs_verbatim,
             seed_001_acquisition_query_selects_what_job_acquire_takes,
+            seed_004_now_arithmetic_runs_verbatim,
             write_all_commits_every_statement_and_read_decodes_them,
             write_all_rolls_back_everything_on_an_unexpected_row_count,
             concurrent_insert_lists_each_commit_and_a_bad_one_fails_alone,
