@@ -70,9 +70,11 @@ async fn health_is_503_with_the_reason_while_the_disk_is_full_and_200_once_write
     }
     let refused = refused.expect("the disk fills up");
     assert_eq!(refused.status, StatusCode::SERVICE_UNAVAILABLE, "{}", refused.text);
+    assert!(refused.error().1.contains("database or disk is full"), "the 503 says why: {}", refused.text);
     for _ in 0..5 {
         let r = app.post("/management/jobs", bulky()).await;
         assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "every later write says the same: {}", r.text);
+        assert!(r.error().1.contains("full"), "{}", r.text);
     }
     let h = app.get("/health").await;
     assert_eq!(h.status, StatusCode::SERVICE_UNAVAILABLE, "{}", h.text);
