@@ -76,6 +76,7 @@ macro_rules! conformance_suite {
             complete_retry_stores_the_failure_and_replaces_its_stack,
             complete_dead_letter_moves_the_row_with_its_stack,
             complete_after_losing_the_lease_writes_nothing,
+            complete_sent_again_after_a_lost_answer_answers_applied,
             complete_many_applies_a_mixed_batch_in_input_order,
             exception_messages_are_cut_at_4000_characters,
             release_hands_jobs_back_without_spending_a_retry,

@@ -107,9 +107,12 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     async fn job_lease_extend(&self, params: &LeaseExtendParams) -> Result<Vec<String>>;
 
     /// Finishes attempts, all in one transaction, each fenced by its lease (id + owner +
-    /// attempt). Returns, in input order, whether each completion was applied (`false`: the lease
+    /// attempt). Returns, in input order, whether each completion is applied (`false`: the lease
     /// was lost and nothing was written for that job). Writes one ACT_HI_JOB_LOG row per
-    /// applied completion.
+    /// applied completion. A completion an earlier call already applied (its COMMIT succeeded
+    /// but the answer was lost, and the caller sent it again) answers `true` without writing
+    /// anything again: its attempt's log row tells "already applied" from "lease lost". A job
+    /// listed twice in one call is applied once; the repeat answers `false`.
     async fn job_complete_many(&self, completions: &[JobCompletion]) -> Result<Vec<bool>>;
 
     /// Hands running jobs back on graceful shutdown: clears their locks without spending a
