@@ -65,6 +65,7 @@ macro_rules! conformance_suite {
             acquire_leaves_external_worker_jobs_alone,
             acquire_takes_over_an_expired_lease,
             acquire_dead_letters_an_expired_lease_on_its_last_retry,
+            acquire_takes_over_an_unstarted_lookahead_lease_without_spending_a_retry,
             acquire_takes_one_job_per_exclusive_key,
             acquire_waits_for_a_live_exclusive_lease,
             lease_extension_is_fenced_by_owner_and_attempt,

@@ -8,5 +8,5 @@ SELECT c.i AS i_
 FROM unnest($1::text[], $2::int[], $3::text[]) WITH ORDINALITY AS c(id, attempt, node, i)
 WHERE EXISTS (
     SELECT 1 FROM ACT_HI_JOB_LOG l
-    WHERE l.JOB_ID_ = c.id AND l.ATTEMPT_ = c.attempt AND l.NODE_ID_ = c.node AND l.OUTCOME_ <> 'abandoned'
+    WHERE l.JOB_ID_ = c.id AND l.ATTEMPT_ = c.attempt AND l.NODE_ID_ = c.node AND l.OUTCOME_ NOT IN ('abandoned', 'not-started')
 )

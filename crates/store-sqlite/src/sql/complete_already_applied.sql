@@ -5,5 +5,5 @@
 -- attempt's own completion. ?1 job, ?2 attempt, ?3 node.
 SELECT EXISTS (
     SELECT 1 FROM ACT_HI_JOB_LOG
-    WHERE JOB_ID_ = ?1 AND ATTEMPT_ = ?2 AND NODE_ID_ = ?3 AND OUTCOME_ <> 'abandoned'
+    WHERE JOB_ID_ = ?1 AND ATTEMPT_ = ?2 AND NODE_ID_ = ?3 AND OUTCOME_ NOT IN ('abandoned', 'not-started')
 ) AS APPLIED_
