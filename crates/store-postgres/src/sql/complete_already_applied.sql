@@ -1,6 +1,6 @@
 -- Which of the completions the lease refused had been applied already, by an earlier call whose
 -- answer was lost (a COMMIT that succeeded on a connection that broke before saying so): their
--- attempt then has its log row from this node, with any outcome but 'abandoned' (which only a
+-- attempt then has its log row from this node, with any outcome but 'abandoned' or 'not-started' (which only a
 -- take-over or a hand-back writes, for the attempt it ends). Attempt numbers are never reused,
 -- so that row is this attempt's own completion. $1..$3: ids, attempts, nodes; answers the
 -- 1-based positions of those found.
