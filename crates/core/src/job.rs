@@ -117,6 +117,9 @@ pub enum JobLogOutcome {
     /// The node running it died, stopped or handed it back; logged when its lease was taken over
     /// or released.
     Abandoned,
+    /// The lease was taken over before the handler started (a job taken ahead of its due date
+    /// by a node that died before it): not an attempt, no retry spent.
+    NotStarted,
 }
 
 impl JobLogOutcome {
@@ -127,6 +130,7 @@ impl JobLogOutcome {
             JobLogOutcome::DeadLettered => "dead-lettered",
             JobLogOutcome::Rescheduled => "rescheduled",
             JobLogOutcome::Abandoned => "abandoned",
+            JobLogOutcome::NotStarted => "not-started",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
@@ -136,6 +140,7 @@ impl JobLogOutcome {
             JobLogOutcome::DeadLettered,
             JobLogOutcome::Rescheduled,
             JobLogOutcome::Abandoned,
+            JobLogOutcome::NotStarted,
         ]
         .into_iter()
         .find(|o| o.as_str() == s)

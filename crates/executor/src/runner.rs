@@ -42,7 +42,19 @@ pub(crate) fn start(
     let shared2 = shared.clone();
     let id2 = id.clone();
     let handle = tokio::spawn(async move {
-        let completion = attempt(&shared2, &job, acquired.abandoned_by.as_deref(), db_now, at).await;
+        let Some(completion) = attempt(&shared2, &job, acquired.abandoned_by.as_deref(), db_now, at).await else {
+            // Taken ahead of its due date, and the lease could not be marked started: no
+            // attempt was made; the lease expires and the job is taken again, no retry spent.
+            {
+                let mut map = shared2.running_map();
+                if map.get(&id2).is_some_and(|r| r.attempt == attempt_no) {
+                    map.remove(&id2);
+                }
+            }
+            drop(permit);
+            shared2.slot_freed.notify_waiters();
+            return;
+        };
         // Report only while this node still holds the lease; if the entry is gone, the lease
         // was lost, the node fenced itself or the job was handed back, and the result must not
         // be written.
@@ -83,19 +95,23 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// Runs the attempt; `None` when a job taken ahead of its due date could not be started.
 async fn attempt(
     shared: &Shared,
     job: &Job,
     abandoned_by: Option<&str>,
     db_now: Timestamp,
     at: Instant,
-) -> JobCompletion {
+) -> Option<JobCompletion> {
     // A job taken ahead of its due date (the acquisition's lookahead) starts at it, not before:
     // by the database clock, read at acquisition and carried on by this node's monotonic clock.
     if let Some(due) = job.duedate {
         let early = due.duration_since(db_time(db_now, at));
         if early.is_positive() {
             tokio::time::sleep(early.unsigned_abs()).await;
+        }
+        if job.lock_time.is_some_and(|locked| locked < due) && !mark_started(shared, job).await {
+            return None;
         }
     }
     let started = db_time(db_now, at);
@@ -127,7 +143,7 @@ async fn attempt(
         }
         _ => plan_completion(job, result, finished, &shared.config.retry_policy),
     };
-    JobCompletion {
+    Some(JobCompletion {
         job_id: job.id.clone(),
         node: shared.config.node_id.clone(),
         attempt: job.attempts,
@@ -135,6 +151,30 @@ async fn attempt(
         finished,
         completion,
         effects,
+    })
+}
+
+/// Tells the database, before the handler of a job taken ahead of its due date starts, that
+/// the attempt starts now: a lease extension, which also moves LOCK_TIME_ to the due date. Until
+/// then a take-over of the lease (this node died during the lookahead) spends no retry; from
+/// then on it does (Camunda #2858: an attempt that started and killed its node counts). False
+/// when the lease is gone or the database cannot say: the handler then does not run.
+async fn mark_started(shared: &Shared, job: &Job) -> bool {
+    let params = kairos_store::LeaseExtendParams {
+        node: shared.config.node_id.clone(),
+        jobs: vec![(job.id.clone(), job.attempts)],
+        lock_time: shared.config.lock_time,
+    };
+    match shared.store.job_lease_extend(&params).await {
+        Ok(kept) if kept.contains(&job.id) => true,
+        Ok(_) => {
+            tracing::warn!(job = %job.id, attempt = job.attempts, "lease lost before the handler started; not run");
+            false
+        }
+        Err(e) => {
+            tracing::warn!(job = %job.id, error = %e, "cannot mark the attempt started; not run, the lease will expire");
+            false
+        }
     }
 }
 

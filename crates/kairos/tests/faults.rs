@@ -551,6 +551,33 @@ async fn a_completion_the_database_refuses_dead_letters_that_job_and_not_the_oth
     engine.shutdown(Duration::from_secs(1)).await;
 }
 
+// ----- 7. a completion whose answer was lost ----------------------------------------------
+
+/// The COMMIT of a completion applies but its answer is lost (the connection breaks first), so
+/// the completer sends it again. The store must tell "already applied" from "lease lost": the
+/// attempt counts as succeeded, once, and no lease is reported lost.
+async fn a_completion_sent_again_after_a_lost_commit_answer_counts_as_applied(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let db = Faulty::open(&fx).await;
+    let runs = Runs::new();
+    let engine =
+        fx.engine("n1").store(db.clone()).handler("work", recorded(&runs, |_| async {})).build().await.unwrap();
+    let store = engine.store().clone();
+    let job = engine.enqueue(&req("work", json!({}))).await.unwrap().id;
+    db.lose_answer_of(&job);
+    engine.start().await.unwrap();
+    wait_until(LIMIT, "the job's success to be written and its answer lost once", || async {
+        runtime_jobs(&store).await == 0 && db.lost_answers() == 1
+    })
+    .await;
+    // Shutdown waits for the completer, so its answer to the resent completion is recorded.
+    engine.shutdown(Duration::from_secs(5)).await;
+    assert!(db.completion_calls() >= 2, "the completion was sent again");
+    assert_eq!(engine.metrics().lease_lost.get(), 0, "an applied completion is not a lost lease");
+    assert_eq!(outcomes(&store, &job).await, [(1, JobLogOutcome::Succeeded)]);
+    assert_eq!(runs.started(&job), 1);
+}
+
 /// No wrapper: a NUL in a handler's error or success message is stored as U+FFFD on both
 /// backends (PostgreSQL refuses NUL in text), and the completer is not wedged by it.
 async fn a_nul_byte_in_a_handler_message_is_stored_as_a_replacement_character(backend: Backend) {
@@ -595,6 +622,7 @@ async fn a_nul_byte_in_a_handler_message_is_stored_as_a_replacement_character(ba
 }
 
 on_both_backends!(
+    a_completion_sent_again_after_a_lost_commit_answer_counts_as_applied,
     shutdown_never_hands_back_a_job_whose_success_is_queued,
     a_blocked_exclusive_key_does_not_make_the_producer_poll_hot,
     a_late_lease_extension_does_not_revive_an_expired_lease,

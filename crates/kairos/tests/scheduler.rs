@@ -371,6 +371,7 @@ on_both_backends!(
     a_cron_trigger_fires_each_second_through_the_executor,
     a_firing_commits_ahead_runs_on_time_and_a_pause_cancels_it,
     simultaneous_firings_run_in_priority_order,
+    seed_004_diagnostics_run_verbatim,
     a_simple_trigger_fires_its_count_then_goes_with_its_non_durable_job,
     misfired_triggers_follow_their_instruction_after_downtime,
     a_paused_group_persists_and_catches_new_triggers,
@@ -380,8 +381,9 @@ on_both_backends!(
 );
 
 // Seed 004 §5's diagnostic queries, verbatim (the seed lost its quotes in transcription; they are
-// restored around 'MyScheduler' and the states). PostgreSQL: the seed's MySQL arithmetic on
-// NOW() runs through kairos's two operators (see 0004_scheduler.sql).
+// restored around 'MyScheduler' and the states). The seed's MySQL arithmetic on NOW() runs
+// through kairos's two operators on PostgreSQL (see 0004_scheduler.sql) and is translated to
+// the same meaning on SQLite (store-sqlite/src/now.rs).
 const SEED_004_HEARTBEAT: &str = "SELECT SCHED_NAME, INSTANCE_NAME, LAST_CHECKIN_TIME, NOW() - LAST_CHECKIN_TIME AS HEARTBEAT_AGE_SEC FROM qrtz_scheduler_state WHERE SCHED_NAME = 'MyScheduler';";
 const SEED_004_WAITING: &str = "SELECT TRIGGER_NAME, TRIGGER_GROUP, TRIGGER_STATE, NEXT_FIRE_TIME, PREV_FIRE_TIME, (NOW() * 1000 - NEXT_FIRE_TIME) AS DELAY_MS FROM qrtz_triggers WHERE SCHED_NAME = 'MyScheduler' AND TRIGGER_STATE = 'WAITING' ORDER BY NEXT_FIRE_TIME ASC LIMIT 5;";
 const SEED_004_FIRED: &str = "SELECT ENTRY_ID, TRIGGER_NAME, TRIGGER_GROUP, INSTANCE_NAME, FIRED_STATE, SCHED_TIME, ENTRY_TIME, (NOW() * 1000 - ENTRY_TIME) AS DURATION_MS FROM qrtz_fired_triggers WHERE SCHED_NAME = 'MyScheduler' AND FIRED_STATE IN ('ACQUIRED', 'EXECUTING') ORDER BY ENTRY_TIME ASC;";
@@ -481,9 +483,8 @@ async fn a_firing_commits_ahead_runs_on_time_and_a_pause_cancels_it(backend: Bac
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn seed_004_diagnostics_run_verbatim_on_postgres() {
-    let Some(fx) = Fixture::new(Backend::Postgres).await else { return };
+async fn seed_004_diagnostics_run_verbatim(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
     let runs: Runs = Default::default();
     // A slow job, so that a firing is seen ACQUIRED or EXECUTING.
     let engine = builder(&fx, &runs, Duration::from_secs(3)).build().await.unwrap();

@@ -122,6 +122,9 @@ impl From<kairos::Error> for ApiError {
     }
 }
 
+/// SQLite's message for SQLITE_FULL (a full disk, or the file at its size limit).
+const DISK_FULL: &str = "database or disk is full";
+
 /// The error and its causes on one line, for the log.
 fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
@@ -141,7 +144,10 @@ impl IntoResponse for ApiError {
             let reference = kairos_core::new_id();
             let detail = self.detail.as_deref().unwrap_or(message.as_str());
             tracing::error!(status = self.status.as_u16(), code = self.code, reference = %reference, detail, "request failed");
-            message = if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            message = if self.status == StatusCode::SERVICE_UNAVAILABLE && detail.contains(DISK_FULL) {
+                // SQLite's own words, safe to show: the caller learns why, and that it passes.
+                format!("the {DISK_FULL}; writes resume once space is freed (log reference {reference})")
+            } else if self.status == StatusCode::SERVICE_UNAVAILABLE {
                 format!("the database cannot be reached now; retry later (log reference {reference})")
             } else {
                 format!("internal error; the detail is in the server log under reference {reference}")

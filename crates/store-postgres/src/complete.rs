@@ -21,6 +21,7 @@ const RETRY: &str = include_str!("sql/complete_retry.sql");
 const DEAD_LETTER: &str = include_str!("sql/complete_dead_letter.sql");
 const LEASE_EXTEND: &str = include_str!("sql/lease_extend.sql");
 const RELEASE: &str = include_str!("sql/job_release.sql");
+const ALREADY_APPLIED: &str = include_str!("sql/complete_already_applied.sql");
 
 /// MESSAGE_ and EXCEPTION_MSG_ are varchar(4000): longer text would fail the whole batch.
 fn message(text: Option<&str>) -> Option<String> {
@@ -187,7 +188,33 @@ pub(crate) async fn complete_many(pool: &PgPool, completions: &[JobCompletion]) 
         tx.commit().await.db()?;
     }
     // Each applied completion wrote its own log row, so its log id says which entry applied.
-    Ok(log_ids.iter().map(|id| id.as_ref().is_some_and(|id| applied.contains(id))).collect())
+    let mut answer: Vec<bool> = log_ids.iter().map(|id| id.as_ref().is_some_and(|id| applied.contains(id))).collect();
+    let refused: Vec<usize> = (0..completions.len()).filter(|&i| log_ids[i].is_some() && !answer[i]).collect();
+    for i in already_applied(&mut conn, completions, &refused).await? {
+        answer[i] = true;
+    }
+    Ok(answer)
+}
+
+/// Those of `refused` (positions in `completions`) that an earlier call applied (see the SQL).
+async fn already_applied(
+    conn: &mut PgConnection,
+    completions: &[JobCompletion],
+    refused: &[usize],
+) -> Result<Vec<usize>> {
+    if refused.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<&str> = refused.iter().map(|&i| completions[i].job_id.as_str()).collect();
+    let attempts: Vec<i32> = refused.iter().map(|&i| completions[i].attempt).collect();
+    let nodes: Vec<&str> = refused.iter().map(|&i| completions[i].node.as_str()).collect();
+    let rows = sqlx::query(ALREADY_APPLIED).bind(ids).bind(attempts).bind(nodes).fetch_all(&mut *conn).await.db()?;
+    rows.iter()
+        .map(|row| {
+            let k: i64 = get(row, "i_")?;
+            Ok(refused[usize::try_from(k - 1).unwrap_or(0)])
+        })
+        .collect()
 }
 
 /// Runs one kind's statement; returns the log ids of the completions it applied.

@@ -28,11 +28,13 @@ struct Candidate {
     prev_attempts: i32,
     prev_lock_time: Option<Timestamp>,
     prev_lock_exp: Option<Timestamp>,
+    /// Whether the previous owner's handler had started (see `job_acquire_lock.sql`).
+    prev_started: bool,
 }
 
 /// One candidate as the candidate query encodes it: [ID_, EXCLUSIVE_, EXCLUSIVE_KEY_,
-/// LOCK_OWNER_, ATTEMPTS_, LOCK_TIME_, LOCK_EXP_TIME_, RETRIES_].
-type CandidateJson = (String, i64, Option<String>, Option<String>, i32, Option<String>, Option<String>, i32);
+/// LOCK_OWNER_, ATTEMPTS_, LOCK_TIME_, LOCK_EXP_TIME_, RETRIES_, STARTED_].
+type CandidateJson = (String, i64, Option<String>, Option<String>, i32, Option<String>, Option<String>, i32, i64);
 
 /// What one look at the candidates decided.
 #[derive(Default)]
@@ -62,9 +64,23 @@ fn ids_json(cs: &[Candidate]) -> String {
     json!(cs.iter().map(|c| &c.id).collect::<Vec<_>>()).to_string()
 }
 
-/// The ACT_HI_JOB_LOG row of the attempt whose expired lease `c` was.
+/// The ACT_HI_JOB_LOG row of the attempt whose expired lease `c` was: `abandoned`, or
+/// `not-started` when its handler never started (then it was no attempt and spent no retry).
 fn abandoned(c: &Candidate, job: &Job, message: String) -> Result<Option<LogRow>> {
     let Some(prev) = &c.prev_owner else { return Ok(None) };
+    if !c.prev_started {
+        return Ok(Some(LogRow {
+            job: JobFacts::of_job(job)?,
+            attempt: c.prev_attempts,
+            node: Some(prev.clone()),
+            start: c.prev_lock_time,
+            end: c.prev_lock_exp,
+            outcome: JobLogOutcome::NotStarted,
+            message: Some(format!(
+                "node {prev}'s lease expired before the handler started (the job was taken ahead of its due date); not counted as an attempt"
+            )),
+        }));
+    }
     Ok(Some(LogRow {
         job: JobFacts::of_job(job)?,
         attempt: c.prev_attempts,
@@ -160,15 +176,16 @@ async fn choose(w: &mut WriteTx<'_>, now: Timestamp, horizon: Timestamp, limit: 
             .map_err(|e| corrupt(format!("acquisition candidates cannot be read: {e}")))?;
         let mut keys = HashSet::new();
         let mut choice = Choice { take: Vec::with_capacity(limit.min(fetched)), exhausted: Vec::new() };
-        for (id, exclusive, key, prev_owner, prev_attempts, lock_time, lock_exp, retries) in window_rows {
+        for (id, exclusive, key, prev_owner, prev_attempts, lock_time, lock_exp, retries, started) in window_rows {
             let c = Candidate {
                 id,
                 prev_attempts,
+                prev_started: started != 0,
                 prev_lock_time: lock_time.as_deref().map(from_text).transpose()?,
                 prev_lock_exp: lock_exp.as_deref().map(from_text).transpose()?,
                 prev_owner,
             };
-            if c.prev_owner.is_some() && retries <= 1 {
+            if c.prev_owner.is_some() && c.prev_started && retries <= 1 {
                 choice.exhausted.push(c);
                 continue;
             }

@@ -62,9 +62,31 @@ impl SqliteStore {
         }
         insert_log_rows(&mut w.tx, &log, OP).await?;
         delete_bytearrays(&mut w.tx, stale_bytes, OP).await?;
+        let earlier = applied_earlier(&mut w.tx, cs, &applied).await?;
         w.commit(OP).await?;
-        Ok(applied)
+        Ok(applied.iter().zip(earlier).map(|(&now, before)| now || before).collect())
     }
+}
+
+/// For each completion the lease refused, whether an earlier call applied it (see the SQL); a
+/// job's second listing in one batch is not asked about and stays refused.
+async fn applied_earlier(conn: &mut SqliteConnection, cs: &[JobCompletion], applied: &[bool]) -> Result<Vec<bool>> {
+    let mut earlier = vec![false; cs.len()];
+    let mut seen = std::collections::HashSet::new();
+    for (i, c) in cs.iter().enumerate() {
+        if !seen.insert((c.job_id.as_str(), c.node.as_str(), c.attempt)) || applied[i] {
+            continue;
+        }
+        let row = sqlx::query(include_str!("sql/complete_already_applied.sql"))
+            .bind(&c.job_id)
+            .bind(c.attempt)
+            .bind(&c.node)
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(db_err(OP))?;
+        earlier[i] = rows::count(&row, "APPLIED_")? > 0;
+    }
+    Ok(earlier)
 }
 
 /// Writes one reschedule, retry or dead letter whose lease was checked in this transaction.

@@ -4,8 +4,9 @@
 use crate::SqliteStore;
 use crate::errors::db_err;
 use kairos_store::{Error, ErrorKind, Result};
+use sqlx::Connection;
 use sqlx::migrate::Migrator;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -62,26 +63,58 @@ fn options(path: PathBuf) -> SqliteConnectOptions {
         .pragma("cache_size", "-65536")
 }
 
+/// Whether a connection coming back to the pool may serve again. sqlx counts the transactions
+/// it opened on a connection; when a statement or COMMIT fails with SQLITE_FULL or SQLITE_IOERR,
+/// SQLite may already have rolled the transaction back itself, so sqlx's ROLLBACK on drop fails
+/// ("no transaction is active") and the count stays at one. Every later `BEGIN IMMEDIATE` on that
+/// connection would then fail ("begin_with at non-zero transaction depth") until a restart, so
+/// such a connection is closed instead and the pool opens a fresh one.
+///
+/// A dropped transaction only queues its rollback, so a connection that still counts one is
+/// pinged first: the answer comes after the worker has run that rollback.
+async fn reusable(conn: &mut SqliteConnection) -> sqlx::Result<bool> {
+    if !conn.is_in_transaction() {
+        return Ok(true);
+    }
+    conn.ping().await?;
+    let clean = !conn.is_in_transaction();
+    if !clean {
+        tracing::warn!("a sqlite connection was left inside a failed transaction; closing it");
+    }
+    Ok(clean)
+}
+
 impl SqliteStore {
-    /// Opens (creating it if missing) the database file of a `sqlite://PATH` URL. Relative paths
-    /// are relative to the working directory; `sqlite:///var/lib/kairos.db` is absolute.
-    /// `sqlite::memory:` is refused. The schema is not touched: call [`kairos_store::Store::migrate`].
-    pub async fn connect(url: &str) -> Result<SqliteStore> {
-        let path = path_of(url)?;
-        let pool = SqlitePoolOptions::new()
+    /// The connection options of a `sqlite://PATH` URL, with the pragmas kairos relies on. For
+    /// callers that build their own pool for [`SqliteStore::from_pool`].
+    pub fn connect_options(url: &str) -> Result<SqliteConnectOptions> {
+        Ok(options(path_of(url)?))
+    }
+
+    /// The pool settings [`SqliteStore::connect`] uses, including the check that closes a
+    /// connection a failed transaction left behind (see the crate docs). A pool given to
+    /// [`SqliteStore::from_pool`] should start from these.
+    pub fn pool_options() -> SqlitePoolOptions {
+        SqlitePoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .min_connections(1)
             .acquire_timeout(BUSY_TIMEOUT)
             // A connection to a local file does not go stale; pinging it before every use would
             // add a round trip to the connection's thread to every transaction.
             .test_before_acquire(false)
-            .connect_with(options(path.clone()))
-            .await
-            .map_err(|e| {
-                let mut err = db_err("connect")(e);
-                err.message = format!("cannot open {}: {}", path.display(), err.message);
-                err
-            })?;
+            .after_release(|conn, _| Box::pin(reusable(conn)))
+    }
+
+    /// Opens (creating it if missing) the database file of a `sqlite://PATH` URL. Relative paths
+    /// are relative to the working directory; `sqlite:///var/lib/kairos.db` is absolute.
+    /// `sqlite::memory:` is refused. The schema is not touched: call [`kairos_store::Store::migrate`].
+    pub async fn connect(url: &str) -> Result<SqliteStore> {
+        let path = path_of(url)?;
+        let pool = Self::pool_options().connect_with(options(path.clone())).await.map_err(|e| {
+            let mut err = db_err("connect")(e);
+            err.message = format!("cannot open {}: {}", path.display(), err.message);
+            err
+        })?;
         Ok(SqliteStore::from_pool(pool))
     }
 

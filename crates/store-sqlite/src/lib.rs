@@ -23,6 +23,7 @@ mod joblog;
 mod jobs;
 mod lease;
 mod nodes;
+mod now;
 mod operator;
 mod rows;
 mod time;
@@ -47,6 +48,8 @@ pub struct SqliteStore {
     writer: Arc<Mutex<()>>,
     /// The engine's write lists waiting for the next group commit (see `Store::write_all`).
     group: Arc<std::sync::Mutex<Vec<operator::Pending>>>,
+    /// Why the last write failed, while no write has committed since (`Store::write_failure`).
+    write_failure: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 /// A write transaction together with the in-process writer slot it holds.
@@ -66,7 +69,7 @@ impl SqliteStore {
     /// [`SqliteStore::connect`] sets (WAL, synchronous=FULL, a busy timeout); this constructor
     /// does not change them.
     pub fn from_pool(pool: SqlitePool) -> SqliteStore {
-        SqliteStore { pool, writer: Arc::new(Mutex::new(())), group: Arc::default() }
+        SqliteStore { pool, writer: Arc::new(Mutex::new(())), group: Arc::default(), write_failure: Arc::default() }
     }
 
     /// The pool, for callers that run kairos commands inside their own transaction (C1, see
@@ -81,6 +84,28 @@ impl SqliteStore {
         let tx = self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(db_err(op))?;
         Ok(WriteTx { tx, _slot: slot })
     }
+}
+
+impl SqliteStore {
+    /// Notes the outcome of a write operation for [`Store::write_failure`]: a failure to reach
+    /// or write the database is remembered; an operation that committed a change (`wrote`)
+    /// clears it. Conflicts and bad input say nothing about the disk and change nothing.
+    fn noted<T>(&self, result: Result<T>, wrote: impl FnOnce(&T) -> bool) -> Result<T> {
+        let update = match &result {
+            Ok(done) if wrote(done) => Some(None),
+            Err(e) if e.kind == ErrorKind::Unavailable => Some(Some(e.message.clone())),
+            _ => None,
+        };
+        if let Some(state) = update {
+            *self.write_failure.lock().unwrap_or_else(|e| e.into_inner()) = state;
+        }
+        result
+    }
+}
+
+/// For [`SqliteStore::noted`]: every successful call of the operation committed a change.
+fn always<T>(_: &T) -> bool {
+    true
 }
 
 /// The instant a transaction works at: `pinned` (tests) or the database clock, read on `conn`.
@@ -108,17 +133,21 @@ impl Store for SqliteStore {
         self.run_migrations().await
     }
 
+    fn write_failure(&self) -> Option<String> {
+        self.write_failure.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     async fn db_now(&self) -> Result<Timestamp> {
         let mut conn = self.pool.acquire().await.map_err(db_err("db_now"))?;
         now_on(&mut conn, None, "db_now").await
     }
 
     async fn job_insert(&self, job: &NewJob) -> Result<Job> {
-        self.insert_one(job).await
+        self.noted(self.insert_one(job).await, always)
     }
 
     async fn job_insert_many(&self, jobs: &[NewJob]) -> Result<u64> {
-        self.insert_many(jobs).await
+        self.noted(self.insert_many(jobs).await, |n| *n > 0)
     }
 
     async fn job_get(&self, table: JobTable, id: &str) -> Result<Option<Job>> {
@@ -130,27 +159,27 @@ impl Store for SqliteStore {
     }
 
     async fn job_acquire(&self, params: &JobAcquireParams) -> Result<Acquired> {
-        self.acquire(params).await
+        self.noted(self.acquire(params).await, |a| !a.jobs.is_empty())
     }
 
     async fn job_lease_extend(&self, params: &LeaseExtendParams) -> Result<Vec<String>> {
-        self.lease_extend(params).await
+        self.noted(self.lease_extend(params).await, |kept| !kept.is_empty())
     }
 
     async fn job_complete_many(&self, completions: &[JobCompletion]) -> Result<Vec<bool>> {
-        self.complete_many(completions).await
+        self.noted(self.complete_many(completions).await, |done| done.iter().any(|&applied| applied))
     }
 
     async fn job_release(&self, params: &JobReleaseParams) -> Result<u64> {
-        self.release(params).await
+        self.noted(self.release(params).await, |n| *n > 0)
     }
 
     async fn job_execute_now(&self, id: &str) -> Result<Job> {
-        self.execute_now(id).await
+        self.noted(self.execute_now(id).await, always)
     }
 
     async fn job_delete(&self, table: JobTable, id: &str, force: bool) -> Result<()> {
-        self.delete(table, id, force).await
+        self.noted(self.delete(table, id, force).await, always)
     }
 
     async fn job_next_due(&self) -> Result<NextDue> {
@@ -162,7 +191,7 @@ impl Store for SqliteStore {
     }
 
     async fn deadletter_move(&self, id: &str, retries: i32) -> Result<Job> {
-        self.move_dead_letter(id, retries).await
+        self.noted(self.move_dead_letter(id, retries).await, always)
     }
 
     async fn job_counts(&self) -> Result<JobCounts> {
@@ -178,15 +207,15 @@ impl Store for SqliteStore {
     }
 
     async fn node_register(&self, node: &NodeRegistration) -> Result<NodeRegistered> {
-        self.register(node).await
+        self.noted(self.register(node).await, always)
     }
 
     async fn node_heartbeat(&self, node: &NodeRegistration) -> Result<Timestamp> {
-        self.heartbeat(node).await
+        self.noted(self.heartbeat(node).await, always)
     }
 
     async fn node_stop(&self, id: &str) -> Result<()> {
-        self.stop(id).await
+        self.noted(self.stop(id).await, always)
     }
 
     async fn node_list(&self) -> Result<Vec<NodeInfo>> {
@@ -202,7 +231,7 @@ impl Store for SqliteStore {
     }
 
     async fn write_all(&self, writes: &[kairos_store::Write]) -> Result<Vec<u64>> {
-        self.engine_write_all(writes).await
+        self.noted(self.engine_write_all(writes).await, always)
     }
 
     async fn sql_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
@@ -210,6 +239,6 @@ impl Store for SqliteStore {
     }
 
     async fn sql_execute(&self, sql: &str, binds: &[SqlValue]) -> Result<u64> {
-        self.operator_execute(sql, binds).await
+        self.noted(self.operator_execute(sql, binds).await, |n| *n > 0)
     }
 }

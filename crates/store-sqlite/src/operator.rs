@@ -56,14 +56,25 @@ pub(crate) struct Pending {
     reply: tokio::sync::oneshot::Sender<Result<Vec<u64>>>,
 }
 
+/// What became of one caller's writes inside the group's transaction.
+enum Savepoint {
+    /// Applied (`Ok`) or rolled back alone (`Err`, the caller's error); the transaction goes on.
+    Done(Result<Vec<u64>>),
+    /// A statement failed and SQLite rolled the whole transaction back with it (SQLITE_FULL,
+    /// SQLITE_IOERR): the savepoint is gone, and so are the writes of the callers before.
+    Aborted(kairos_store::Error),
+}
+
 /// Runs one caller's writes inside a savepoint of the group's transaction: on any failure they
 /// are rolled back alone and the error is that caller's.
 async fn run_in_savepoint(
     tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
     writes: &[kairos_store::Write],
-) -> Result<Vec<u64>> {
+) -> Savepoint {
     const OP: &str = "write_all";
-    sqlx::query("SAVEPOINT kairos_write").execute(&mut **tx).await.map_err(operator_err(OP))?;
+    if let Err(e) = sqlx::query("SAVEPOINT kairos_write").execute(&mut **tx).await {
+        return Savepoint::Aborted(db_err(OP)(e));
+    }
     let mut affected = Vec::with_capacity(writes.len());
     let mut failure = None;
     for (i, write) in writes.iter().enumerate() {
@@ -89,12 +100,26 @@ async fn run_in_savepoint(
         }
     }
     if let Some(e) = failure {
-        sqlx::query("ROLLBACK TO kairos_write").execute(&mut **tx).await.map_err(operator_err(OP))?;
-        sqlx::query("RELEASE kairos_write").execute(&mut **tx).await.map_err(operator_err(OP))?;
-        return Err(e);
+        if sqlx::query("ROLLBACK TO kairos_write").execute(&mut **tx).await.is_err() {
+            return Savepoint::Aborted(e);
+        }
+        if let Err(e) = sqlx::query("RELEASE kairos_write").execute(&mut **tx).await {
+            return Savepoint::Aborted(db_err(OP)(e));
+        }
+        return Savepoint::Done(Err(e));
     }
-    sqlx::query("RELEASE kairos_write").execute(&mut **tx).await.map_err(operator_err(OP))?;
-    Ok(affected)
+    match sqlx::query("RELEASE kairos_write").execute(&mut **tx).await {
+        Ok(_) => Savepoint::Done(Ok(affected)),
+        Err(e) => Savepoint::Aborted(db_err(OP)(e)),
+    }
+}
+
+/// `cause` for each caller of a group whose transaction failed as a whole: the cause (a full
+/// disk, a broken connection) is the database's, not any one caller's.
+fn fail_all(batch: Vec<Pending>, cause: &kairos_store::Error) {
+    for p in batch {
+        let _ = p.reply.send(Err(kairos_store::Error::new(cause.kind, cause.message.clone())));
+    }
 }
 
 /// Runs a handler's staged write inside the completion's transaction (see `JobEffect`).
@@ -142,17 +167,14 @@ impl SqliteStore {
         const OP: &str = "write_all";
         let mut tx = match self.pool.begin_with("BEGIN IMMEDIATE").await {
             Ok(tx) => tx,
-            Err(e) => {
-                let message = e.to_string();
-                for p in batch {
-                    let _ = p.reply.send(Err(db_err(OP)(sqlx::Error::Protocol(message.clone()))));
-                }
-                return;
-            }
+            Err(e) => return fail_all(batch, &db_err(OP)(e)),
         };
         let mut results = Vec::with_capacity(batch.len());
         for p in &batch {
-            results.push(run_in_savepoint(&mut tx, &p.writes).await);
+            match run_in_savepoint(&mut tx, &p.writes).await {
+                Savepoint::Done(r) => results.push(r),
+                Savepoint::Aborted(cause) => return fail_all(batch, &cause),
+            }
         }
         match tx.commit().await {
             Ok(()) => {
@@ -160,17 +182,14 @@ impl SqliteStore {
                     let _ = p.reply.send(r);
                 }
             }
-            Err(e) => {
-                let message = e.to_string();
-                for p in batch {
-                    let _ = p.reply.send(Err(db_err(OP)(sqlx::Error::Protocol(message.clone()))));
-                }
-            }
+            Err(e) => fail_all(batch, &db_err(OP)(e)),
         }
     }
 
     pub(crate) async fn operator_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
-        let rows = bind_all(sql, binds)?.fetch_all(&self.pool).await.map_err(operator_err("sql_query"))?;
+        // The seeds' NOW() arithmetic, as PostgreSQL runs it (see `now.rs`).
+        let sql = crate::now::translate(sql);
+        let rows = bind_all(&sql, binds)?.fetch_all(&self.pool).await.map_err(operator_err("sql_query"))?;
         rows.iter().map(decode_row).collect()
     }
 
@@ -178,7 +197,7 @@ impl SqliteStore {
     /// other writers.
     pub(crate) async fn operator_execute(&self, sql: &str, binds: &[SqlValue]) -> Result<u64> {
         const OP: &str = "sql_execute";
-        let q = bind_all(sql, binds)?;
+        let q = bind_all(&crate::now::translate(sql), binds)?;
         let mut w = self.write(OP).await?;
         let n = q.execute(&mut *w.tx).await.map_err(operator_err(OP))?.rows_affected();
         w.commit(OP).await?;

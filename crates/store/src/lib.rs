@@ -72,6 +72,17 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// The database's current instant: the one clock of the cluster (SPEC J9).
     async fn db_now(&self) -> Result<Timestamp>;
 
+    /// Why this node cannot write, if it cannot: the message of the last write that failed
+    /// because the database could not take it ([`ErrorKind::Unavailable`]: a full disk, an I/O
+    /// error, a read-only file, a lock held past the busy timeout), while no write has committed
+    /// since. `GET /health` answers 503 with it, so a node that can still read (and hence looks
+    /// alive) but cannot write leaves the load balancer's rotation, and comes back by itself at
+    /// the first write that commits (the executor's heartbeat, at the latest). A backend whose
+    /// reads fail as soon as its writes do may keep the default: nothing to report.
+    fn write_failure(&self) -> Option<String> {
+        None
+    }
+
     // ----- jobs ---------------------------------------------------------------------------
 
     /// Inserts one job; its due date is resolved against the database clock in the same
@@ -96,9 +107,12 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     async fn job_lease_extend(&self, params: &LeaseExtendParams) -> Result<Vec<String>>;
 
     /// Finishes attempts, all in one transaction, each fenced by its lease (id + owner +
-    /// attempt). Returns, in input order, whether each completion was applied (`false`: the lease
+    /// attempt). Returns, in input order, whether each completion is applied (`false`: the lease
     /// was lost and nothing was written for that job). Writes one ACT_HI_JOB_LOG row per
-    /// applied completion.
+    /// applied completion. A completion an earlier call already applied (its COMMIT succeeded
+    /// but the answer was lost, and the caller sent it again) answers `true` without writing
+    /// anything again: its attempt's log row tells "already applied" from "lease lost". A job
+    /// listed twice in one call is applied once; the repeat answers `false`.
     async fn job_complete_many(&self, completions: &[JobCompletion]) -> Result<Vec<bool>>;
 
     /// Hands running jobs back on graceful shutdown: clears their locks without spending a

@@ -9,6 +9,9 @@
 //! * [`Faulty::refuse_completions_of`]: a completion batch holding one job's outcome fails with
 //!   [`ErrorKind::Other`] (a value the database refuses, as PostgreSQL refuses NUL in text);
 //!   a dead letter for that job is still accepted.
+//! * [`Faulty::lose_answer_of`]: the next completion batch holding one job's outcome is
+//!   applied and committed, and then answers [`ErrorKind::Unavailable`] (the connection broke
+//!   after the COMMIT: the caller cannot know it applied), once.
 //! * [`Faulty::fail_write_binding`]: the next `write_all` that binds a given value (an
 //!   instance id: a command on that instance) fails with [`ErrorKind::Unavailable`], once.
 //! * counters of acquisitions and completion calls.
@@ -34,6 +37,8 @@ pub struct Faulty {
     hang_keeper: AtomicBool,
     completions_unavailable: AtomicBool,
     refused_job: Mutex<Option<String>>,
+    lost_answer_of: Mutex<Option<String>>,
+    lost_answers: AtomicU64,
     failing_write: Mutex<Option<String>>,
     acquisitions: AtomicU64,
     completion_calls: AtomicU64,
@@ -47,6 +52,8 @@ impl Faulty {
             hang_keeper: AtomicBool::new(false),
             completions_unavailable: AtomicBool::new(false),
             refused_job: Mutex::new(None),
+            lost_answer_of: Mutex::new(None),
+            lost_answers: AtomicU64::new(0),
             failing_write: Mutex::new(None),
             acquisitions: AtomicU64::new(0),
             completion_calls: AtomicU64::new(0),
@@ -75,6 +82,18 @@ impl Faulty {
     /// other than a dead letter.
     pub fn refuse_completions_of(&self, id: Option<&str>) {
         *self.refused_job.lock().unwrap() = id.map(str::to_string);
+    }
+
+    /// The next completion batch holding job `id`'s outcome commits, then answers
+    /// `ErrorKind::Unavailable` as if the connection broke before the answer; later ones go
+    /// through.
+    pub fn lose_answer_of(&self, id: &str) {
+        *self.lost_answer_of.lock().unwrap() = Some(id.to_string());
+    }
+
+    /// Completion batches whose answer `lose_answer_of` dropped.
+    pub fn lost_answers(&self) -> u64 {
+        self.lost_answers.load(Ordering::SeqCst)
     }
 
     /// The next `write_all` binding the text `value` fails with `ErrorKind::Unavailable`
@@ -165,7 +184,23 @@ pass_through! {
                 self.refused_calls.fetch_add(1, Ordering::SeqCst);
                 return Err(Error::new(ErrorKind::Other, format!("simulated refusal: a value of job {id} cannot be stored")));
             }
-            self.inner.job_complete_many(completions).await
+            let lose = {
+                let mut lost = self.lost_answer_of.lock().unwrap();
+                let hit = lost.as_deref().is_some_and(|id| completions.iter().any(|c| c.job_id == id));
+                if hit {
+                    *lost = None;
+                }
+                hit
+            };
+            let applied = self.inner.job_complete_many(completions).await?;
+            if lose {
+                self.lost_answers.fetch_add(1, Ordering::SeqCst);
+                return Err(Error::new(
+                    ErrorKind::Unavailable,
+                    format!("simulated lost answer: {applied:?} committed, then the connection broke"),
+                ));
+            }
+            Ok(applied)
         }
     }
 

@@ -10,6 +10,9 @@
 --
 -- An expired lease on the job's last retry (RETRIES_ 1) is not run again: the abandoned attempt
 -- spent that retry, so the job goes to the dead letters in this same statement (docs/jobs.md).
+-- Unless its handler never started: a lease taken ahead of the due date (the lookahead) keeps
+-- LOCK_TIME_ before DUEDATE_ until its node starts the handler (lease_extend.sql moves it), and
+-- such a lease expiring was no attempt (`DUEDATE_ > LOCK_TIME_`: taken again, no retry spent).
 --
 -- Three scans, each FOR UPDATE SKIP LOCKED so concurrent nodes pass over each other's rows
 -- instead of waiting or deadlocking (seed 001 line 1): expired leases first (few, and they
@@ -51,7 +54,7 @@ undated AS (
           WHERE o.EXCLUSIVE_KEY_ = j.EXCLUSIVE_KEY_ AND o.EXCLUSIVE_ AND o.ID_ <> j.ID_
             AND o.LOCK_OWNER_ IS NOT NULL AND o.LOCK_EXP_TIME_ > coalesce($4, now())))
     ORDER BY j.ID_
-    LIMIT greatest($2 - (SELECT count(*) FROM expired WHERE RETRIES_ > 1), 0)
+    LIMIT greatest($2 - (SELECT count(*) FROM expired WHERE RETRIES_ > 1 OR coalesce(DUEDATE_ > LOCK_TIME_, false)), 0)
     FOR UPDATE OF j SKIP LOCKED
 ),
 dated AS (
@@ -69,14 +72,14 @@ dated AS (
           WHERE o.EXCLUSIVE_KEY_ = j.EXCLUSIVE_KEY_ AND o.EXCLUSIVE_ AND o.ID_ <> j.ID_
             AND o.LOCK_OWNER_ IS NOT NULL AND o.LOCK_EXP_TIME_ > coalesce($4, now())))
     ORDER BY j.DUEDATE_, j.PRIORITY_ DESC
-    LIMIT greatest($2 - (SELECT count(*) FROM expired WHERE RETRIES_ > 1) - (SELECT count(*) FROM undated), 0)
+    LIMIT greatest($2 - (SELECT count(*) FROM expired WHERE RETRIES_ > 1 OR coalesce(DUEDATE_ > LOCK_TIME_, false)) - (SELECT count(*) FROM undated), 0)
     FOR UPDATE OF j SKIP LOCKED
 ),
 exhausted AS (
-    SELECT * FROM expired WHERE RETRIES_ <= 1
+    SELECT * FROM expired WHERE RETRIES_ <= 1 AND NOT coalesce(DUEDATE_ > LOCK_TIME_, false)
 ),
 locked AS (
-    SELECT * FROM expired WHERE RETRIES_ > 1 UNION ALL SELECT * FROM undated UNION ALL SELECT * FROM dated
+    SELECT * FROM expired WHERE RETRIES_ > 1 OR coalesce(DUEDATE_ > LOCK_TIME_, false) UNION ALL SELECT * FROM undated UNION ALL SELECT * FROM dated
 ),
 -- At most one job per exclusive key per acquisition: the first in due order. The others stay
 -- locked by this transaction until it ends, then wait for the next round.

@@ -10,7 +10,8 @@ clock AS MATERIALIZED (
 ),
 -- Taken only when no exclusive candidate awaits statement 2, so one acquisition has one clock.
 -- A row taken over from an expired lease spends a retry: the abandoned attempt counts
--- (unlike Camunda #2858, where a poison job that kills its node loops forever).
+-- (unlike Camunda #2858, where a poison job that kills its node loops forever), if its handler
+-- had started (see acquire_candidates.sql: `DUEDATE_ > LOCK_TIME_` means it had not).
 taken AS (
     UPDATE ACT_RU_JOB j
     SET LOCK_OWNER_ = $1,
@@ -18,11 +19,13 @@ taken AS (
         LOCK_EXP_TIME_ = t.now + $3,
         ATTEMPTS_ = j.ATTEMPTS_ + 1,
         REV_ = j.REV_ + 1,
-        RETRIES_ = CASE WHEN c.LOCK_OWNER_ IS NULL THEN j.RETRIES_ ELSE j.RETRIES_ - 1 END
+        RETRIES_ = CASE WHEN c.LOCK_OWNER_ IS NULL OR coalesce(c.DUEDATE_ > c.LOCK_TIME_, false)
+                        THEN j.RETRIES_ ELSE j.RETRIES_ - 1 END
     FROM chosen c, clock t, flags f
     WHERE j.ID_ = c.ID_ AND NOT f.has_exclusive
     RETURNING j.*,
               c.LOCK_OWNER_ AS abandoned_by_,
+              coalesce(c.DUEDATE_ > c.LOCK_TIME_, false) AS unstarted_,
               c.LOCK_TIME_ AS abandoned_start_,
               coalesce(c.LOCK_EXP_TIME_, t.now) AS abandoned_end_
 ),
@@ -62,21 +65,25 @@ abandoned AS (
     SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
                   PLACING substring(int8send((extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3)
                   FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid::text,
-           a.job_id, a.attempt, a.node, a.started, a.ended, 'abandoned', a.message, a.job_type,
+           a.job_id, a.attempt, a.node, a.started, a.ended, a.outcome, a.message, a.job_type,
            a.handler_type, a.process_instance_id, a.element_id, a.exclusive_key, a.duedate,
            a.tenant_id
     FROM (
         SELECT u.ID_ AS job_id, u.ATTEMPTS_ - 1 AS attempt, u.abandoned_by_ AS node,
                u.abandoned_start_ AS started, u.abandoned_end_ AS ended,
-               'the lease of node ' || u.abandoned_by_ || ' expired before the attempt finished; node '
-                   || $1 || ' took the job over' AS message,
+               CASE WHEN u.unstarted_ THEN 'not-started' ELSE 'abandoned' END AS outcome,
+               CASE WHEN u.unstarted_
+                    THEN 'the lease of node ' || u.abandoned_by_ || ' expired before the handler started (the job '
+                         || 'was taken ahead of its due date); not counted as an attempt'
+                    ELSE 'the lease of node ' || u.abandoned_by_ || ' expired before the attempt finished; node '
+                         || $1 || ' took the job over' END AS message,
                u.TYPE_ AS job_type, u.HANDLER_TYPE_ AS handler_type,
                u.PROCESS_INSTANCE_ID_ AS process_instance_id, u.ELEMENT_ID_ AS element_id,
                u.EXCLUSIVE_KEY_ AS exclusive_key, u.DUEDATE_ AS duedate, u.TENANT_ID_ AS tenant_id
         FROM taken u
         WHERE u.abandoned_by_ IS NOT NULL
         UNION ALL
-        SELECT b.ID_, b.ATTEMPTS_, b.LOCK_OWNER_, b.LOCK_TIME_, coalesce(b.LOCK_EXP_TIME_, t.now),
+        SELECT b.ID_, b.ATTEMPTS_, b.LOCK_OWNER_, b.LOCK_TIME_, coalesce(b.LOCK_EXP_TIME_, t.now), 'abandoned',
                'the lease of node ' || b.LOCK_OWNER_ || ' expired on the last retry; node ' || $1
                    || ' moved the job to the dead letters',
                b.TYPE_, b.HANDLER_TYPE_, b.PROCESS_INSTANCE_ID_, b.ELEMENT_ID_, b.EXCLUSIVE_KEY_,
@@ -92,7 +99,7 @@ FROM clock t
 LEFT JOIN (
     SELECT false AS has_exclusive_, u.* FROM taken u
     UNION ALL
-    SELECT true, c.*, NULL::varchar, NULL::timestamptz, NULL::timestamptz
+    SELECT true, c.*, NULL::varchar, NULL::boolean, NULL::timestamptz, NULL::timestamptz
     FROM chosen c
     CROSS JOIN flags f
     LEFT JOIN got g ON c.EXCLUSIVE_ AND g.k = c.EXCLUSIVE_KEY_

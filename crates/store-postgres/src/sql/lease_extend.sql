@@ -10,8 +10,12 @@
 -- does not treat a completing job's missing extension as a lost lease) or one another command
 -- is deleting or moving (its lease is going anyway); the next extension, a third of the lock
 -- time later, sees it again.
+-- An extension is also how a node says the handler of a job it took ahead of its due date
+-- starts now: LOCK_TIME_ (the attempt's start) moves from the acquisition to the due date, and
+-- from then on a take-over counts the attempt (acquire_candidates.sql).
 UPDATE ACT_RU_JOB j
-SET LOCK_EXP_TIME_ = date_trunc('milliseconds', now()) + $4
+SET LOCK_EXP_TIME_ = date_trunc('milliseconds', now()) + $4,
+    LOCK_TIME_ = CASE WHEN j.DUEDATE_ > j.LOCK_TIME_ THEN j.DUEDATE_ ELSE j.LOCK_TIME_ END
 FROM unnest($2::text[], $3::int4[]) AS l(id, attempt)
 -- IS NOT DISTINCT FROM keeps ATTEMPTS_ out of the join keys (see complete_delete.sql).
 WHERE j.ID_ IN (SELECT ID_ FROM ACT_RU_JOB WHERE ID_ = ANY ($2::text[]) FOR UPDATE SKIP LOCKED)

@@ -71,10 +71,12 @@ WITH undated AS (
 )
 -- One row for the whole window (streaming a row per job through the driver costs more than
 -- the query): each candidate as [ID_, EXCLUSIVE_, EXCLUSIVE_KEY_, LOCK_OWNER_, ATTEMPTS_,
--- LOCK_TIME_, LOCK_EXP_TIME_, RETRIES_], in due order.
+-- LOCK_TIME_, LOCK_EXP_TIME_, RETRIES_, STARTED_], in due order; STARTED_ says whether the
+-- handler of an expired lease's attempt had started (see job_acquire_lock.sql).
 SELECT COUNT(*) AS FETCHED_,
        json_group_array(
-           json_array(ID_, EXCLUSIVE_, EXCLUSIVE_KEY_, LOCK_OWNER_, ATTEMPTS_, LOCK_TIME_, LOCK_EXP_TIME_, RETRIES_)
+           json_array(ID_, EXCLUSIVE_, EXCLUSIVE_KEY_, LOCK_OWNER_, ATTEMPTS_, LOCK_TIME_, LOCK_EXP_TIME_, RETRIES_,
+                      NOT coalesce(DUEDATE_ > LOCK_TIME_, 0))
            ORDER BY DUEDATE_ NULLS FIRST, PRIORITY_ DESC, ID_
        ) AS CANDIDATES_
 FROM picked

@@ -313,3 +313,49 @@ pub async fn lease_extension_does_not_revive_an_expired_lease(store: &dyn Store)
     let row = must_get(store, &j.id).await;
     assert_eq!(row.lock_exp_time, Some(t0 - SignedDuration::from_mins(9)), "LOCK_EXP_TIME_ untouched");
 }
+
+/// A lease taken ahead of its job's due date (the lookahead) whose node dies before the handler
+/// starts was no attempt: its take-over spends no retry and logs `not-started`, and a job on its
+/// last retry runs again instead of going to the dead letters. Once the node marks the start (a
+/// lease extension, which moves LOCK_TIME_ to the due date), a take-over counts the attempt.
+pub async fn acquire_takes_over_an_unstarted_lookahead_lease_without_spending_a_retry(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let unstarted = insert(store, NewJob { retries: 1, ..due_at("timer", t0 + millis(80)) }).await;
+    let started = insert(store, due_at("timer", t0 + millis(90))).await;
+    let ahead =
+        JobAcquireParams { node: "n1".into(), limit: 10, lock_time: LOCK, now: Some(t0), lookahead: millis(100) };
+    assert_eq!(store.job_acquire(&ahead).await.expect("job_acquire").jobs.len(), 2);
+
+    // n1 reaches the due date of one job and marks its start before running the handler.
+    let mark = crate::LeaseExtendParams { node: "n1".into(), jobs: vec![(started.id.clone(), 1)], lock_time: LOCK };
+    assert_eq!(store.job_lease_extend(&mark).await.expect("job_lease_extend"), vec![started.id.clone()]);
+    assert_eq!(
+        must_get(store, &started.id).await.lock_time,
+        Some(t0 + millis(90)),
+        "the attempt starts at the due date"
+    );
+    assert_eq!(must_get(store, &unstarted.id).await.lock_time, Some(t0), "not started: still the acquisition");
+
+    // n1 dies; n2 takes both over once the leases have expired.
+    let got = acquire(store, "n2", Some(now(store).await + LOCK + LOCK), 10, LOCK).await;
+    assert_eq!(got.jobs.len(), 2, "{got:?}");
+    let u = must_get(store, &unstarted.id).await;
+    assert_eq!(
+        (u.retries, u.attempts, u.lock_owner.as_deref()),
+        (1, 2, Some("n2")),
+        "no retry spent, not dead-lettered"
+    );
+    let s = must_get(store, &started.id).await;
+    assert_eq!((s.retries, s.attempts), (2, 2), "the started attempt counts");
+    let outcome =
+        |log: Vec<JobLogEntry>| log.iter().map(|l| (l.attempt, l.node.clone(), l.outcome)).collect::<Vec<_>>();
+    assert_eq!(
+        outcome(log_of(store, &unstarted.id).await),
+        vec![(1, Some("n1".into()), kairos_core::JobLogOutcome::NotStarted)]
+    );
+    assert_eq!(
+        outcome(log_of(store, &started.id).await),
+        vec![(1, Some("n1".into()), kairos_core::JobLogOutcome::Abandoned)]
+    );
+    assert_eq!(store.job_get(JobTable::DeadLetter, &unstarted.id).await.expect("job_get"), None);
+}

@@ -46,7 +46,7 @@ pub async fn complete_delete_removes_the_row_and_logs_success(store: &dyn Store)
     assert_eq!(row.exclusive_key.as_deref(), Some("pi-7"));
     assert_eq!(row.duedate, Some(t0 - secs(1)));
     assert_eq!(row.tenant_id.as_deref(), Some("acme"));
-    assert_eq!(complete(store, &[c]).await, vec![false], "a second completion finds no row");
+    assert_eq!(complete(store, &[c]).await, vec![true], "the same completion again: already applied, not twice");
     assert_eq!(log_rows(store).await, 1);
 }
 
@@ -453,4 +453,37 @@ pub async fn complete_merges_the_effects_of_a_batch_without_changing_them(store:
     }
     assert_eq!(complete(store, &twins[..1]).await, vec![true], "alone, the first completion applies");
     assert_eq!(scalar(store, "SELECT COUNT(*) FROM merged_row", &[]).await, 6, "one row in, b0 out");
+}
+
+/// A completion sent again after its answer was lost (the COMMIT applied, the connection broke
+/// before saying so) answers "applied", not "lease lost", and writes nothing twice; a
+/// completion whose lease was really lost still answers `false`.
+pub async fn complete_sent_again_after_a_lost_answer_answers_applied(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let done = running(store, due_at("once", t0 - secs(1)), "n1", t0).await;
+    let failing = running(store, due_at("twice", t0 - secs(1)), "n1", t0).await;
+    let retry = Completion::Retry { retries: 2, due: t0 + secs(60), message: "boom".into(), stack: "boom".into() };
+    let first = [completion(&done, success()), completion(&failing, retry.clone())];
+    assert_eq!(complete(store, &first).await, vec![true, true]);
+    let (logs, after) = (log_rows(store).await, must_get(store, &failing.id).await);
+
+    assert_eq!(complete(store, &first).await, vec![true, true], "sent again: already applied");
+    assert_eq!(complete(store, &first[1..]).await, vec![true], "alone too");
+    assert_eq!(log_rows(store).await, logs, "no second log row");
+    assert_eq!(must_get(store, &failing.id).await, after, "the retry is not applied twice");
+    assert_eq!(get(store, &done.id).await, None);
+
+    // The retried job runs again (attempt 2) and n1 loses that lease to n2: n1's late
+    // completion of attempt 2 is refused, while its resend of attempt 1 is still "applied".
+    let again = acquire(store, "n1", Some(t0 + secs(61)), 10, LOCK).await.jobs[0].job.clone();
+    assert_eq!(again.attempts, 2);
+    let taken = acquire(store, "n2", Some(t0 + secs(61) + LOCK), 10, LOCK).await.jobs[0].job.clone();
+    assert_eq!(taken.attempts, 3);
+    assert_eq!(complete(store, &[completion(&again, success())]).await, vec![false], "lease lost");
+    assert_eq!(complete(store, &first[1..]).await, vec![true]);
+    // Listed twice in one call: applied once, the repeat refused.
+    assert_eq!(
+        complete(store, &[completion(&taken, success()), completion(&taken, success())]).await,
+        vec![true, false]
+    );
 }

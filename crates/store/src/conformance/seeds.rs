@@ -179,3 +179,58 @@ pub async fn operator_sql_binds_and_decodes_values(store: &dyn Store) {
     assert!(store.sql_query("SELECT NO_SUCH_COLUMN_ FROM ACT_RU_JOB", &[]).await.is_err());
     assert!(store.sql_execute("UPDATE NO_SUCH_TABLE SET X = 1", &[]).await.is_err());
 }
+
+/// Seed 004 §5.1: scheduler heartbeats (the seed's MySQL `NOW()` arithmetic, quotes restored).
+pub const SEED_004_HEARTBEAT: &str = "SELECT SCHED_NAME, INSTANCE_NAME, LAST_CHECKIN_TIME, NOW() - LAST_CHECKIN_TIME AS HEARTBEAT_AGE_SEC FROM qrtz_scheduler_state WHERE SCHED_NAME = 'MyScheduler';";
+/// Seed 004 §5.3: firings in flight.
+pub const SEED_004_FIRED: &str = "SELECT ENTRY_ID, TRIGGER_NAME, TRIGGER_GROUP, INSTANCE_NAME, FIRED_STATE, SCHED_TIME, ENTRY_TIME, (NOW() * 1000 - ENTRY_TIME) AS DURATION_MS FROM qrtz_fired_triggers WHERE SCHED_NAME = 'MyScheduler' AND FIRED_STATE IN ('ACQUIRED', 'EXECUTING') ORDER BY ENTRY_TIME ASC;";
+
+fn number(v: &SqlValue) -> f64 {
+    match v {
+        SqlValue::Int(i) => *i as f64,
+        SqlValue::Float(f) => *f,
+        SqlValue::Text(s) => s.parse().unwrap_or_else(|_| panic!("expected a number, got {v:?}")),
+        other => panic!("expected a number, got {other:?}"),
+    }
+}
+
+/// Seed 004 §5's `NOW()` arithmetic means the same on both backends: `NOW() - ms_column` the
+/// seconds since that epoch-ms instant, `NOW() * 1000` the epoch ms; and a bare `NOW()` compares
+/// with the ACT_* times.
+pub async fn seed_004_now_arithmetic_runs_verbatim(store: &dyn Store) {
+    let t0 = now(store).await;
+    let t0_ms = t0.as_millisecond();
+    store
+        .sql_execute(
+            "INSERT INTO QRTZ_SCHEDULER_STATE (SCHED_NAME, INSTANCE_NAME, LAST_CHECKIN_TIME, CHECKIN_INTERVAL) VALUES ('MyScheduler', 'n1', ?, 7500)",
+            &[SqlValue::Int(t0_ms - 5_000)],
+        )
+        .await
+        .expect("a check-in 5 s ago");
+    store
+        .sql_execute(
+            "INSERT INTO QRTZ_FIRED_TRIGGERS (SCHED_NAME, ENTRY_ID, TRIGGER_NAME, TRIGGER_GROUP, INSTANCE_NAME, FIRED_TIME, SCHED_TIME, PRIORITY, STATE) VALUES ('MyScheduler', 'e1', 't1', 'g1', 'n1', ?, ?, 5, 'EXECUTING')",
+            &[SqlValue::Int(t0_ms - 30_000), SqlValue::Int(t0_ms - 30_000)],
+        )
+        .await
+        .expect("a firing 30 s ago");
+    let later = now(store).await;
+    let elapsed = later.duration_since(t0).as_secs_f64();
+
+    let hb = query(store, SEED_004_HEARTBEAT, &[]).await;
+    assert_eq!(hb.len(), 1, "{hb:?}");
+    let age = number(&hb[0][3]);
+    assert!((5.0..=5.0 + elapsed + 1.0).contains(&age), "HEARTBEAT_AGE_SEC is seconds since the check-in: {age}");
+
+    let fired = query(store, SEED_004_FIRED, &[]).await;
+    assert_eq!(fired.len(), 1, "{fired:?}");
+    let duration = number(&fired[0][7]);
+    let most = 30_000.0 + (elapsed + 1.0) * 1000.0;
+    assert!((29_000.0..=most).contains(&duration), "DURATION_MS is milliseconds since the firing: {duration}");
+
+    let past = query(store, "SELECT COUNT(*) FROM ACT_RU_JOB WHERE CREATE_TIME_ < NOW()", &[]).await;
+    assert!(past[0][0].as_i64().is_some(), "a bare NOW() compares with the ACT_* times: {past:?}");
+    insert(store, message("x")).await;
+    let before = query(store, "SELECT COUNT(*) FROM ACT_RU_JOB WHERE CREATE_TIME_ <= NOW()", &[]).await;
+    assert_eq!(before[0][0].as_i64(), Some(1), "a job created before now is before NOW()");
+}
