@@ -12,7 +12,7 @@ mod deploy;
 mod external;
 mod migrate;
 mod requests;
-mod rows;
+pub(crate) mod rows;
 mod views;
 
 pub use deploy::{DefinitionInfo, DeploymentInfo};
