@@ -50,6 +50,16 @@ async fn one_unreadable_job_does_not_stop_the_healthy_ones(backend: Backend) {
     assert_eq!(u.raw.as_deref(), Some(bad_instant(backend)));
     let e = store.job_get(JobTable::DeadLetter, &bad.id).await.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unreadable, "{e}");
+
+    // The doctor runs, names the row and the way out.
+    let report = kairos::doctor::diagnose(&engine, &kairos::doctor::DoctorQuery::default()).await.unwrap();
+    let f: Vec<_> = report.with_code("unreadable-row").collect();
+    assert_eq!(f.len(), 1, "{report}");
+    assert_eq!(f[0].job_id.as_deref(), Some(bad.id.as_str()));
+    assert!(f[0].detail.contains("DUEDATE_") && f[0].action.contains("delete"), "{report}");
+    assert_eq!(report.worst(), kairos::doctor::Severity::Error);
+    assert_eq!(report.with_code("all-clear").count(), 0);
+
     store.job_delete(JobTable::DeadLetter, &bad.id, false).await.unwrap();
     assert!(engine.unreadable_rows(10).await.unwrap().is_empty());
     engine.shutdown(Duration::from_secs(5)).await;
