@@ -68,7 +68,7 @@ pub struct UnreadableParams {
 
 /// `GET /management/unreadable-rows?size=`: every stored row the engine cannot read (job
 /// tables, process variables and executions, triggers), each with its table, id, column and
-/// stored text; the way out is to fix the column or delete the row (docs/operations.md).
+/// stored text; the way out is to fix the column or delete the row (docs/jobs.md).
 pub async fn unreadable(
     State(app): State<AppState>,
     Query(q): Query<UnreadableParams>,
