@@ -161,7 +161,42 @@ async fn an_unreadable_execution_is_named_and_holds_back_its_instance_only(backe
     );
 }
 
+async fn an_unreadable_trigger_is_named_and_the_others_are_listed(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = fx.engine("n1").build().await.unwrap();
+    let s = engine.scheduler();
+    let job: kairos::scheduler::JobSpec =
+        serde_json::from_value(json!({"name": "j", "handler": "noop", "durable": true})).unwrap();
+    s.add_job(&job).await.unwrap();
+    for name in ["good", "bad"] {
+        let spec: kairos::scheduler::TriggerSpec =
+            serde_json::from_value(json!({"name": name, "jobName": "j", "cron": {"expression": "0 0 12 * * ?"}}))
+                .unwrap();
+        s.schedule(&spec).await.unwrap();
+    }
+    // SQLite keeps text in a BIGINT column; PostgreSQL's types hold, but not every TRIGGER_TYPE.
+    let (sql, column, raw) = match backend {
+        Backend::Sqlite => {
+            ("UPDATE QRTZ_TRIGGERS SET NEXT_FIRE_TIME = 'soon' WHERE TRIGGER_NAME = 'bad'", "NEXT_FIRE_TIME", "soon")
+        }
+        Backend::Postgres => {
+            ("UPDATE QRTZ_TRIGGERS SET TRIGGER_TYPE = 'BOGUS' WHERE TRIGGER_NAME = 'bad'", "TRIGGER_TYPE", "BOGUS")
+        }
+    };
+    execute(&engine, sql, &[]).await;
+    let listed: Vec<String> = s.triggers(None, None).await.unwrap().into_iter().map(|t| t.name).collect();
+    assert_eq!(listed, ["good"], "the others are listed");
+    let rows = engine.unreadable_rows(10).await.unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        (rows[0].table.as_str(), rows[0].id.as_str(), rows[0].column.as_str()),
+        ("QRTZ_TRIGGERS", "DEFAULT.bad", column)
+    );
+    assert_eq!(rows[0].raw.as_deref(), Some(raw));
+}
+
 on_both_backends!(
+    an_unreadable_trigger_is_named_and_the_others_are_listed,
     one_unreadable_job_does_not_stop_the_healthy_ones,
     an_unknown_variable_type_is_an_error_naming_the_variable_and_nothing_writes_over_it,
     an_unreadable_execution_is_named_and_holds_back_its_instance_only,
