@@ -82,6 +82,16 @@ finish, hands the rest back and exits 0. A second signal exits at once.")]
 Exit status: 0 when no finding is a warning or an error, 3 when at least one is (so a cron job or
 a health check can alert on it), 1 when the diagnosis could not run, 2 on bad input.")]
     Doctor(DoctorArgs),
+    /// List stored rows kairos cannot read: jobs, process variables and executions, triggers
+    #[command(after_help = "Examples:
+  kairos unreadable
+  kairos unreadable --json --size 1000
+
+Each row is named by table, id, column and the text stored there. None stops the rows beside
+it: acquisition moves such a job to the dead letters as stored, a process instance with one
+refuses its commands. The way out: fix the column with SQL, or delete the row (a job:
+kairos jobs delete --force ID, or --dead for a dead letter).")]
+    Unreadable(UnreadableArgs),
     /// Deploy BPMN documents: each file becomes a new version of the processes it defines
     #[command(after_help = "Examples:
   kairos deploy order.bpmn
@@ -405,6 +415,14 @@ pub struct DoctorArgs {
     /// Diagnose this process instance
     #[arg(long, value_name = "ID")]
     pub instance: Option<String>,
+}
+
+/// `kairos unreadable`.
+#[derive(Debug, Args)]
+pub struct UnreadableArgs {
+    /// Show at most this many rows
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000), value_name = "N")]
+    pub size: u64,
 }
 
 /// `kairos deploy`.

@@ -64,6 +64,8 @@ impl From<kairos_store::Error> for CliError {
             // refuses the request (e.g. a lock a live node holds): the command must change.
             ErrorKind::NotFound | ErrorKind::Invalid | ErrorKind::Conflict => CliError::bad_input(e.message),
             ErrorKind::Unavailable => CliError::failure(format!("store unavailable: {}", with_sources(&e))),
+            // A stored row that cannot be read: the command was fine, the row is not.
+            ErrorKind::Unreadable => CliError::failure(e.message),
             ErrorKind::Other => CliError::failure(with_sources(&e)),
         }
     }

@@ -124,7 +124,13 @@ impl<'a> From<&'a JobLogEntry> for JobLogJson<'a> {
 
 /// A page in the API's list shape, with its rows mapped.
 pub fn page_json<'a, T, U: Serialize>(page: &'a Page<T>, f: impl Fn(&'a T) -> U) -> PageJson<U> {
-    PageJson { data: page.data.iter().map(f).collect(), total: page.total, start: page.start, size: page.size }
+    PageJson {
+        data: page.data.iter().map(f).collect(),
+        total: page.total,
+        start: page.start,
+        size: page.size,
+        unreadable: page.unreadable.clone(),
+    }
 }
 
 /// `{"data": [...], "total": N, "start": 0, "size": N}`.
@@ -134,6 +140,9 @@ pub struct PageJson<U> {
     pub total: u64,
     pub start: u64,
     pub size: u64,
+    /// Rows of the page kairos cannot read (not in `data`); absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<kairos_store::Unreadable>,
 }
 
 /// Columns aligned with two spaces; the last column is not padded.

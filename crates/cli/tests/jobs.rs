@@ -146,3 +146,40 @@ fn jobs_can_be_deleted_and_their_stacktrace_read() {
     assert!(k.job_ids().is_empty());
     assert_one_line_error(&k.run(&["jobs", "delete", &id]), 2, "deleting twice");
 }
+
+/// Issue 14 item 1: with a job row kairos cannot read, `kairos jobs` exits 0 and lists the good
+/// rows and the bad one (id, column, stored text); `kairos unreadable` names it; a forced
+/// delete removes it.
+#[test]
+fn jobs_lists_an_unreadable_row_beside_the_good_ones_and_deletes_it() {
+    let k = Kairos::new();
+    let good = k.ok(&["jobs", "enqueue", "--handler", "log"]).trim().to_string();
+    let bad = k.ok(&["jobs", "enqueue", "--handler", "log"]).trim().to_string();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let store = kairos::open_store(&k.db).await.unwrap();
+        let n = store
+            .sql_execute(
+                "UPDATE ACT_RU_JOB SET RETRIES_ = 'abc' WHERE ID_ = ?",
+                &[kairos::store::SqlValue::Text(bad.clone())],
+            )
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
+    });
+
+    let text = k.ok(&["jobs"]);
+    assert!(text.contains(&good), "{text}");
+    let line = text.lines().find(|l| l.contains(&bad)).unwrap_or_else(|| panic!("the bad row is shown: {text}"));
+    assert!(line.contains("ACT_RU_JOB") && line.contains("RETRIES_") && line.contains("abc"), "{line}");
+    let page = k.json(&["jobs"]);
+    assert_eq!(page["data"].as_array().unwrap().len(), 1);
+    assert_eq!(page["unreadable"][0]["id"], bad.as_str());
+    assert_eq!(page["unreadable"][0]["raw"], "abc");
+
+    let listed = k.json(&["unreadable"]);
+    assert_eq!(listed["data"][0]["column"], "RETRIES_", "{listed}");
+    k.ok(&["jobs", "delete", "--force", &bad]);
+    assert!(k.ok(&["unreadable"]).contains("every stored row can be read"));
+    assert_eq!(k.job_ids(), vec![good]);
+}

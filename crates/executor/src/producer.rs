@@ -79,6 +79,15 @@ async fn acquire_and_start(shared: &Arc<Shared>, limit: usize) -> Result<usize, 
             lookahead: shared.config.lookahead,
         })
         .await?;
+    for row in &acquired.set_aside {
+        tracing::warn!(
+            table = row.table,
+            job = row.id,
+            column = row.column,
+            raw = row.raw.as_deref().unwrap_or("NULL"),
+            "{row}; moved to ACT_RU_DEADLETTER_JOB so the other jobs run"
+        );
+    }
     let taken = acquired.jobs.len();
     shared.metrics.acquisition_seconds.observe(started.elapsed().as_secs_f64());
     shared.metrics.acquired_batch.observe(taken as f64);

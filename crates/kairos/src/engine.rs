@@ -205,6 +205,18 @@ impl Engine {
         }
     }
 
+    /// Every stored row the engine cannot read, at most `limit`: the three job tables,
+    /// process variables and executions, this scheduler's triggers. Each names its table, id,
+    /// column and stored text; none stops the rows beside it (docs/jobs.md, "Rows kairos cannot
+    /// read").
+    pub async fn unreadable_rows(&self, limit: usize) -> Result<Vec<kairos_store::Unreadable>, Error> {
+        let mut rows = self.store.job_unreadable(u32::try_from(limit).unwrap_or(u32::MAX)).await?;
+        rows.extend(crate::process::rows::unreadable(self.store.as_ref(), limit).await?);
+        rows.extend(self.scheduler().unreadable_triggers(limit).await?);
+        rows.truncate(limit);
+        Ok(rows)
+    }
+
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }

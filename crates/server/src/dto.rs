@@ -23,6 +23,16 @@ impl<T> List<T> {
     }
 }
 
+/// A page of jobs, and the rows of that page kairos cannot read (each naming its table, id,
+/// column and stored text), which are not in `data`.
+#[derive(Debug, Serialize)]
+pub struct JobList {
+    #[serde(flatten)]
+    pub list: List<JobDto>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<kairos::store::Unreadable>,
+}
+
 /// A job of ACT_RU_JOB, ACT_RU_DEADLETTER_JOB or ACT_RU_SUSPENDED_JOB.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -73,6 +73,9 @@ impl From<StoreError> for ApiError {
             ErrorKind::Conflict => ApiError::new(StatusCode::CONFLICT, "conflict", e.message),
             ErrorKind::Invalid => ApiError::bad_request(e.message),
             ErrorKind::Unavailable => ApiError::unavailable(chain(&e)),
+            // A stored row kairos cannot read: neither the caller's mistake nor a fault of the
+            // server; the message names the row, the column and its text (no SQL, nothing inside).
+            ErrorKind::Unreadable => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "unreadable-row", e.message),
             ErrorKind::Other => ApiError::internal(chain(&e)),
         }
     }

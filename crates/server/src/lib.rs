@@ -19,6 +19,7 @@
 //! | `GET /metrics` | Prometheus (OpenMetrics) text: executor metrics, job gauges |
 //! | `GET /management/engine` | this node's settings and handlers, the cluster's nodes |
 //! | `GET /management/doctor?businessKey=&processInstanceId=` | [`kairos::doctor`] findings |
+//! | `GET /management/unreadable-rows?size=` | stored rows kairos cannot read: table, id, column, text |
 //! | `GET, POST /management/jobs` | list (filters, paging) / enqueue (201) |
 //! | `GET /management/timer-jobs` | the waiting timers |
 //! | `GET, POST, DELETE /management/jobs/{id}` | one job / `{"action": "execute"}` / delete (`?force=true`) |
@@ -112,6 +113,7 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/metrics", get(metrics::metrics))
         .route("/management/engine", get(management::engine))
         .route("/management/doctor", get(management::doctor))
+        .route("/management/unreadable-rows", get(management::unreadable))
         .route("/management/jobs", get(jobs::list).post(jobs::create))
         .route("/management/timer-jobs", get(jobs::list_timers))
         .route("/management/jobs/{id}", get(jobs::get).post(jobs::act).delete(jobs::delete))

@@ -294,3 +294,50 @@ async fn an_unknown_job_id_is_a_404_everywhere() {
     let r = app.delete("/management/deadletter-jobs/nope").await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
+
+/// Issue 14 item 1: a job row kairos cannot read answers in the list beside the good rows,
+/// by id, column and stored text; GET names it (422, no 500); a forced DELETE removes it; the
+/// listing route names it too.
+#[tokio::test]
+async fn an_unreadable_job_row_is_listed_named_and_deletable() {
+    let app = app().await;
+    let good = app.enqueue(EnqueueRequest { handler: "log".into(), ..Default::default() }).await;
+    let bad = app.enqueue(EnqueueRequest { handler: "log".into(), ..Default::default() }).await;
+    let store = app.engine.store();
+    store
+        .sql_execute(
+            "UPDATE ACT_RU_JOB SET DUEDATE_ = '0000-garbage' WHERE ID_ = ?",
+            &[kairos::store::SqlValue::Text(bad.id.clone())],
+        )
+        .await
+        .unwrap();
+
+    let r = app.get("/management/jobs").await;
+    let list = ok_json(&r, StatusCode::OK);
+    assert_eq!(list["data"].as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(list["data"][0]["id"], good.id.as_str());
+    assert_eq!(list["size"], 2);
+    assert_eq!(
+        list["unreadable"],
+        json!([{"table": "ACT_RU_JOB", "id": bad.id, "column": "DUEDATE_", "raw": "0000-garbage",
+                "problem": "is not an instant (UTC, YYYY-MM-DD HH:MM:SS.SSS)"}])
+    );
+
+    let r = app.get(&format!("/management/jobs/{}", bad.id)).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{r:?}");
+    let (code, message) = r.error();
+    assert_eq!(code, "unreadable-row");
+    assert!(message.contains(&bad.id) && message.contains("DUEDATE_") && message.contains("0000-garbage"), "{message}");
+
+    let r = app.get("/management/unreadable-rows").await;
+    let rows = ok_json(&r, StatusCode::OK);
+    assert_eq!(rows["data"][0]["id"], bad.id.as_str(), "{rows}");
+    assert_eq!(rows["data"][0]["column"], "DUEDATE_");
+
+    let r = app.delete(&format!("/management/jobs/{}?force=true", bad.id)).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{r:?}");
+    let r = app.get("/management/unreadable-rows").await;
+    assert_eq!(ok_json(&r, StatusCode::OK)["data"], json!([]));
+    let r = app.get("/management/jobs").await;
+    assert!(ok_json(&r, StatusCode::OK).get("unreadable").is_none(), "no key when every row reads");
+}

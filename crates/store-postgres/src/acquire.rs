@@ -25,7 +25,7 @@
 use crate::error::DbResultExt;
 use crate::rows::{self, get, opt_ts};
 use jiff::Timestamp;
-use kairos_store::{Acquired, AcquiredJob, Error, ErrorKind, JobAcquireParams, Result};
+use kairos_store::{Acquired, AcquiredJob, Error, ErrorKind, JobAcquireParams, Result, Unreadable};
 use sqlx::postgres::PgRow;
 use sqlx::postgres::types::PgInterval;
 use sqlx::{PgConnection, PgPool};
@@ -33,6 +33,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 const CANDIDATES: &str = concat!(include_str!("sql/acquire_candidates.sql"), include_str!("sql/acquire_take.sql"));
 const RECHECK: &str = concat!(include_str!("sql/acquire_recheck.sql"), include_str!("sql/acquire_take.sql"));
+const SET_ASIDE: &str = include_str!("sql/job_set_aside.sql");
 
 /// What one statement returned: jobs taken, or candidates kept for statement 2.
 struct Round {
@@ -40,6 +41,8 @@ struct Round {
     taken: Vec<AcquiredJob>,
     /// Set when the statement met exclusive candidates and took nothing.
     kept_for_recheck: Option<Vec<String>>,
+    /// Rows it locked that cannot be read.
+    unreadable: Vec<Unreadable>,
 }
 
 pub(crate) async fn acquire(pool: &PgPool, exclusive_hint: &AtomicBool, params: &JobAcquireParams) -> Result<Acquired> {
@@ -48,20 +51,32 @@ pub(crate) async fn acquire(pool: &PgPool, exclusive_hint: &AtomicBool, params: 
     if !exclusive_hint.load(Ordering::Relaxed) {
         let round = candidates(&mut conn, params, &lock_time).await?;
         if round.kept_for_recheck.is_none() {
-            return Ok(Acquired { db_now: round.db_now, jobs: round.taken });
+            set_aside(&mut conn, &round.unreadable, &params.node).await?;
+            return Ok(Acquired { db_now: round.db_now, jobs: round.taken, set_aside: round.unreadable });
         }
         exclusive_hint.store(true, Ordering::Relaxed);
     }
     let mut tx = sqlx::Connection::begin(&mut *conn).await.db()?;
     let first = candidates(&mut tx, params, &lock_time).await?;
     let Some(kept) = first.kept_for_recheck else {
+        set_aside(&mut tx, &first.unreadable, &params.node).await?;
         tx.commit().await.db()?;
         exclusive_hint.store(false, Ordering::Relaxed);
-        return Ok(Acquired { db_now: first.db_now, jobs: first.taken });
+        return Ok(Acquired { db_now: first.db_now, jobs: first.taken, set_aside: first.unreadable });
     };
     let second = recheck(&mut tx, params, &lock_time, kept).await?;
+    set_aside(&mut tx, &second.unreadable, &params.node).await?;
     tx.commit().await.db()?;
-    Ok(Acquired { db_now: second.db_now, jobs: second.taken })
+    Ok(Acquired { db_now: second.db_now, jobs: second.taken, set_aside: second.unreadable })
+}
+
+/// Moves rows this acquisition locked but cannot read to the dead letters as they are, each
+/// saying why, so that acquisition does not meet them again and the other jobs run.
+async fn set_aside(conn: &mut PgConnection, rows: &[Unreadable], node: &str) -> Result<()> {
+    for row in rows {
+        sqlx::query(SET_ASIDE).bind(&row.id).bind(row.set_aside_message(node)).execute(&mut *conn).await.db()?;
+    }
+    Ok(())
 }
 
 fn interval(params: &JobAcquireParams) -> Result<PgInterval> {
@@ -115,6 +130,7 @@ fn round(found: &[PgRow]) -> Result<Round> {
     };
     let mut taken = Vec::new();
     let mut kept = Vec::new();
+    let mut unreadable = Vec::new();
     let mut has_exclusive = false;
     for row in found {
         if get::<Option<String>>(row, "id_")?.is_none() {
@@ -124,8 +140,12 @@ fn round(found: &[PgRow]) -> Result<Round> {
             has_exclusive = true;
             kept.push(get(row, "id_")?);
         } else {
-            taken.push(AcquiredJob { job: rows::job(row)?, abandoned_by: get(row, "abandoned_by_")? });
+            match rows::job(row) {
+                Ok(job) => taken.push(AcquiredJob { job, abandoned_by: get(row, "abandoned_by_")? }),
+                Err(Error { kind: ErrorKind::Unreadable, unreadable: Some(u), .. }) => unreadable.push(*u),
+                Err(e) => return Err(e),
+            }
         }
     }
-    Ok(Round { db_now, taken, kept_for_recheck: has_exclusive.then_some(kept) })
+    Ok(Round { db_now, taken, kept_for_recheck: has_exclusive.then_some(kept), unreadable })
 }

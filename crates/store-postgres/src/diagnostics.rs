@@ -17,7 +17,8 @@ const LOG_COUNT: &str = include_str!("sql/job_log_count.sql");
 
 pub(crate) async fn counts(pool: &PgPool) -> Result<JobCounts> {
     let row = sqlx::query(COUNTS).fetch_one(pool).await.db()?;
-    let oldest: Option<jiff_sqlx::Timestamp> = get(&row, "oldest_executable_due_")?;
+    // A due date that cannot be read (`-infinity`) is no age; the row is reported apart.
+    let oldest: Option<jiff_sqlx::Timestamp> = get(&row, "oldest_executable_due_").ok().flatten();
     Ok(JobCounts {
         executable: count(&row, "executable_")?,
         waiting: count(&row, "waiting_")?,
@@ -34,7 +35,8 @@ pub(crate) async fn diagnostics(pool: &PgPool, limit: u32) -> Result<JobDiagnost
     let limit = i64::from(limit);
     let jobs = |sql: &'static str| async move {
         let found = sqlx::query(sql).bind(limit).fetch_all(pool).await.db()?;
-        rows::jobs(&found)
+        // Rows that cannot be read are the doctor's finding of their own (job_unreadable).
+        rows::split_jobs(kairos_core::JobTable::Runtime, &found).map(|(jobs, _)| jobs)
     };
     Ok(JobDiagnostics {
         counts: counts(pool).await?,
@@ -57,5 +59,5 @@ pub(crate) async fn job_log_list(pool: &PgPool, filter: &JobLogFilter) -> Result
         .await
         .db()?;
     let data = found.iter().map(rows::job_log).collect::<Result<Vec<_>>>()?;
-    Ok(Page { total: count(&total, "total_")?, start: filter.start, size: data.len() as u64, data })
+    Ok(Page::of(data, count(&total, "total_")?, filter.start))
 }

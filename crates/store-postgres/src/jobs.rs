@@ -22,6 +22,7 @@ static GET: LazyLock<PerTable> = LazyLock::new(|| PerTable::new(include_str!("sq
 static LIST: LazyLock<PerTable> = LazyLock::new(|| PerTable::new(include_str!("sql/job_list.sql")));
 static COUNT: LazyLock<PerTable> = LazyLock::new(|| PerTable::new(include_str!("sql/job_count.sql")));
 static DELETE: LazyLock<PerTable> = LazyLock::new(|| PerTable::new(include_str!("sql/job_delete.sql")));
+static UNREADABLE: LazyLock<PerTable> = LazyLock::new(|| PerTable::new(include_str!("sql/job_unreadable.sql")));
 static STACKTRACE: LazyLock<PerTable> = LazyLock::new(|| PerTable::new(include_str!("sql/job_stacktrace.sql")));
 
 /// Rows per INSERT of a bulk enqueue: large enough that statement overhead vanishes, small
@@ -136,7 +137,7 @@ pub(crate) async fn insert_many(pool: &PgPool, jobs: &[NewJob]) -> Result<u64> {
 
 pub(crate) async fn get(pool: &PgPool, table: JobTable, id: &str) -> Result<Option<Job>> {
     let row = sqlx::query(GET.of(table)).bind(id).fetch_optional(pool).await.db()?;
-    row.as_ref().map(rows::job).transpose()
+    row.as_ref().map(|r| rows::job_of(table, r)).transpose()
 }
 
 pub(crate) async fn list(pool: &PgPool, filter: &JobFilter) -> Result<Page<Job>> {
@@ -161,8 +162,34 @@ pub(crate) async fn list(pool: &PgPool, filter: &JobFilter) -> Result<Page<Job>>
         .fetch_all(pool)
         .await
         .db()?;
-    let data = rows::jobs(&found)?;
-    Ok(Page { total: rows::count(&total, "total_")?, start: filter.start, size: data.len() as u64, data })
+    let (data, unreadable) = rows::split_jobs(filter.table, &found)?;
+    Ok(Page {
+        total: rows::count(&total, "total_")?,
+        start: filter.start,
+        size: (data.len() + unreadable.len()) as u64,
+        data,
+        unreadable,
+    })
+}
+
+/// Rows of the three job tables that cannot be read, at most `limit`: SQL narrows the scan to
+/// rows with an unknown TYPE_ or an instant outside the years kairos represents; decoding
+/// decides.
+pub(crate) async fn unreadable(pool: &PgPool, limit: u32) -> Result<Vec<kairos_store::Unreadable>> {
+    let mut found = Vec::new();
+    for table in [JobTable::Runtime, JobTable::DeadLetter, JobTable::Suspended] {
+        let left = u64::from(limit).saturating_sub(found.len() as u64);
+        if left == 0 {
+            break;
+        }
+        let suspects = sqlx::query(UNREADABLE.of(table))
+            .bind(i64::try_from(left).unwrap_or(i64::MAX))
+            .fetch_all(pool)
+            .await
+            .db()?;
+        found.extend(rows::split_jobs(table, &suspects)?.1);
+    }
+    Ok(found)
 }
 
 pub(crate) async fn execute_now(pool: &PgPool, id: &str) -> Result<Job> {
@@ -189,7 +216,9 @@ pub(crate) async fn delete(pool: &PgPool, table: JobTable, id: &str, force: bool
 
 pub(crate) async fn next_due(pool: &PgPool) -> Result<NextDue> {
     let row = sqlx::query(NEXT_DUE).fetch_one(pool).await.db()?;
-    let next: Option<jiff_sqlx::Timestamp> = rows::get(&row, "next_")?;
+    // A due date kairos cannot represent (`-infinity`) is no wake-up: the next poll's
+    // acquisition sets its row aside.
+    let next: Option<jiff_sqlx::Timestamp> = rows::get(&row, "next_").ok().flatten();
     Ok(NextDue { db_now: rows::instant(&row, "db_now_")?, next: next.map(|t| t.to_jiff()) })
 }
 

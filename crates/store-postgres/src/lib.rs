@@ -129,6 +129,10 @@ impl Store for PgStore {
         jobs::delete(&self.pool, table, id, force).await
     }
 
+    async fn job_unreadable(&self, limit: u32) -> Result<Vec<kairos_store::Unreadable>> {
+        jobs::unreadable(&self.pool, limit).await
+    }
+
     async fn job_next_due(&self) -> Result<NextDue> {
         jobs::next_due(&self.pool).await
     }

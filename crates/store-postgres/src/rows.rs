@@ -6,10 +6,10 @@
 use crate::error::db;
 use jiff::{RoundMode, Timestamp, TimestampRound, Unit};
 use jiff_sqlx::ToSqlx;
-use kairos_core::{Job, JobLogEntry, JobLogOutcome, JobType, NodeInfo};
-use kairos_store::{Error, ErrorKind, Result};
-use sqlx::Row;
-use sqlx::postgres::PgRow;
+use kairos_core::{Job, JobLogEntry, JobLogOutcome, JobTable, JobType, NodeInfo};
+use kairos_store::{Error, ErrorKind, Result, Unreadable};
+use sqlx::postgres::{PgRow, PgValueFormat};
+use sqlx::{Row, ValueRef};
 
 /// `t` cut to whole milliseconds (towards the past). Every instant we bind goes through here:
 /// the columns keep milliseconds, and cutting instead of rounding keeps an estimate of the
@@ -60,15 +60,71 @@ fn job_type(row: &PgRow) -> Result<JobType> {
     })
 }
 
-/// A row of ACT_RU_JOB, ACT_RU_DEADLETTER_JOB or ACT_RU_SUSPENDED_JOB.
+/// A row of ACT_RU_JOB.
 pub(crate) fn job(row: &PgRow) -> Result<Job> {
-    Ok(Job {
-        id: get(row, "id_")?,
+    job_of(JobTable::Runtime, row)
+}
+
+/// Why a column of a job row cannot be read: the column, its stored text, the problem.
+type Bad = (&'static str, Option<String>, &'static str);
+
+/// An instant column of a job row; one PostgreSQL holds but kairos cannot represent
+/// (`infinity`, years beyond ±9999) is [`Bad`].
+fn job_ts(row: &PgRow, col: &'static str) -> std::result::Result<Option<Timestamp>, Bad> {
+    row.try_get::<Option<jiff_sqlx::Timestamp>, _>(col)
+        .map(|t| t.map(|t| t.to_jiff()))
+        .map_err(|_| (col, raw_instant(row, col), "is not an instant kairos can represent (years -9999..=9999)"))
+}
+
+/// The stored text of an instant column jiff cannot hold.
+fn raw_instant(row: &PgRow, col: &str) -> Option<String> {
+    let raw = row.try_get_raw(col).ok()?;
+    if raw.is_null() {
+        return None;
+    }
+    match raw.format() {
+        PgValueFormat::Text => raw.as_str().ok().map(str::to_string),
+        PgValueFormat::Binary => {
+            let micros = i64::from_be_bytes(raw.as_bytes().ok()?.try_into().ok()?);
+            Some(match micros {
+                i64::MAX => "infinity".to_string(),
+                i64::MIN => "-infinity".to_string(),
+                m => format!("{m} microseconds after 2000-01-01 00:00:00 UTC"),
+            })
+        }
+    }
+}
+
+/// A row of ACT_RU_JOB, ACT_RU_DEADLETTER_JOB or ACT_RU_SUSPENDED_JOB (`table`); one that
+/// cannot be read is an [`ErrorKind::Unreadable`] error naming the column.
+pub(crate) fn job_of(table: JobTable, row: &PgRow) -> Result<Job> {
+    let id: String = get(row, "id_")?;
+    decode_job(row, id.clone())?.map_err(|(column, raw, problem)| {
+        Error::unreadable(Unreadable::new(table.table_name(), id, column.to_uppercase(), raw, problem))
+    })
+}
+
+fn decode_job(row: &PgRow, id: String) -> Result<std::result::Result<Job, Bad>> {
+    let raw_type: String = get(row, "type_")?;
+    let Some(job_type) = JobType::parse(&raw_type) else {
+        return Ok(Err(("type_", Some(raw_type), "is not a job type kairos knows (message, timer, external-worker)")));
+    };
+    let instants = (|| {
+        let create_time =
+            job_ts(row, "create_time_")?.ok_or(("create_time_", None, "is NULL where a value is required"))?;
+        Ok((job_ts(row, "lock_exp_time_")?, job_ts(row, "lock_time_")?, job_ts(row, "duedate_")?, create_time))
+    })();
+    let (lock_exp_time, lock_time, duedate, create_time) = match instants {
+        Ok(t) => t,
+        Err(bad) => return Ok(Err(bad)),
+    };
+    Ok(Ok(Job {
+        id,
         rev: get(row, "rev_")?,
-        job_type: job_type(row)?,
+        job_type,
         lock_owner: get(row, "lock_owner_")?,
-        lock_exp_time: ts(row, "lock_exp_time_")?,
-        lock_time: ts(row, "lock_time_")?,
+        lock_exp_time,
+        lock_time,
         exclusive: get(row, "exclusive_")?,
         exclusive_key: get(row, "exclusive_key_")?,
         execution_id: get(row, "execution_id_")?,
@@ -83,19 +139,29 @@ pub(crate) fn job(row: &PgRow) -> Result<Job> {
         attempts: get(row, "attempts_")?,
         exception_stack_id: get(row, "exception_stack_id_")?,
         exception_msg: get(row, "exception_msg_")?,
-        duedate: ts(row, "duedate_")?,
+        duedate,
         repeat: get(row, "repeat_")?,
         retry_cycle: get(row, "retry_cycle_")?,
         handler_type: get(row, "handler_type_")?,
         handler_cfg: get(row, "handler_cfg_")?,
         customvalues_id: get(row, "customvalues_id_")?,
-        create_time: req_ts(row, "create_time_")?,
+        create_time,
         tenant_id: tenant(row)?,
-    })
+    }))
 }
 
-pub(crate) fn jobs(rows: &[PgRow]) -> Result<Vec<Job>> {
-    rows.iter().map(job).collect()
+/// Every row of `table` as a job; the rows that cannot be read come apart.
+pub(crate) fn split_jobs(table: JobTable, rows: &[PgRow]) -> Result<(Vec<Job>, Vec<Unreadable>)> {
+    let mut jobs = Vec::with_capacity(rows.len());
+    let mut unreadable = Vec::new();
+    for row in rows {
+        match job_of(table, row) {
+            Ok(j) => jobs.push(j),
+            Err(Error { kind: ErrorKind::Unreadable, unreadable: Some(u), .. }) => unreadable.push(*u),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((jobs, unreadable))
 }
 
 /// A row of ACT_HI_JOB_LOG.

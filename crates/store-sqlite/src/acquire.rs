@@ -14,8 +14,9 @@ use crate::time::{from_text, to_text};
 use crate::{SqliteStore, WriteTx, now_on, rows};
 use jiff::{SignedDuration, Timestamp};
 use kairos_core::{Job, JobLogOutcome};
-use kairos_store::{Acquired, AcquiredJob, Error, ErrorKind, JobAcquireParams, Result};
+use kairos_store::{Acquired, AcquiredJob, Error, ErrorKind, JobAcquireParams, Result, Unreadable};
 use serde_json::json;
+use serde_json::value::RawValue;
 use sqlx::SqliteConnection;
 use std::collections::{HashMap, HashSet};
 
@@ -43,6 +44,8 @@ struct Choice {
     take: Vec<Candidate>,
     /// Expired leases on their last retry: to the dead letters, not run again.
     exhausted: Vec<Candidate>,
+    /// Ids of candidates whose columns cannot be read: to be set aside, not locked.
+    unreadable: Vec<String>,
 }
 
 /// `now + d`, or an `Invalid` error naming the parameter when it leaves the calendar.
@@ -50,8 +53,9 @@ pub(crate) fn add(now: Timestamp, d: SignedDuration, what: &str) -> Result<Times
     now.checked_add(d).map_err(|e| Error::new(ErrorKind::Invalid, format!("{what} {d:?} from {now}: {e}")))
 }
 
-/// Whole job rows by id (`ids`: a JSON array), fetched as one JSON value.
-async fn jobs_by_id(conn: &mut SqliteConnection, ids: &str) -> Result<Vec<Job>> {
+/// Whole job rows by id (`ids`: a JSON array), fetched as one JSON value; and those that
+/// cannot be read.
+async fn jobs_by_id(conn: &mut SqliteConnection, ids: &str) -> Result<(Vec<Job>, Vec<Unreadable>)> {
     let row = sqlx::query(include_str!("sql/job_get_many_json.sql"))
         .bind(ids)
         .fetch_one(&mut *conn)
@@ -99,7 +103,11 @@ impl SqliteStore {
         let limit = usize::try_from(p.limit).unwrap_or(usize::MAX);
         let horizon = add(now, p.lookahead.max(SignedDuration::ZERO), "lookahead")?;
         let choice = if limit == 0 { Choice::default() } else { choose(&mut w, now, horizon, limit).await? };
-        let mut log = dead_letter_exhausted(&mut w.tx, &choice.exhausted, &p.node).await?;
+        let mut set_aside = Vec::new();
+        if !choice.unreadable.is_empty() {
+            set_aside = jobs_by_id(&mut w.tx, &json!(choice.unreadable).to_string()).await?.1;
+        }
+        let mut log = dead_letter_exhausted(&mut w.tx, &choice.exhausted, &p.node, &mut set_aside).await?;
 
         let mut jobs = Vec::with_capacity(choice.take.len());
         if !choice.take.is_empty() {
@@ -112,8 +120,9 @@ impl SqliteStore {
                 .execute(&mut *w.tx)
                 .await
                 .map_err(db_err(OP))?;
-            let mut by_id: HashMap<String, Job> =
-                jobs_by_id(&mut w.tx, &ids).await?.into_iter().map(|j| (j.id.clone(), j)).collect();
+            let (locked, unreadable) = jobs_by_id(&mut w.tx, &ids).await?;
+            set_aside.extend(unreadable);
+            let mut by_id: HashMap<String, Job> = locked.into_iter().map(|j| (j.id.clone(), j)).collect();
             for c in choice.take {
                 let Some(job) = by_id.remove(&c.id) else { continue };
                 let message = format!("the lease expired; node {} took the job over", p.node);
@@ -122,25 +131,54 @@ impl SqliteStore {
             }
         }
         insert_log_rows(&mut w.tx, &log, OP).await?;
+        set_rows_aside(&mut w.tx, &set_aside, &p.node).await?;
         // Committed even when nothing was taken (nothing written, so no sync): a dropped
         // transaction would roll back only after the next writer had queued behind it.
         w.commit(OP).await?;
-        Ok(Acquired { db_now: now, jobs })
+        Ok(Acquired { db_now: now, jobs, set_aside })
     }
+}
+
+/// Moves rows that cannot be read to the dead letters as they are, each saying why, so that
+/// acquisition does not meet them again (a row it took the lock of first comes out unlocked).
+async fn set_rows_aside(conn: &mut SqliteConnection, rows: &[Unreadable], node: &str) -> Result<()> {
+    for row in rows {
+        sqlx::query(include_str!("sql/job_set_aside.sql"))
+            .bind(&row.id)
+            .bind(row.set_aside_message(node))
+            .execute(&mut *conn)
+            .await
+            .map_err(db_err(OP))?;
+        sqlx::query(include_str!("sql/job_delete_runtime.sql"))
+            .bind(&row.id)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_err(OP))?;
+    }
+    Ok(())
 }
 
 /// Moves jobs whose expired lease was their last retry to the dead letters (docs/jobs.md: the
 /// abandoned attempt spent it, so they do not run again); returns their abandoned log rows.
+///
+/// One that cannot be read is not buried but joins `set_aside`.
 async fn dead_letter_exhausted(
     conn: &mut SqliteConnection,
     exhausted: &[Candidate],
     node: &str,
+    set_aside: &mut Vec<Unreadable>,
 ) -> Result<Vec<LogRow>> {
     if exhausted.is_empty() {
         return Ok(Vec::new());
     }
-    let ids = ids_json(exhausted);
-    let by_id: HashMap<String, Job> = jobs_by_id(conn, &ids).await?.into_iter().map(|j| (j.id.clone(), j)).collect();
+    let (readable, unreadable) = jobs_by_id(conn, &ids_json(exhausted)).await?;
+    let exhausted: Vec<&Candidate> = exhausted.iter().filter(|c| !unreadable.iter().any(|u| u.id == c.id)).collect();
+    set_aside.extend(unreadable);
+    if exhausted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids = json!(exhausted.iter().map(|c| &c.id).collect::<Vec<_>>()).to_string();
+    let by_id: HashMap<String, Job> = readable.into_iter().map(|j| (j.id.clone(), j)).collect();
     for sql in [include_str!("sql/job_acquire_deadletter.sql"), include_str!("sql/job_delete_many.sql")] {
         sqlx::query(sql).bind(&ids).execute(&mut *conn).await.map_err(db_err(OP))?;
     }
@@ -172,18 +210,17 @@ async fn choose(w: &mut WriteTx<'_>, now: Timestamp, horizon: Timestamp, limit: 
             .await
             .map_err(db_err(OP))?;
         let fetched = usize::try_from(rows::count(&row, "FETCHED_")?).unwrap_or(usize::MAX);
-        let window_rows: Vec<CandidateJson> = serde_json::from_str(&rows::text(&row, "CANDIDATES_")?)
+        let candidates = rows::text(&row, "CANDIDATES_")?;
+        let window_rows: Vec<&RawValue> = serde_json::from_str(&candidates)
             .map_err(|e| corrupt(format!("acquisition candidates cannot be read: {e}")))?;
         let mut keys = HashSet::new();
-        let mut choice = Choice { take: Vec::with_capacity(limit.min(fetched)), exhausted: Vec::new() };
-        for (id, exclusive, key, prev_owner, prev_attempts, lock_time, lock_exp, retries, started) in window_rows {
-            let c = Candidate {
-                id,
-                prev_attempts,
-                prev_started: started != 0,
-                prev_lock_time: lock_time.as_deref().map(from_text).transpose()?,
-                prev_lock_exp: lock_exp.as_deref().map(from_text).transpose()?,
-                prev_owner,
+        let mut choice = Choice { take: Vec::with_capacity(limit.min(fetched)), ..Choice::default() };
+        for raw in window_rows {
+            let Some((c, exclusive, key, retries)) = candidate(raw) else {
+                // A column of it cannot be read: set aside, with its whole row, by the caller.
+                let values: Vec<serde_json::Value> = serde_json::from_str(raw.get()).unwrap_or_default();
+                choice.unreadable.extend(values.first().and_then(rows::raw_text));
+                continue;
             };
             if c.prev_owner.is_some() && c.prev_started && retries <= 1 {
                 choice.exhausted.push(c);
@@ -205,4 +242,20 @@ async fn choose(w: &mut WriteTx<'_>, now: Timestamp, horizon: Timestamp, limit: 
         }
         window = window.saturating_mul(4);
     }
+}
+
+/// One candidate of the candidate query with its EXCLUSIVE_, EXCLUSIVE_KEY_ and RETRIES_;
+/// `None` when a column of it cannot be read.
+fn candidate(raw: &RawValue) -> Option<(Candidate, i64, Option<String>, i32)> {
+    let (id, exclusive, key, prev_owner, prev_attempts, lock_time, lock_exp, retries, started): CandidateJson =
+        serde_json::from_str(raw.get()).ok()?;
+    let c = Candidate {
+        id,
+        prev_attempts,
+        prev_started: started != 0,
+        prev_lock_time: lock_time.as_deref().map(from_text).transpose().ok()?,
+        prev_lock_exp: lock_exp.as_deref().map(from_text).transpose().ok()?,
+        prev_owner,
+    };
+    Some((c, exclusive, key, retries))
 }

@@ -5,6 +5,7 @@
 use crate::errors::db_err;
 use crate::time::to_text;
 use crate::{SqliteStore, now_on, rows};
+use kairos_core::JobTable;
 use kairos_store::{JobCounts, JobDiagnostics, NextDue, Result};
 use sqlx::SqliteConnection;
 
@@ -14,7 +15,9 @@ impl SqliteStore {
             .fetch_one(&self.pool)
             .await
             .map_err(db_err("job_next_due"))?;
-        Ok(NextDue { db_now: rows::instant(&row, "NOW_")?, next: rows::opt_instant(&row, "NEXT_")? })
+        // A due date that cannot be read is no wake-up: the next poll's acquisition sets its
+        // row aside.
+        Ok(NextDue { db_now: rows::instant(&row, "NOW_")?, next: rows::opt_instant(&row, "NEXT_").ok().flatten() })
     }
 
     pub(crate) async fn counts(&self) -> Result<JobCounts> {
@@ -53,10 +56,11 @@ impl SqliteStore {
         tx.commit().await.map_err(db_err(OP))?;
         Ok(JobDiagnostics {
             counts,
-            orphan_jobs: rows::jobs(&orphan_jobs)?,
-            jobs_of_ended_instances: rows::jobs(&jobs_of_ended_instances)?,
-            expired_locks: rows::jobs(&expired_locks)?,
-            dead_letters: rows::jobs(&dead_letters)?,
+            // Rows that cannot be read are the doctor's finding of their own (job_unreadable).
+            orphan_jobs: rows::readable_jobs(JobTable::Runtime, &orphan_jobs)?,
+            jobs_of_ended_instances: rows::readable_jobs(JobTable::Runtime, &jobs_of_ended_instances)?,
+            expired_locks: rows::readable_jobs(JobTable::Runtime, &expired_locks)?,
+            dead_letters: rows::readable_jobs(JobTable::DeadLetter, &dead_letters)?,
         })
     }
 }
@@ -74,6 +78,6 @@ async fn counts_on(conn: &mut SqliteConnection) -> Result<JobCounts> {
         failing: rows::count(&row, "FAILING_")?,
         dead_letters: rows::count(&row, "DEAD_LETTERS_")?,
         suspended: rows::count(&row, "SUSPENDED_")?,
-        oldest_executable_due: rows::opt_instant(&row, "OLDEST_DUE_")?,
+        oldest_executable_due: rows::opt_instant(&row, "OLDEST_DUE_").ok().flatten(),
     })
 }

@@ -118,6 +118,6 @@ impl SqliteStore {
             .await
             .map_err(db_err(OP))?;
         let total = rows::count(&total_row, "TOTAL_")?;
-        Ok(Page { size: data.len() as u64, data, total, start: filter.start })
+        Ok(Page::of(data, total, filter.start))
     }
 }

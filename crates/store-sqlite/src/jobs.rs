@@ -161,7 +161,7 @@ impl SqliteStore {
             .fetch_all(&self.pool)
             .await
             .map_err(db_err(OP))?;
-        let data = rows::jobs(&data)?;
+        let (data, unreadable) = rows::split_jobs(f.table, &data)?;
         let total = sqlx::query(count)
             .bind(f.process_instance_id.as_deref())
             .bind(f.handler_type.as_deref())
@@ -171,7 +171,7 @@ impl SqliteStore {
             .await
             .map_err(db_err(OP))?;
         let total = rows::count(&total, "TOTAL_")?;
-        Ok(Page { size: data.len() as u64, data, total, start: f.start })
+        Ok(Page { size: (data.len() + unreadable.len()) as u64, data, total, start: f.start, unreadable })
     }
 
     pub(crate) async fn execute_now(&self, id: &str) -> Result<Job> {
@@ -191,23 +191,34 @@ impl SqliteStore {
     }
 
     /// Deletes a job and its ACT_GE_BYTEARRAY rows. A runtime job whose lease is still live is
-    /// refused unless forced: its node may be running it right now (seed 000 §4.2).
+    /// refused unless forced: its node may be running it right now (seed 000 §4.2). Only the
+    /// columns the delete needs are read, so a row that cannot be read as a whole can still be
+    /// deleted; a lease whose expiry cannot be read counts as live.
     pub(crate) async fn delete(&self, table: JobTable, id: &str, force: bool) -> Result<()> {
         const OP: &str = "job_delete";
         let mut w = self.write(OP).await?;
-        let job = get_on(&mut w.tx, table, id).await?.ok_or_else(|| Error::not_found("job", id))?;
+        let row = sqlx::query(get_sql(table))
+            .bind(id)
+            .fetch_optional(&mut *w.tx)
+            .await
+            .map_err(db_err(OP))?
+            .ok_or_else(|| Error::not_found("job", id))?;
+        let values = rows::row_values(&row);
+        let column = |i: usize| values.get(i).and_then(rows::raw_text);
         if table == JobTable::Runtime && !force {
             let now = now_on(&mut w.tx, None, OP).await?;
-            if let (Some(owner), Some(exp)) = (&job.lock_owner, job.lock_exp_time)
-                && exp > now
-            {
-                return Err(Error::new(
-                    ErrorKind::Conflict,
-                    format!(
-                        "job {id} is locked by node {owner} until {exp}; it may be running there now. \
-                         Wait for the lease to expire, stop that node, or force the delete"
-                    ),
-                ));
+            if let Some(owner) = column(rows::LOCK_OWNER) {
+                let exp = column(rows::LOCK_EXP_TIME).map(|t| crate::time::from_text(&t));
+                if let Some(exp) = exp.filter(|exp| exp.as_ref().map_or(true, |exp| *exp > now)) {
+                    let until = exp.map_or_else(|_| "an expiry that cannot be read".to_string(), |t| t.to_string());
+                    return Err(Error::new(
+                        ErrorKind::Conflict,
+                        format!(
+                            "job {id} is locked by node {owner} until {until}; it may be running there now. \
+                             Wait for the lease to expire, stop that node, or force the delete"
+                        ),
+                    ));
+                }
             }
         }
         let sql = per_table(
@@ -217,8 +228,35 @@ impl SqliteStore {
             include_str!("sql/job_delete_suspended.sql"),
         );
         sqlx::query(sql).bind(id).execute(&mut *w.tx).await.map_err(db_err(OP))?;
-        delete_bytearrays(&mut w.tx, [job.exception_stack_id, job.customvalues_id].into_iter().flatten(), OP).await?;
+        let bytes = [column(rows::EXCEPTION_STACK_ID), column(rows::CUSTOMVALUES_ID)];
+        delete_bytearrays(&mut w.tx, bytes.into_iter().flatten(), OP).await?;
         w.commit(OP).await
+    }
+
+    /// Rows of the three job tables that cannot be read, at most `limit`. SQL narrows the scan
+    /// to rows with a value of another type or form than kairos writes; decoding decides.
+    pub(crate) async fn unreadable(&self, limit: u32) -> Result<Vec<kairos_store::Unreadable>> {
+        const OP: &str = "job_unreadable";
+        let mut found = Vec::new();
+        for table in [JobTable::Runtime, JobTable::DeadLetter, JobTable::Suspended] {
+            let left = u64::from(limit).saturating_sub(found.len() as u64);
+            if left == 0 {
+                break;
+            }
+            let sql = per_table(
+                table,
+                include_str!("sql/job_unreadable_runtime.sql"),
+                include_str!("sql/job_unreadable_deadletter.sql"),
+                include_str!("sql/job_unreadable_suspended.sql"),
+            );
+            let suspects = sqlx::query(sql)
+                .bind(i64::try_from(left).unwrap_or(i64::MAX))
+                .fetch_all(&self.pool)
+                .await
+                .map_err(db_err(OP))?;
+            found.extend(rows::split_jobs(table, &suspects)?.1);
+        }
+        Ok(found)
     }
 
     pub(crate) async fn stacktrace(&self, table: JobTable, id: &str) -> Result<Option<String>> {
@@ -274,15 +312,19 @@ impl SqliteStore {
 }
 
 /// One job of one table, read on `conn` (inside a transaction when the caller has one open).
+/// A row that cannot be read is an [`ErrorKind::Unreadable`] error naming the column.
 pub(crate) async fn get_on(conn: &mut SqliteConnection, table: JobTable, id: &str) -> Result<Option<Job>> {
-    let sql = per_table(
+    let row = sqlx::query(get_sql(table)).bind(id).fetch_optional(&mut *conn).await.map_err(db_err("job_get"))?;
+    row.as_ref().map(|r| rows::job_of(table, r)).transpose()
+}
+
+fn get_sql(table: JobTable) -> &'static str {
+    per_table(
         table,
         include_str!("sql/job_get_runtime.sql"),
         include_str!("sql/job_get_deadletter.sql"),
         include_str!("sql/job_get_suspended.sql"),
-    );
-    let row = sqlx::query(sql).bind(id).fetch_optional(&mut *conn).await.map_err(db_err("job_get"))?;
-    row.as_ref().map(rows::job).transpose()
+    )
 }
 
 /// Deletes ACT_GE_BYTEARRAY rows by id (one statement; nothing when there are none).

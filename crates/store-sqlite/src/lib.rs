@@ -182,6 +182,10 @@ impl Store for SqliteStore {
         self.noted(self.delete(table, id, force).await, always)
     }
 
+    async fn job_unreadable(&self, limit: u32) -> Result<Vec<kairos_store::Unreadable>> {
+        self.unreadable(limit).await
+    }
+
     async fn job_next_due(&self) -> Result<NextDue> {
         self.next_due().await
     }

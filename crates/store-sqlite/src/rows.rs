@@ -6,11 +6,13 @@
 use crate::errors::{corrupt, db_err};
 use crate::time::from_text;
 use jiff::Timestamp;
-use kairos_core::{Job, JobLogEntry, JobLogOutcome, JobType, NodeInfo};
-use kairos_store::Result;
+use kairos_core::{Job, JobLogEntry, JobLogOutcome, JobTable, JobType, NodeInfo};
+use kairos_store::{Error, ErrorKind, Result, Unreadable};
 use serde::Deserialize;
-use sqlx::Row;
+use serde_json::Value as Json;
+use serde_json::value::RawValue;
 use sqlx::sqlite::SqliteRow;
+use sqlx::{Row, TypeInfo, ValueRef};
 
 fn get<'r, T>(row: &'r SqliteRow, col: &'static str) -> Result<T>
 where
@@ -49,8 +51,21 @@ fn job_type(row: &SqliteRow, id: &str) -> Result<JobType> {
     JobType::parse(&t).ok_or_else(|| corrupt(format!("job {id} has TYPE_ {t:?}, which kairos does not know")))
 }
 
-/// One row of ACT_RU_JOB, ACT_RU_DEADLETTER_JOB or ACT_RU_SUSPENDED_JOB.
+/// One row of ACT_RU_JOB.
 pub(crate) fn job(row: &SqliteRow) -> Result<Job> {
+    job_of(JobTable::Runtime, row)
+}
+
+/// One row of a job table; a row that cannot be read is an [`ErrorKind::Unreadable`] error
+/// naming its first bad column.
+pub(crate) fn job_of(table: JobTable, row: &SqliteRow) -> Result<Job> {
+    decode_job(row).map_err(|e| match unreadable_job(table, &row_values(row)) {
+        Some(u) => Error::unreadable(u),
+        None => e,
+    })
+}
+
+fn decode_job(row: &SqliteRow) -> Result<Job> {
     let id = text(row, "ID_")?;
     Ok(Job {
         rev: int(row, "REV_")?,
@@ -122,52 +137,195 @@ fn opt_from_text(s: Option<String>) -> Result<Option<Timestamp>> {
     s.as_deref().map(from_text).transpose()
 }
 
-/// Jobs from the single JSON value of `sql/job_get_many_json.sql`.
-pub(crate) fn jobs_from_json(text: &str) -> Result<Vec<Job>> {
-    let rows: Vec<JobJson> =
+/// Jobs from the single JSON value of `sql/job_get_many_json.sql` (rows of ACT_RU_JOB), and the
+/// rows among them that cannot be read. Each row is decoded on its own: one bad row never
+/// hides the others.
+pub(crate) fn jobs_from_json(text: &str) -> Result<(Vec<Job>, Vec<Unreadable>)> {
+    let rows: Vec<&RawValue> =
         serde_json::from_str(text).map_err(|e| corrupt(format!("job rows as JSON cannot be read: {e}")))?;
-    rows.into_iter()
-        .map(|j| {
-            let job_type = JobType::parse(&j.job_type).ok_or_else(|| {
-                corrupt(format!("job {} has TYPE_ {:?}, which kairos does not know", j.id, j.job_type))
-            })?;
-            Ok(Job {
-                rev: j.rev,
-                job_type,
-                lock_owner: j.lock_owner,
-                lock_exp_time: opt_from_text(j.lock_exp_time)?,
-                lock_time: opt_from_text(j.lock_time)?,
-                exclusive: j.exclusive != 0,
-                exclusive_key: j.exclusive_key,
-                execution_id: j.execution_id,
-                process_instance_id: j.process_instance_id,
-                proc_def_id: j.proc_def_id,
-                element_id: j.element_id,
-                element_name: j.element_name,
-                scope_id: j.scope_id,
-                scope_type: j.scope_type,
-                scope_definition_id: j.scope_definition_id,
-                retries: j.retries,
-                attempts: j.attempts,
-                exception_stack_id: j.exception_stack_id,
-                exception_msg: j.exception_msg,
-                duedate: opt_from_text(j.duedate)?,
-                repeat: j.repeat,
-                retry_cycle: j.retry_cycle,
-                handler_type: j.handler_type,
-                handler_cfg: j.handler_cfg,
-                customvalues_id: j.customvalues_id,
-                create_time: from_text(&j.create_time)?,
-                tenant_id: j.tenant_id.filter(|t| !t.is_empty()),
-                id: j.id,
-            })
-        })
-        .collect()
+    let mut jobs = Vec::with_capacity(rows.len());
+    let mut unreadable = Vec::new();
+    for raw in rows {
+        match serde_json::from_str::<JobJson>(raw.get()).ok().map(job_from_json) {
+            Some(Ok(job)) => jobs.push(job),
+            _ => {
+                let values: Vec<Json> = serde_json::from_str(raw.get()).unwrap_or_default();
+                match unreadable_job(JobTable::Runtime, &values) {
+                    Some(u) => unreadable.push(u),
+                    None => return Err(corrupt(format!("job row {} cannot be read", raw.get()))),
+                }
+            }
+        }
+    }
+    Ok((jobs, unreadable))
 }
 
-/// Decodes every row as a job.
+fn job_from_json(j: JobJson) -> Result<Job> {
+    let job_type = JobType::parse(&j.job_type)
+        .ok_or_else(|| corrupt(format!("job {} has TYPE_ {:?}, which kairos does not know", j.id, j.job_type)))?;
+    Ok(Job {
+        rev: j.rev,
+        job_type,
+        lock_owner: j.lock_owner,
+        lock_exp_time: opt_from_text(j.lock_exp_time)?,
+        lock_time: opt_from_text(j.lock_time)?,
+        exclusive: j.exclusive != 0,
+        exclusive_key: j.exclusive_key,
+        execution_id: j.execution_id,
+        process_instance_id: j.process_instance_id,
+        proc_def_id: j.proc_def_id,
+        element_id: j.element_id,
+        element_name: j.element_name,
+        scope_id: j.scope_id,
+        scope_type: j.scope_type,
+        scope_definition_id: j.scope_definition_id,
+        retries: j.retries,
+        attempts: j.attempts,
+        exception_stack_id: j.exception_stack_id,
+        exception_msg: j.exception_msg,
+        duedate: opt_from_text(j.duedate)?,
+        repeat: j.repeat,
+        retry_cycle: j.retry_cycle,
+        handler_type: j.handler_type,
+        handler_cfg: j.handler_cfg,
+        customvalues_id: j.customvalues_id,
+        create_time: from_text(&j.create_time)?,
+        tenant_id: j.tenant_id.filter(|t| !t.is_empty()),
+        id: j.id,
+    })
+}
+
+/// Decodes every row as a job of ACT_RU_JOB.
 pub(crate) fn jobs(rows: &[SqliteRow]) -> Result<Vec<Job>> {
     rows.iter().map(job).collect()
+}
+
+/// Decodes every row of `table` as a job; the rows that cannot be read come apart.
+pub(crate) fn split_jobs(table: JobTable, rows: &[SqliteRow]) -> Result<(Vec<Job>, Vec<Unreadable>)> {
+    let mut jobs = Vec::with_capacity(rows.len());
+    let mut unreadable = Vec::new();
+    for row in rows {
+        match job_of(table, row) {
+            Ok(j) => jobs.push(j),
+            Err(Error { kind: ErrorKind::Unreadable, unreadable: Some(u), .. }) => unreadable.push(*u),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((jobs, unreadable))
+}
+
+/// The jobs of `table` that can be read (for the doctor's lists, which report unreadable rows
+/// apart, see [`kairos_store::Store::job_unreadable`]).
+pub(crate) fn readable_jobs(table: JobTable, rows: &[SqliteRow]) -> Result<Vec<Job>> {
+    Ok(split_jobs(table, rows)?.0)
+}
+
+/// What a job column must hold.
+#[derive(Debug, Clone, Copy)]
+enum Want {
+    Text,
+    OptText,
+    Int,
+    Instant,
+    OptInstant,
+    Type,
+}
+
+/// The columns of a job table in table order: the order of `sql/job_get_many_json.sql`.
+const JOB_COLUMNS: [(&str, Want); 28] = {
+    use Want::*;
+    [
+        ("ID_", Text),
+        ("REV_", Int),
+        ("TYPE_", Type),
+        ("LOCK_EXP_TIME_", OptInstant),
+        ("LOCK_OWNER_", OptText),
+        ("LOCK_TIME_", OptInstant),
+        ("EXCLUSIVE_", Int),
+        ("EXCLUSIVE_KEY_", OptText),
+        ("EXECUTION_ID_", OptText),
+        ("PROCESS_INSTANCE_ID_", OptText),
+        ("PROC_DEF_ID_", OptText),
+        ("ELEMENT_ID_", OptText),
+        ("ELEMENT_NAME_", OptText),
+        ("SCOPE_ID_", OptText),
+        ("SCOPE_TYPE_", OptText),
+        ("SCOPE_DEFINITION_ID_", OptText),
+        ("RETRIES_", Int),
+        ("ATTEMPTS_", Int),
+        ("EXCEPTION_STACK_ID_", OptText),
+        ("EXCEPTION_MSG_", OptText),
+        ("DUEDATE_", OptInstant),
+        ("REPEAT_", OptText),
+        ("RETRY_CYCLE_", OptText),
+        ("HANDLER_TYPE_", Text),
+        ("HANDLER_CFG_", OptText),
+        ("CUSTOMVALUES_ID_", OptText),
+        ("CREATE_TIME_", Instant),
+        ("TENANT_ID_", OptText),
+    ]
+};
+
+/// Positions in [`JOB_COLUMNS`] of what a delete needs from a row it may not be able to read.
+pub(crate) const LOCK_EXP_TIME: usize = 3;
+pub(crate) const LOCK_OWNER: usize = 4;
+pub(crate) const EXCEPTION_STACK_ID: usize = 18;
+pub(crate) const CUSTOMVALUES_ID: usize = 25;
+
+/// What is wrong with `v` as a value of a column that must hold `want`, if anything.
+fn problem(want: Want, v: &Json) -> Option<&'static str> {
+    use Want::*;
+    match (want, v) {
+        (OptText | OptInstant, Json::Null) => None,
+        (_, Json::Null) => Some("is NULL where a value is required"),
+        (Text | OptText, Json::String(_)) => None,
+        (Text | OptText, _) => Some("is not text"),
+        (Int, Json::Number(n)) if n.as_i64().is_some_and(|n| i32::try_from(n).is_ok()) => None,
+        (Int, _) => Some("is not a whole number (32 bits)"),
+        (Instant | OptInstant, Json::String(s)) if from_text(s).is_ok() => None,
+        (Instant | OptInstant, _) => Some("is not an instant (UTC, YYYY-MM-DD HH:MM:SS.SSS)"),
+        (Type, Json::String(s)) if JobType::parse(s).is_some() => None,
+        (Type, _) => Some("is not a job type kairos knows (message, timer, external-worker)"),
+    }
+}
+
+/// A stored value as text, as an operator would see it in SQL (`None` for NULL).
+pub(crate) fn raw_text(v: &Json) -> Option<String> {
+    match v {
+        Json::Null => None,
+        Json::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+/// The first column of a job row (its values in [`JOB_COLUMNS`] order) that cannot be read;
+/// `None` when every column can.
+fn unreadable_job(table: JobTable, values: &[Json]) -> Option<Unreadable> {
+    let id = values.first().and_then(raw_text).unwrap_or_default();
+    JOB_COLUMNS.iter().zip(values).find_map(|((column, want), v)| {
+        problem(*want, v).map(|p| Unreadable::new(table.table_name(), id.clone(), *column, raw_text(v), p))
+    })
+}
+
+/// A job row's values in [`JOB_COLUMNS`] order, each as the type SQLite actually holds.
+pub(crate) fn row_values(row: &SqliteRow) -> Vec<Json> {
+    JOB_COLUMNS.iter().map(|(column, _)| value(row, column)).collect()
+}
+
+fn value(row: &SqliteRow, column: &str) -> Json {
+    let Ok(raw) = row.try_get_raw(column) else { return Json::Null };
+    if raw.is_null() {
+        return Json::Null;
+    }
+    let kind = raw.type_info().name().to_string();
+    match kind.as_str() {
+        "INTEGER" => row.try_get_unchecked::<i64, _>(column).map_or(Json::Null, Json::from),
+        "REAL" => row.try_get_unchecked::<f64, _>(column).map_or(Json::Null, Json::from),
+        "BLOB" => row.try_get_unchecked::<Vec<u8>, _>(column).map_or(Json::Null, |b| {
+            Json::from(format!("x'{}'", b.iter().map(|x| format!("{x:02x}")).collect::<String>()))
+        }),
+        _ => row.try_get_unchecked::<String, _>(column).map_or(Json::Null, Json::from),
+    }
 }
 
 /// One row of ACT_HI_JOB_LOG.

@@ -26,6 +26,7 @@ mod jobs;
 mod lifecycle;
 mod nodes;
 mod seeds;
+mod unreadable;
 
 pub use acquire::*;
 pub use admin::*;
@@ -36,6 +37,7 @@ pub use jobs::*;
 pub use lifecycle::*;
 pub use nodes::*;
 pub use seeds::*;
+pub use unreadable::*;
 
 use crate::{Acquired, JobAcquireParams, JobCompletion, JobEffect, JobLogFilter, SqlValue, Store};
 use jiff::{SignedDuration, Timestamp, Unit};
@@ -57,6 +59,8 @@ macro_rules! conformance_suite {
             job_insert_many_inserts_every_job_in_one_go,
             job_get_answers_none_for_absent_jobs,
             job_list_filters_pages_and_counts,
+            acquire_sets_unreadable_rows_aside_and_takes_the_rest,
+            unreadable_rows_are_listed_got_and_deleted_by_name,
             acquire_takes_due_jobs_in_due_order_up_to_the_limit,
             acquire_takes_jobs_due_together_by_priority,
             acquire_leaves_future_jobs_alone,

@@ -14,6 +14,10 @@ pub enum ErrorKind {
     /// The database could not be reached or the connection broke; the outcome of a commit may be
     /// unknown. Retrying later is reasonable.
     Unavailable,
+    /// A stored row cannot be decoded (a value SQLite kept in the wrong type, a TYPE_ kairos
+    /// does not know, an instant out of range): the row's data is at fault, not the caller
+    /// nor the database. [`Error::unreadable`] says which row and column.
+    Unreadable,
     /// Anything else: a bug or a schema problem.
     Other,
 }
@@ -26,11 +30,17 @@ pub struct Error {
     pub message: String,
     #[source]
     pub source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    /// The row that could not be read, for [`ErrorKind::Unreadable`].
+    pub unreadable: Option<Box<crate::Unreadable>>,
 }
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), source: None }
+        Error { kind, message: message.into(), source: None, unreadable: None }
+    }
+    /// The error of a read that met a row it cannot decode.
+    pub fn unreadable(row: crate::Unreadable) -> Self {
+        Error { kind: ErrorKind::Unreadable, message: row.describe(), source: None, unreadable: Some(Box::new(row)) }
     }
     pub fn not_found(what: &str, id: &str) -> Self {
         Error::new(ErrorKind::NotFound, format!("{what} {id} does not exist"))

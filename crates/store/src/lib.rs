@@ -13,6 +13,7 @@
 mod coalesce;
 mod error;
 mod params;
+mod unreadable;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -20,6 +21,7 @@ pub mod conformance;
 pub use coalesce::{coalesce, varies_with_rows};
 pub use error::{Error, ErrorKind, Result, write_conflict};
 pub use params::*;
+pub use unreadable::Unreadable;
 
 use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
@@ -95,7 +97,9 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// One job of one table, or `None`.
     async fn job_get(&self, table: JobTable, id: &str) -> Result<Option<Job>>;
 
-    /// A page of jobs of one table, ordered by DUEDATE_ then ID_.
+    /// A page of jobs of one table, ordered by DUEDATE_ then ID_. Rows of the page that cannot
+    /// be read are in [`Page::unreadable`], not in its data. `job_get` of such a row fails with
+    /// [`ErrorKind::Unreadable`], naming the column.
     async fn job_list(&self, filter: &JobFilter) -> Result<Page<Job>>;
 
     /// Acquisition (SPEC J2, seed 001): locks up to `limit` executable jobs for `node`, ordered
@@ -124,8 +128,13 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     async fn job_execute_now(&self, id: &str) -> Result<Job>;
 
     /// Deletes a job of one table with its ACT_GE_BYTEARRAY rows. `NotFound` if absent;
-    /// `Conflict` if it is in ACT_RU_JOB with an unexpired lease and `force` is false.
+    /// `Conflict` if it is in ACT_RU_JOB with an unexpired lease and `force` is false. Works on
+    /// rows that cannot be read (a lease that cannot be read is judged live: force it).
     async fn job_delete(&self, table: JobTable, id: &str, force: bool) -> Result<()>;
+
+    /// Rows of the three job tables that cannot be read, at most `limit`, in table then id
+    /// order. Acquisition sets such rows aside as it meets them ([`Acquired::set_aside`]).
+    async fn job_unreadable(&self, limit: u32) -> Result<Vec<Unreadable>>;
 
     /// When the executor should look again: the database's now and the earliest DUEDATE_ among
     /// unlocked jobs with retries left (`None` when there are none).

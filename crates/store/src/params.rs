@@ -11,6 +11,16 @@ pub struct Page<T> {
     pub total: u64,
     pub start: u64,
     pub size: u64,
+    /// Rows of this page that cannot be read: counted in `total` and `size`, left out of `data`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<crate::Unreadable>,
+}
+
+impl<T> Page<T> {
+    /// A page whose rows could all be read.
+    pub fn of(data: Vec<T>, total: u64, start: u64) -> Self {
+        Page { size: data.len() as u64, data, total, start, unreadable: Vec::new() }
+    }
 }
 
 /// Which jobs to list.
@@ -72,6 +82,9 @@ pub struct Acquired {
     /// The database clock when the locks were taken (the start of each attempt).
     pub db_now: Timestamp,
     pub jobs: Vec<AcquiredJob>,
+    /// Rows met that cannot be read: moved to ACT_RU_DEADLETTER_JOB as they were (their
+    /// EXCEPTION_MSG_ says why), so they are not met again and the other jobs run.
+    pub set_aside: Vec<crate::Unreadable>,
 }
 
 /// One job as locked for this node.

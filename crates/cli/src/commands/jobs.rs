@@ -52,7 +52,45 @@ async fn list(global: &GlobalArgs, a: ListArgs) -> Result<u8, CliError> {
         ]);
     }
     output::emit(&t.render())?;
+    if !page.unreadable.is_empty() {
+        output::emit(&format!(
+            "\n{} row(s) kairos cannot read (fix the column, or kairos jobs delete --force{} ID):\n{}",
+            page.unreadable.len(),
+            if table == JobTable::DeadLetter { " --dead" } else { "" },
+            unreadable_table(&page.unreadable)
+        ))?;
+    }
     more_hint(&page);
+    Ok(SUCCESS)
+}
+
+/// Rows kairos cannot read, one a line: table, id, column, the stored text, what is wrong.
+fn unreadable_table(rows: &[kairos_store::Unreadable]) -> String {
+    let mut t = Table::new(&["TABLE", "ID", "COLUMN", "STORED", "PROBLEM"]);
+    for u in rows {
+        t.row(vec![
+            u.table.clone(),
+            u.id.clone(),
+            u.column.clone(),
+            cell(Some(u.raw.as_deref().unwrap_or("NULL")), 40),
+            u.problem.clone(),
+        ]);
+    }
+    t.render()
+}
+
+/// `kairos unreadable`: every stored row the engine cannot read.
+pub async fn unreadable(global: &GlobalArgs, a: crate::cli::UnreadableArgs) -> Result<u8, CliError> {
+    let engine = open_engine(&global.db).await?;
+    let rows = engine.unreadable_rows(usize::try_from(a.size).unwrap_or(usize::MAX)).await?;
+    if global.json {
+        return output::json(&serde_json::json!({ "data": rows })).map(|_| SUCCESS);
+    }
+    if rows.is_empty() {
+        output::line("every stored row can be read")?;
+    } else {
+        output::emit(&unreadable_table(&rows))?;
+    }
     Ok(SUCCESS)
 }
 

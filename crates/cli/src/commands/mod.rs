@@ -21,6 +21,7 @@ pub async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Migrate => migrate::run(&global).await,
         Command::Jobs(args) => jobs::run(&global, args).await,
         Command::Doctor(args) => doctor::run(&global, args).await,
+        Command::Unreadable(args) => jobs::unreadable(&global, args).await,
         Command::Deploy(args) => process::deploy(&global, args).await,
         Command::Start(args) => process::start(&global, args).await,
         Command::Instances(args) => process::instances(&global, args).await,

@@ -501,7 +501,7 @@ fn page_of<T>(all: Vec<T>, page: &PageArgs) -> Page<T> {
     let start = usize::try_from(page.start).unwrap_or(usize::MAX);
     let size = usize::try_from(page.size).unwrap_or(usize::MAX);
     let data: Vec<T> = all.into_iter().skip(start).take(size).collect();
-    Page { size: data.len() as u64, data, total, start: page.start }
+    Page::of(data, total, page.start)
 }
 
 /// Tells a person (on stderr) that the table is one page of a longer list.

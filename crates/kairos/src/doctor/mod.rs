@@ -32,6 +32,7 @@ use std::fmt;
 mod cluster;
 mod instance;
 mod scheduler;
+mod unreadable;
 
 use cluster::cluster;
 use instance::{instance_state, instances_of_business_key, walk_instance};
@@ -207,6 +208,7 @@ pub async fn diagnose(engine: &Engine, query: &DoctorQuery) -> Result<DoctorRepo
         walk_instance(store, &ctx, id, &mut findings).await?;
     }
     cluster(engine, &ctx, &mut findings).await?;
+    unreadable::check(engine, &mut findings).await?;
     Ok(DoctorReport { checked_at: now, node: engine.node_id().to_string(), instances, findings })
 }
 

@@ -15,7 +15,7 @@ mod history;
 pub mod limits;
 mod migrate;
 mod requests;
-mod rows;
+pub(crate) mod rows;
 mod views;
 
 pub use deploy::{DefinitionInfo, DeploymentInfo};

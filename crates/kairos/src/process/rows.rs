@@ -61,16 +61,68 @@ pub fn encode_value(v: &Json) -> (&'static str, SqlValue, SqlValue, SqlValue) {
     }
 }
 
-/// The inverse of [`encode_value`].
-pub fn decode_value(ty: &str, text: &SqlValue, long: &SqlValue, double: &SqlValue) -> Json {
+/// The inverse of [`encode_value`]. A value kairos cannot read — a TYPE_ it does not know
+/// (Activiti's `serializable`), a number that is not one, JSON that does not parse — is an
+/// error naming the column, never a null: a command would write the null back over it.
+pub fn decode_value(
+    ty: &str,
+    text: &SqlValue,
+    long: &SqlValue,
+    double: &SqlValue,
+) -> Result<Json, (&'static str, &'static str)> {
+    const NOT_A_NUMBER: &str = "is not a whole number";
     match ty {
-        "boolean" => Json::Bool(int(long) != 0),
-        "integer" | "long" | "short" => Json::from(int(long)),
-        "double" => serde_json::Number::from_f64(double.as_f64().unwrap_or_default()).map_or(Json::Null, Json::Number),
-        "string" | "date" => text.as_str().map_or(Json::Null, |s| Json::String(s.into())),
-        "json" => text.as_str().and_then(|s| serde_json::from_str(s).ok()).unwrap_or(Json::Null),
-        _ => Json::Null,
+        "null" => Ok(Json::Null),
+        "boolean" => long.as_i64().map(|n| Json::Bool(n != 0)).ok_or(("LONG_", NOT_A_NUMBER)),
+        "integer" | "long" | "short" => long.as_i64().map(Json::from).ok_or(("LONG_", NOT_A_NUMBER)),
+        "double" => double
+            .as_f64()
+            .and_then(serde_json::Number::from_f64)
+            .map(Json::Number)
+            .ok_or(("DOUBLE_", "is not a finite number")),
+        "string" | "date" => Ok(text.as_str().map_or(Json::Null, |s| Json::String(s.into()))),
+        "json" => text.as_str().and_then(|s| serde_json::from_str(s).ok()).ok_or(("TEXT_", "is not JSON")),
+        _ => Err((
+            "TYPE_",
+            "is not a variable type kairos knows (null, boolean, integer, long, short, double, string, date, json)",
+        )),
     }
+}
+
+/// A row of part `part` that cannot be read: its table, its id (first column), the column at
+/// `i` with its text, and what is wrong.
+fn bad_row(part: usize, row: &[SqlValue], column: &str, raw: &SqlValue, problem: &str) -> kairos_store::Error {
+    let table = PARTS[part].0.split_whitespace().next().unwrap_or_default();
+    let raw = match raw {
+        SqlValue::Null => None,
+        SqlValue::Text(s) => Some(s.clone()),
+        other => serde_json::to_value(other).ok().map(|v| v.to_string()),
+    };
+    kairos_store::Error::unreadable(kairos_store::Unreadable::new(table, text(&row[0]), column, raw, problem))
+}
+
+/// The name of column `i` of part `part` (without its table alias).
+fn column_name(part: usize, i: usize) -> &'static str {
+    let name = PARTS[part].1.split(',').nth(i).unwrap_or_default().trim();
+    name.split_once('.').map_or(name, |(_, n)| n)
+}
+
+/// Checks that the columns at `ints` are whole numbers and at `instants` instants (`opt`:
+/// or NULL), so that a row SQLite kept with text in REV_ or garbage in START_TIME_ is named
+/// instead of read as 0 or 1970.
+fn check(part: usize, row: &[SqlValue], ints: &[usize], instants: &[usize], opt_instants: &[usize]) -> StoreResult<()> {
+    for &i in ints {
+        if row[i].as_i64().is_none() && !matches!(row[i], SqlValue::Bool(_)) {
+            return Err(bad_row(part, row, column_name(part, i), &row[i], "is not a whole number"));
+        }
+    }
+    for &i in instants.iter().chain(opt_instants) {
+        let null_ok = opt_instants.contains(&i) && row[i].is_null();
+        if !null_ok && row[i].as_timestamp().is_none() {
+            return Err(bad_row(part, row, column_name(part, i), &row[i], "is not an instant"));
+        }
+    }
+    Ok(())
 }
 
 /// The parts of an instance [`load`] reads: per part, the table, the columns (in the order the
@@ -210,6 +262,34 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
     }
     let [execs, task_rows, link_rows, var_rows, sub_rows, job_rows, act_rows] = parts;
     let Some(root) = execs.iter().find(|r| text(&r[0]) == id) else { return Ok(None) };
+    // Every row this instance's commands would write back is checked first: one kairos cannot
+    // read fails every command on this instance (naming it), and no other instance.
+    for r in &execs {
+        check(0, r, &[1, 11], &[10], &[])?;
+    }
+    for r in &task_rows {
+        check(1, r, &[1, 6, 11], &[7], &[8, 10])?;
+    }
+    for r in &sub_rows {
+        check(4, r, &[], &[5], &[])?;
+    }
+    let mut variables = Vec::with_capacity(var_rows.len());
+    for r in &var_rows {
+        check(3, r, &[1], &[], &[])?;
+        let value = decode_value(&text(&r[4]), &r[5], &r[6], &r[7]).map_err(|(column, problem)| {
+            let at = ["TYPE_", "TEXT_", "LONG_", "DOUBLE_"].iter().position(|c| *c == column).unwrap_or(0);
+            let problem = format!("{problem} (variable {:?})", text(&r[2]));
+            bad_row(3, r, column, &r[4 + at], &problem)
+        })?;
+        variables.push(Variable {
+            id: text(&r[0]),
+            rev: int(&r[1]) as i32,
+            name: text(&r[2]),
+            execution_id: text(&r[3]),
+            value,
+            task_id: otext(&r[8]),
+        });
+    }
     let executions = execs
         .iter()
         .map(|r| Execution {
@@ -252,17 +332,6 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
             task.candidate_groups.extend(otext(&r[2]));
         }
     }
-    let variables = var_rows
-        .iter()
-        .map(|r| Variable {
-            id: text(&r[0]),
-            rev: int(&r[1]) as i32,
-            name: text(&r[2]),
-            execution_id: text(&r[3]),
-            value: decode_value(&text(&r[4]), &r[5], &r[6], &r[7]),
-            task_id: otext(&r[8]),
-        })
-        .collect();
     let subscriptions = sub_rows
         .iter()
         .map(|r| Subscription {
@@ -336,6 +405,46 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
         index: Default::default(),
         variable_log: Vec::new(),
     }))
+}
+
+/// Variable and execution rows (of any instance) that cannot be read, at most `limit`: what
+/// [`load`] would refuse. Variables are narrowed by SQL (a TYPE_ kairos does not know, a
+/// number column NULL); executions are few per instance and all read.
+pub async fn unreadable(store: &dyn Store, limit: usize) -> StoreResult<Vec<kairos_store::Unreadable>> {
+    let mut found = Vec::new();
+    let vars = store
+        .read(
+            "SELECT ID_, REV_, NAME_, EXECUTION_ID_, TYPE_, TEXT_, LONG_, DOUBLE_, TASK_ID_ FROM ACT_RU_VARIABLE \
+             WHERE TYPE_ NOT IN ('null', 'boolean', 'integer', 'long', 'short', 'double', 'string', 'date', 'json') \
+             OR (TYPE_ IN ('boolean', 'integer', 'long', 'short') AND LONG_ IS NULL) \
+             OR (TYPE_ = 'double' AND DOUBLE_ IS NULL) OR (TYPE_ = 'json' AND TEXT_ IS NULL) ORDER BY ID_",
+            &[],
+        )
+        .await?;
+    for r in &vars {
+        if let Err((column, problem)) = decode_value(&text(&r[4]), &r[5], &r[6], &r[7]) {
+            let at = ["TYPE_", "TEXT_", "LONG_", "DOUBLE_"].iter().position(|c| *c == column).unwrap_or(0);
+            let problem = format!("{problem} (variable {:?})", text(&r[2]));
+            found.extend(bad_row(3, r, column, &r[4 + at], &problem).unreadable.map(|u| *u));
+        }
+    }
+    // As JSON, as [`load`] reads them: an instant the driver cannot decode (PostgreSQL's
+    // `infinity`) arrives as text to be named.
+    let sql = format!(
+        "SELECT CAST({}({}) AS TEXT) FROM {} ORDER BY e.ID_",
+        store.dialect().json_array,
+        PARTS[0].1,
+        PARTS[0].0
+    );
+    let execs =
+        store.read(&sql, &[]).await?.iter().filter_map(|r| r.first().map(json_row)).collect::<StoreResult<Vec<_>>>()?;
+    for r in &execs {
+        if let Err(e) = check(0, r, &[1, 11], &[10], &[]) {
+            found.extend(e.unreadable.map(|u| *u));
+        }
+    }
+    found.truncate(limit);
+    Ok(found)
 }
 
 /// The statements that take the rows from `before` to `after` (see the module docs).

@@ -476,6 +476,27 @@ impl Scheduler {
             .collect())
     }
 
+    /// Triggers of this scheduler whose rows cannot be read, at most `limit`: each named by
+    /// `group.name`, with the column and stored text its error names. Such a trigger is
+    /// skipped by the lists and does not fire; the others do.
+    pub async fn unreadable_triggers(&self, limit: usize) -> Result<Vec<kairos_store::Unreadable>, crate::Error> {
+        let sql =
+            format!("{} WHERE tr.SCHED_NAME = ? ORDER BY tr.TRIGGER_GROUP, tr.TRIGGER_NAME", model::TRIGGER_SELECT);
+        let rows = self.store.read(&sql, &[t(self.name())]).await?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                let why = model::stored_of(r).err()?;
+                let text = |v: &kairos_store::SqlValue| v.as_str().map(str::to_string).unwrap_or_default();
+                let column = why.split_whitespace().next().unwrap_or_default().trim_end_matches(':').to_string();
+                let raw = why.split('\'').nth(1).map(str::to_string);
+                let id = format!("{}.{}", text(&r[1]), text(&r[0]));
+                Some(kairos_store::Unreadable::new("QRTZ_TRIGGERS", id, column, raw, why))
+            })
+            .take(limit)
+            .collect())
+    }
+
     /// Removes a trigger (Quartz's unscheduleJob) and its trigger job; its job stays (a
     /// non-durable job left without triggers goes too, as in Quartz).
     pub async fn unschedule(&self, group: &str, name: &str) -> Result<(), crate::Error> {

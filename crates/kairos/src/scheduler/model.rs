@@ -390,6 +390,24 @@ fn s(v: &SqlValue) -> Option<String> {
 pub(crate) fn stored_of(r: &[SqlValue]) -> Result<Stored, String> {
     let name = s(&r[0]).unwrap_or_default();
     let group = s(&r[1]).unwrap_or_default();
+    // Instants are epoch milliseconds; text where one should be (SQLite keeps it) is named,
+    // not read as 1970.
+    for (k, column, required) in
+        [(5, "NEXT_FIRE_TIME", false), (6, "PREV_FIRE_TIME", false), (10, "START_TIME", true), (11, "END_TIME", false)]
+    {
+        let bad = match &r[k] {
+            SqlValue::Null => required,
+            v => v.as_i64().is_none(),
+        };
+        if bad {
+            let raw = match &r[k] {
+                SqlValue::Null => "NULL".to_string(),
+                SqlValue::Text(x) => x.clone(),
+                other => serde_json::to_string(other).unwrap_or_default(),
+            };
+            return Err(format!("{column} '{raw}' is not epoch milliseconds"));
+        }
+    }
     let ms = |k: usize| r[k].as_i64();
     let kind_text = s(&r[9]).unwrap_or_default();
     let kind = TriggerKind::from_quartz_type(&kind_text)

@@ -213,6 +213,7 @@ pass_through! {
     fn job_release(&self, params: &JobReleaseParams) -> Result<u64>;
     fn job_execute_now(&self, id: &str) -> Result<Job>;
     fn job_delete(&self, table: JobTable, id: &str, force: bool) -> Result<()>;
+    fn job_unreadable(&self, limit: u32) -> Result<Vec<kairos_store::Unreadable>>;
     fn job_next_due(&self) -> Result<NextDue>;
     fn job_stacktrace(&self, table: JobTable, id: &str) -> Result<Option<String>>;
     fn deadletter_move(&self, id: &str, retries: i32) -> Result<Job>;

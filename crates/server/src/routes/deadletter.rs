@@ -3,7 +3,7 @@
 
 use super::jobs::{JobsQuery, delete_in, get_in, list_table, not_found, stacktrace_in};
 use crate::AppState;
-use crate::dto::{JobDto, List};
+use crate::dto::{JobDto, JobList};
 use crate::error::ApiError;
 use crate::extract::{Id, Json, Query};
 use axum::extract::State;
@@ -17,10 +17,7 @@ use serde::Deserialize;
 const DEFAULT_RETRIES: i32 = 3;
 
 /// `GET /management/deadletter-jobs`.
-pub async fn list(
-    State(app): State<AppState>,
-    Query(q): Query<JobsQuery>,
-) -> Result<axum::Json<List<JobDto>>, ApiError> {
+pub async fn list(State(app): State<AppState>, Query(q): Query<JobsQuery>) -> Result<axum::Json<JobList>, ApiError> {
     list_table(&app, q.filter(JobTable::DeadLetter)?).await
 }
 

@@ -2,7 +2,7 @@
 //! list, inspect, run now, delete, read the stack trace of live jobs (ACT_RU_JOB).
 
 use crate::AppState;
-use crate::dto::{JobDto, List};
+use crate::dto::{JobDto, JobList, List};
 use crate::error::ApiError;
 use crate::extract::{Id, Json, Query, flag, page};
 use axum::extract::State;
@@ -61,10 +61,7 @@ pub async fn create(State(app): State<AppState>, Json(req): Json<EnqueueRequest>
 }
 
 /// `GET /management/jobs`.
-pub async fn list(
-    State(app): State<AppState>,
-    Query(q): Query<JobsQuery>,
-) -> Result<axum::Json<List<JobDto>>, ApiError> {
+pub async fn list(State(app): State<AppState>, Query(q): Query<JobsQuery>) -> Result<axum::Json<JobList>, ApiError> {
     list_table(&app, q.filter(JobTable::Runtime)?).await
 }
 
@@ -72,7 +69,7 @@ pub async fn list(
 pub async fn list_timers(
     State(app): State<AppState>,
     Query(q): Query<JobsQuery>,
-) -> Result<axum::Json<List<JobDto>>, ApiError> {
+) -> Result<axum::Json<JobList>, ApiError> {
     if q.job_type.is_some() {
         return Err(ApiError::invalid(
             "type",
@@ -84,11 +81,15 @@ pub async fn list_timers(
     list_table(&app, filter).await
 }
 
-pub async fn list_table(app: &AppState, filter: JobFilter) -> Result<axum::Json<List<JobDto>>, ApiError> {
+pub async fn list_table(app: &AppState, filter: JobFilter) -> Result<axum::Json<JobList>, ApiError> {
     let store = app.engine.store();
-    let page = store.job_list(&filter).await?;
+    let mut page = store.job_list(&filter).await?;
     let now = store.db_now().await?;
-    Ok(axum::Json(List::from_page(page, |j| JobDto::new(j, filter.table, now))))
+    let unreadable = std::mem::take(&mut page.unreadable);
+    let size = page.size;
+    let mut list = List::from_page(page, |j| JobDto::new(j, filter.table, now));
+    list.size = size;
+    Ok(axum::Json(JobList { list, unreadable }))
 }
 
 /// `GET /management/jobs/{id}`.

@@ -59,3 +59,21 @@ pub async fn doctor(State(app): State<AppState>, Query(q): Query<DoctorParams>) 
     let report = diagnose(&app.engine, &query).await?;
     Ok(axum::Json(report.to_json()))
 }
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UnreadableParams {
+    size: Option<String>,
+}
+
+/// `GET /management/unreadable-rows?size=`: every stored row the engine cannot read (job
+/// tables, process variables and executions, triggers), each with its table, id, column and
+/// stored text; the way out is to fix the column or delete the row (docs/jobs.md).
+pub async fn unreadable(
+    State(app): State<AppState>,
+    Query(q): Query<UnreadableParams>,
+) -> Result<axum::Json<crate::dto::List<kairos::store::Unreadable>>, ApiError> {
+    let (_, size) = crate::extract::page(None, q.size.as_deref())?;
+    let data = app.engine.unreadable_rows(usize::try_from(size).unwrap_or(usize::MAX)).await?;
+    Ok(axum::Json(crate::dto::List { size: data.len() as u64, total: data.len() as u64, start: 0, data }))
+}

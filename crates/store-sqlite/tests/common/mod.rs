@@ -71,6 +71,9 @@ impl Store for TempStore {
     async fn job_delete(&self, table: JobTable, id: &str, force: bool) -> Result<()> {
         self.store.job_delete(table, id, force).await
     }
+    async fn job_unreadable(&self, limit: u32) -> Result<Vec<kairos_store::Unreadable>> {
+        self.store.job_unreadable(limit).await
+    }
     async fn job_next_due(&self) -> Result<NextDue> {
         self.store.job_next_due().await
     }
