@@ -43,7 +43,7 @@ dead_lettered AS (
         EXECUTION_ID_, PROCESS_INSTANCE_ID_, PROC_DEF_ID_, ELEMENT_ID_, ELEMENT_NAME_, SCOPE_ID_,
         SCOPE_TYPE_, SCOPE_DEFINITION_ID_, RETRIES_, ATTEMPTS_, EXCEPTION_STACK_ID_,
         EXCEPTION_MSG_, DUEDATE_, REPEAT_, RETRY_CYCLE_, HANDLER_TYPE_, HANDLER_CFG_,
-        CUSTOMVALUES_ID_, CREATE_TIME_, TENANT_ID_
+        CUSTOMVALUES_ID_, CREATE_TIME_, TENANT_ID_, INITIAL_RETRIES_, PRIORITY_
     )
     SELECT b.ID_, b.REV_ + 1, b.TYPE_, NULL, NULL, NULL, b.EXCLUSIVE_, b.EXCLUSIVE_KEY_,
            b.EXECUTION_ID_, b.PROCESS_INSTANCE_ID_, b.PROC_DEF_ID_, b.ELEMENT_ID_, b.ELEMENT_NAME_,
@@ -51,7 +51,7 @@ dead_lettered AS (
            'abandoned on its last retry: the lease of node ' || b.LOCK_OWNER_
                || ' expired before the attempt ended; node ' || $1 || ' moved the job to the dead letters',
            b.DUEDATE_, b.REPEAT_, b.RETRY_CYCLE_, b.HANDLER_TYPE_, b.HANDLER_CFG_,
-           b.CUSTOMVALUES_ID_, b.CREATE_TIME_, b.TENANT_ID_
+           b.CUSTOMVALUES_ID_, b.CREATE_TIME_, b.TENANT_ID_, b.INITIAL_RETRIES_, b.PRIORITY_
     FROM buried b
 ),
 -- The previous owner's attempt of every expired lease, logged in the same transaction as the
