@@ -45,5 +45,7 @@ fn finding_of(u: &Unreadable) -> Finding {
         action,
         job_id: job.then(|| u.id.clone()),
         process_instance_id: None,
+        trigger_group: None,
+        trigger_name: None,
     }
 }

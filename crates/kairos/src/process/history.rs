@@ -223,14 +223,30 @@ impl super::Processes {
                 &binds,
             )
             .await?;
-        Ok((rows.iter().map(|r| detail_row(r)).collect(), total))
+        Ok((rows.iter().map(|r| detail_row(r)).collect::<kairos_store::Result<_>>()?, total))
     }
 }
 
-fn detail_row(r: &[SqlValue]) -> HistoricDetail {
+/// One ACT_HI_DETAIL row; a value kairos cannot read is named, not shown as null.
+fn detail_row(r: &[SqlValue]) -> kairos_store::Result<HistoricDetail> {
     let text = |i: usize| r[i].as_str().map(str::to_string);
     let var_type = text(8).unwrap_or_default();
-    HistoricDetail {
+    let value = super::rows::decode_value(&var_type, &r[9], &r[10], &r[11]).map_err(|(column, problem)| {
+        let raw = match column {
+            "TYPE_" => Some(var_type.clone()),
+            "LONG_" => serde_json::to_value(&r[10]).ok().map(|v| v.to_string()),
+            "DOUBLE_" => serde_json::to_value(&r[11]).ok().map(|v| v.to_string()),
+            _ => text(9),
+        };
+        kairos_store::Error::unreadable(kairos_store::Unreadable::new(
+            "ACT_HI_DETAIL",
+            text(0).unwrap_or_default(),
+            column,
+            raw,
+            problem,
+        ))
+    })?;
+    Ok(HistoricDetail {
         id: text(0).unwrap_or_default(),
         detail_type: "variableUpdate",
         process_instance_id: text(1),
@@ -241,10 +257,10 @@ fn detail_row(r: &[SqlValue]) -> HistoricDetail {
         revision: r[6].as_i64(),
         variable: DetailVariable {
             name: text(7).unwrap_or_default(),
-            value: super::rows::decode_value(&var_type, &r[9], &r[10], &r[11]),
+            value,
             var_type,
         },
         property_id: None,
         property_value: None,
-    }
+    })
 }
