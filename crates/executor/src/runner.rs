@@ -12,7 +12,7 @@ use jiff::{SignedDuration, Timestamp};
 use kairos_core::{AttemptResult, Completion, Job, plan_completion};
 use kairos_store::{AcquiredJob, JobCompletion, JobReleaseParams};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;
 
 /// Starts the attempt of one acquired job.
@@ -106,12 +106,20 @@ async fn attempt(
     // A job taken ahead of its due date (the acquisition's lookahead) starts at it, not before:
     // by the database clock, read at acquisition and carried on by this node's monotonic clock.
     if let Some(due) = job.duedate {
-        let early = due.duration_since(db_time(db_now, at));
-        if early.is_positive() {
-            tokio::time::sleep(early.unsigned_abs()).await;
-        }
-        if job.lock_time.is_some_and(|locked| locked < due) && !mark_started(shared, job).await {
-            return None;
+        let until_due = |lead: SignedDuration| {
+            let wait = due.duration_since(db_time(db_now, at)) - lead;
+            tokio::time::sleep(if wait.is_positive() { wait.unsigned_abs() } else { Duration::ZERO })
+        };
+        if job.lock_time.is_some_and(|locked| locked < due) {
+            // The start is marked up to MARK_LEAD before the due date and the handler starts at
+            // it: a timer does not wait for that write's round trip (a fsync on SQLite) once due.
+            until_due(MARK_LEAD).await;
+            let (marked, ()) = tokio::join!(mark_started(shared, job), until_due(SignedDuration::ZERO));
+            if !marked {
+                return None;
+            }
+        } else {
+            until_due(SignedDuration::ZERO).await;
         }
     }
     let started = db_time(db_now, at);
@@ -154,7 +162,12 @@ async fn attempt(
     })
 }
 
-/// Tells the database, before the handler of a job taken ahead of its due date starts, that
+/// How long before its due date a job taken ahead of it is marked started. A node that dies in
+/// that window has one attempt counted that never ran; a shorter lead would make timers wait
+/// for the write after they are due.
+const MARK_LEAD: SignedDuration = SignedDuration::from_millis(20);
+
+/// Tells the database, just before the handler of a job taken ahead of its due date starts, that
 /// the attempt starts now: a lease extension, which also moves LOCK_TIME_ to the due date. Until
 /// then a take-over of the lease (this node died during the lookahead) spends no retry; from
 /// then on it does (Camunda #2858: an attempt that started and killed its node counts). False
