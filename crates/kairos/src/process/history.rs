@@ -255,11 +255,7 @@ fn detail_row(r: &[SqlValue]) -> kairos_store::Result<HistoricDetail> {
         task_id: text(4),
         time: r[5].as_timestamp(),
         revision: r[6].as_i64(),
-        variable: DetailVariable {
-            name: text(7).unwrap_or_default(),
-            value,
-            var_type,
-        },
+        variable: DetailVariable { name: text(7).unwrap_or_default(), value, var_type },
         property_id: None,
         property_value: None,
     })
