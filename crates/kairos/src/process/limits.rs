@@ -21,7 +21,7 @@ pub(crate) fn check_variables(inst: &Instance) -> Result<(), Error> {
     let mut total = 0usize;
     let mut largest: Option<(&str, usize)> = None;
     for v in &inst.variables {
-        let bytes = serde_json::to_vec(&v.value).map_or(0, |b| b.len());
+        let bytes = json_len(&v.value);
         if bytes > MAX_VARIABLE_BYTES {
             return Err(refused(format!(
                 "variable '{}' is {bytes} bytes as JSON; the limit is {MAX_VARIABLE_BYTES} bytes (1 MiB) per value: \
@@ -42,6 +42,23 @@ pub(crate) fn check_variables(inst: &Instance) -> Result<(), Error> {
         ))),
         _ => Ok(()),
     }
+}
+
+/// The length of `value` as JSON, counted as it is written out rather than built in memory:
+/// this runs for every variable of the instance on every command.
+fn json_len(value: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).map_or(0, |()| count.0)
 }
 
 fn refused(message: String) -> Error {
