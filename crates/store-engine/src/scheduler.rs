@@ -1,0 +1,1 @@
+//! The scheduler's tables: QRTZ_*.
