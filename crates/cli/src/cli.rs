@@ -190,6 +190,11 @@ pub struct ServeArgs {
     /// Jobs taken per acquisition at most [default: 256]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "N")]
     pub acquire_batch: Option<u32>,
+    /// How far ahead of their due date jobs are taken, to start on time; a job taken ahead
+    /// waits on this node, and a take-over before it started spends no retry; PT0S takes
+    /// jobs only once due [default: PT0.1S]
+    #[arg(long, value_parser = parse::duration_or_zero, value_name = "DUR")]
+    pub lookahead: Option<SignedDuration>,
     /// How often the node heartbeats and looks for dead nodes [default: PT2S]
     #[arg(long, value_parser = parse::duration, value_name = "DUR")]
     pub heartbeat_interval: Option<SignedDuration>,
@@ -218,7 +223,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "PT60S", value_parser = parse::duration, value_name = "DUR")]
     pub body_read_timeout: SignedDuration,
     /// HTTP connections open at once; at the limit the longest-idle one (or one still sending
-    /// its headers) is closed to make room. Keep it well under `ulimit -n`
+    /// its headers) is closed to make room. Lowered at start to fit the descriptor limit
+    /// (`ulimit -n`, raised to its hard value first) less 128 kept for the database and files
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=1_000_000), value_name = "N")]
     pub max_connections: u32,
     /// Do not run jobs on this node (jobs are stored and wait; SPEC J10)

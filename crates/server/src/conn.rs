@@ -15,6 +15,10 @@
 //!   (half-sent or idle; it would be closed by its timeout anyway). Only when every connection
 //!   is running a request does a new one wait to be accepted. So a flood of half-sent requests
 //!   cannot lock out a client that sends whole ones, and the descriptors in use stay bounded.
+//!   The limit is lowered at start to what the process's descriptor limit (`ulimit -n`) can
+//!   hold beside the database pool and files ([`ConnLimits::fit_to_descriptors`]): a limit above
+//!   it would let `accept` fail with "too many open files" before any connection is evicted,
+//!   and `/health` would wait for a header timeout to free one.
 
 use axum::Router;
 use axum::body::{Body, Bytes, HttpBody};
@@ -25,7 +29,7 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -40,8 +44,9 @@ pub struct ConnLimits {
     pub header_read_timeout: Duration,
     /// A request body must arrive within this, counted from its head.
     pub body_read_timeout: Duration,
-    /// Connections open at once. Keep it well under the process's file-descriptor limit
-    /// (`ulimit -n`, often 1024): the database and log files need descriptors too.
+    /// Connections open at once. [`serve`] lowers it to fit the process's file-descriptor
+    /// limit (`ulimit -n`, often 1024), keeping [`RESERVED_DESCRIPTORS`] for the database and
+    /// log files.
     pub max_connections: usize,
 }
 
@@ -57,14 +62,75 @@ impl Default for ConnLimits {
     }
 }
 
-/// Serves `app` on `listener` within `limits` until `shutdown`; then stops accepting, lets
-/// requests in flight finish and returns when every connection has closed.
+/// Descriptors kept back from HTTP connections: the database pool, the SQLite file and its
+/// WAL, log files, the listener, and the runtime's own (epoll, eventfd, signal pipe).
+pub const RESERVED_DESCRIPTORS: u64 = 128;
+
+impl ConnLimits {
+    /// These limits with `max_connections` lowered, if need be, to what a descriptor limit of
+    /// `soft` (RLIMIT_NOFILE; `None`: unlimited or unknown) can hold: `soft` minus
+    /// [`RESERVED_DESCRIPTORS`], or half of `soft` when that is less than the reserve.
+    pub fn fit_to_descriptors(self, soft: Option<u64>) -> ConnLimits {
+        let Some(soft) = soft else { return self };
+        let room = if soft > 2 * RESERVED_DESCRIPTORS { soft - RESERVED_DESCRIPTORS } else { soft / 2 };
+        let room = usize::try_from(room.max(1)).unwrap_or(usize::MAX);
+        ConnLimits { max_connections: self.max_connections.min(room), ..self }
+    }
+}
+
+/// The process's soft limit on open descriptors, `None` when unlimited or not known here.
+pub fn descriptor_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        rustix::process::getrlimit(rustix::process::Resource::Nofile).current
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// Raises the soft descriptor limit to the hard one (as Go's runtime does at start), so a
+/// shell's default of 1,024 does not bound a server whose administrator allowed more. Returns
+/// the soft limit in force afterwards. For binaries: a library must not change its host
+/// process's limits.
+pub fn raise_descriptor_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+        let now = getrlimit(Resource::Nofile);
+        if now.current.is_some() && now.current != now.maximum {
+            let raised = Rlimit { current: now.maximum, maximum: now.maximum };
+            if let Err(e) = setrlimit(Resource::Nofile, raised) {
+                tracing::debug!(error = %e, "cannot raise the descriptor limit to the hard limit");
+            }
+        }
+    }
+    descriptor_limit()
+}
+
+/// Serves `app` on `listener` within `limits` (the connection limit fitted to the descriptor
+/// limit) until `shutdown`; then stops accepting, lets requests in flight finish and returns
+/// when every connection has closed.
 pub(crate) async fn serve(
     listener: tokio::net::TcpListener,
     app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
     limits: ConnLimits,
 ) -> std::io::Result<()> {
+    let soft = descriptor_limit();
+    let asked = limits.max_connections;
+    let limits = limits.fit_to_descriptors(soft);
+    if limits.max_connections < asked {
+        tracing::warn!(
+            asked,
+            max_connections = limits.max_connections,
+            descriptor_limit = soft,
+            "fewer HTTP connections than asked: the process may open only {} descriptors (ulimit -n), \
+             {RESERVED_DESCRIPTORS} of which are kept for the database and files; raise the limit to allow more",
+            soft.unwrap_or_default()
+        );
+    }
     let conns = Arc::new(Conns::default());
     let (stop_tx, stop_rx) = watch::channel(());
     let mut http = hyper::server::conn::http1::Builder::new();
@@ -186,6 +252,8 @@ struct Registry {
 struct Slot {
     busy: Arc<AtomicUsize>,
     evict: Arc<Notify>,
+    /// The bell has rung; the connection is closing.
+    evicted: Arc<AtomicBool>,
 }
 
 impl Conns {
@@ -195,18 +263,23 @@ impl Conns {
             let changed = self.changed.notified();
             {
                 let mut reg = self.slots.lock().unwrap_or_else(|p| p.into_inner());
-                if reg.open.len() >= max {
-                    let idle = reg.open.iter().find(|(_, s)| s.busy.load(Ordering::Acquire) == 0).map(|(id, _)| *id);
-                    if let Some(slot) = idle.and_then(|id| reg.open.remove(&id)) {
-                        slot.evict.notify_one();
-                    }
-                }
                 if reg.open.len() < max {
                     let id = reg.next_id;
                     reg.next_id += 1;
                     let slot = Slot::default();
                     reg.open.insert(id, slot.clone());
                     return (id, slot);
+                }
+                // An evicted connection stays counted until its task has closed the socket
+                // (`leave`): counting it out at the bell would let accept outrun the closing and
+                // run the process out of descriptors.
+                let idle = reg
+                    .open
+                    .values()
+                    .find(|s| s.busy.load(Ordering::Acquire) == 0 && !s.evicted.load(Ordering::Acquire));
+                if let Some(slot) = idle {
+                    slot.evicted.store(true, Ordering::Release);
+                    slot.evict.notify_one();
                 }
             }
             changed.await;
@@ -306,5 +379,22 @@ impl HttpBody for Deadline {
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod descriptor_tests {
+    use super::*;
+
+    #[test]
+    fn the_connection_limit_fits_the_descriptor_limit() {
+        let asked = ConnLimits::default();
+        assert_eq!(asked.fit_to_descriptors(None).max_connections, 512);
+        assert_eq!(asked.fit_to_descriptors(Some(20_000)).max_connections, 512);
+        assert_eq!(asked.fit_to_descriptors(Some(1_024)).max_connections, 512);
+        assert_eq!(asked.fit_to_descriptors(Some(600)).max_connections, 472);
+        assert_eq!(asked.fit_to_descriptors(Some(256)).max_connections, 128);
+        assert_eq!(asked.fit_to_descriptors(Some(1)).max_connections, 1);
+        assert_eq!(asked.fit_to_descriptors(Some(256)).header_read_timeout, asked.header_read_timeout);
     }
 }

@@ -69,7 +69,7 @@ use routes::{deadletter, health, history, jobs, management, openapi, scheduler};
 use std::future::Future;
 use std::sync::Arc;
 
-pub use conn::ConnLimits;
+pub use conn::{ConnLimits, RESERVED_DESCRIPTORS, descriptor_limit, raise_descriptor_limit};
 pub use error::ApiError;
 pub use site::SitePolicy;
 

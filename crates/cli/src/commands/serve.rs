@@ -15,6 +15,10 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     // Installed first: a SIGTERM that arrives right after the start line must be handled, not
     // kill the process with the default action.
     let mut signals = Signals::install()?;
+    // Before the pool and the listener open theirs: a shell's soft limit of 1,024 descriptors
+    // should not bound a node whose hard limit allows more (the HTTP connection limit is fitted
+    // to what is in force).
+    kairos_server::raise_descriptor_limit();
     let engine = Arc::new(build_engine(global, &args).await?);
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
@@ -113,8 +117,14 @@ async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, C
     if let Some(d) = args.lock_time {
         builder = builder.lock_time(d);
     }
-    let (poll, batch, heartbeat, dead_after, skew) =
-        (args.poll_interval, args.acquire_batch, args.heartbeat_interval, args.dead_after, args.clock_skew);
+    let (poll, batch, heartbeat, dead_after, skew, lookahead) = (
+        args.poll_interval,
+        args.acquire_batch,
+        args.heartbeat_interval,
+        args.dead_after,
+        args.clock_skew,
+        args.lookahead,
+    );
     builder = builder.configure(|c| {
         if let Some(skew) = skew {
             c.clock = Arc::new(kairos::SkewedClock { inner: kairos::SystemClock, skew });
@@ -130,6 +140,9 @@ async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, C
         }
         if let Some(d) = dead_after {
             c.dead_after = d;
+        }
+        if let Some(d) = lookahead {
+            c.lookahead = d;
         }
     });
     Ok(builder.build().await?)
