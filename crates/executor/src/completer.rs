@@ -14,7 +14,7 @@
 
 use crate::shared::{Finished, Shared};
 use kairos_core::Completion;
-use kairos_store::{ErrorKind, JobCompletion};
+use kairos_store::{ErrorKind, JobCompletion, WriteConcurrency};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Semaphore, mpsc};
@@ -26,11 +26,11 @@ const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
 
 pub(crate) async fn run(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Finished>) {
     let max = shared.config.completion_batch.max(1);
-    // Batches in flight at once: each holds its own transaction (and connection). SQLite takes
-    // one writer at a time, so there the batches are written in turn.
-    let writers = match shared.store.backend() {
-        kairos_store::Backend::Sqlite => 1,
-        kairos_store::Backend::Postgres => shared.config.completion_writers.max(1),
+    // Batches in flight at once: each holds its own transaction (and connection). A store that
+    // takes one writer at a time (SQLite) gets its batches in turn.
+    let writers = match shared.store.write_concurrency() {
+        WriteConcurrency::One => 1,
+        WriteConcurrency::Many => shared.config.completion_writers.max(1),
     };
     let permits = Arc::new(Semaphore::new(writers));
     let mut in_flight = JoinSet::new();

@@ -34,8 +34,9 @@ pub struct ExecutorConfig {
     pub completion_batch: usize,
     /// How long the completer waits to fill a batch after the first completion arrives.
     pub completion_delay: Duration,
-    /// Completion batches written at once (PostgreSQL; SQLite has one writer, so it always
-    /// writes one at a time). A batch whose jobs staged effects (process commands, the
+    /// Completion batches written at once, on a store that takes concurrent writers
+    /// (`Store::write_concurrency`: PostgreSQL; SQLite has one writer, so it always writes one
+    /// at a time). A batch whose jobs staged effects (process commands, the
     /// scheduler's firings) runs those statements one after the other inside its transaction,
     /// so one writer caps such jobs at a few hundred per second; several writers overlap them.
     pub completion_writers: usize,

@@ -47,6 +47,7 @@ use kairos_core::{Job, JobLogEntry, JobTable, NewJob, NodeInfo};
 use kairos_store::{
     Acquired, Backend, Dialect, JobAcquireParams, JobCompletion, JobCounts, JobDiagnostics, JobFilter, JobLogFilter,
     JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistered, NodeRegistration, Page, Result, SqlValue, Store,
+    WriteConcurrency,
 };
 use sqlx::PgPool;
 use std::sync::Arc;
@@ -75,6 +76,10 @@ impl PgStore {
 impl Store for PgStore {
     fn backend(&self) -> Backend {
         Backend::Postgres
+    }
+
+    fn write_concurrency(&self) -> WriteConcurrency {
+        WriteConcurrency::Many
     }
 
     fn dialect(&self) -> &'static Dialect {

@@ -125,6 +125,10 @@ impl Store for SqliteStore {
         Backend::Sqlite
     }
 
+    fn write_concurrency(&self) -> WriteConcurrency {
+        WriteConcurrency::One
+    }
+
     fn dialect(&self) -> &'static Dialect {
         &Dialect { json_array: "json_array", now: "strftime('%Y-%m-%d %H:%M:%f', 'now')", empty_table: "DELETE FROM" }
     }

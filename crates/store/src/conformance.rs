@@ -85,6 +85,7 @@ macro_rules! conformance_suite {
             complete_after_losing_the_lease_writes_nothing,
             complete_sent_again_after_a_lost_answer_answers_applied,
             complete_many_applies_a_mixed_batch_in_input_order,
+            completion_batches_written_side_by_side_all_apply,
             exception_messages_are_cut_at_4000_characters,
             release_hands_jobs_back_without_spending_a_retry,
             execute_now_makes_a_waiting_job_due,

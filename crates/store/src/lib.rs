@@ -44,6 +44,19 @@ impl Backend {
     }
 }
 
+/// How many write transactions a backend runs at once: what the executor's completer asks
+/// before it writes several batches side by side ([`Store::write_concurrency`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteConcurrency {
+    /// One writer at a time (SQLite: a write transaction holds the database's one write lock).
+    /// Concurrent writes are still correct, but they queue for that lock, so a caller that
+    /// would open several gains nothing and spends the busy timeout: write in turn.
+    One,
+    /// Many writers at once (PostgreSQL: row locks, one connection per transaction), so
+    /// transactions touching different rows commit side by side.
+    Many,
+}
+
 /// The few spellings in which the two backends' SQL differs, for the statements the engine
 /// writes once for both ([`Store::read`], [`Store::write_all`]): callers put these into their
 /// text instead of asking which backend they are on.
@@ -63,6 +76,13 @@ pub struct Dialect {
 #[async_trait]
 pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     fn backend(&self) -> Backend;
+
+    /// Whether this backend takes concurrent write transactions. The completer writes up to
+    /// `completion_writers` batches at once on a store that answers [`WriteConcurrency::Many`],
+    /// one after another on [`WriteConcurrency::One`]: a capability of the store, so callers
+    /// never ask which database they are on. Either way every write must be correct when
+    /// callers do overlap (the conformance suite writes batches side by side on both).
+    fn write_concurrency(&self) -> WriteConcurrency;
 
     /// How this backend spells what SQL does not agree on.
     fn dialect(&self) -> &'static Dialect;

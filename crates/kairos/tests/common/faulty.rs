@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use kairos::store::{
     Acquired, Backend, Dialect, Error, ErrorKind, JobAcquireParams, JobCompletion, JobCounts, JobDiagnostics,
     JobFilter, JobLogFilter, JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistered, NodeRegistration, Page,
-    Result, SqlValue, Write,
+    Result, SqlValue, Write, WriteConcurrency,
 };
 use kairos::{Completion, Job, JobLogEntry, JobTable, NewJob, NodeInfo, SignedDuration, Store, Timestamp};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -139,6 +139,10 @@ pass_through! {
     Faulty {
         fn backend(&self) -> Backend {
             self.inner.backend()
+        }
+
+        fn write_concurrency(&self) -> WriteConcurrency {
+            self.inner.write_concurrency()
         }
 
         fn dialect(&self) -> &'static Dialect {

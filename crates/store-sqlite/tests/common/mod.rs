@@ -32,6 +32,9 @@ impl Store for TempStore {
     fn backend(&self) -> Backend {
         self.store.backend()
     }
+    fn write_concurrency(&self) -> WriteConcurrency {
+        self.store.write_concurrency()
+    }
     fn dialect(&self) -> &'static Dialect {
         self.store.dialect()
     }

@@ -314,6 +314,57 @@ pub async fn complete_many_applies_a_mixed_batch_in_input_order(store: &dyn Stor
     assert_eq!(bytearray_rows(store).await, 2, "the retry's and the dead letter's stacks");
 }
 
+/// The executor's completer writes up to `completion_writers` batches at once on a store that
+/// says it takes concurrent writers ([`Store::write_concurrency`]). Whatever a store answers,
+/// batches written side by side must each commit whole: none fails, none waits out another's
+/// lock into an error, and every completion is applied once.
+pub async fn completion_batches_written_side_by_side_all_apply(store: &dyn Store) {
+    let writers = match store.write_concurrency() {
+        crate::WriteConcurrency::One => 2,
+        crate::WriteConcurrency::Many => 8,
+    };
+    let t0 = ms(now(store).await);
+    for i in 0..writers * 4 {
+        let mut j = due_at("side-by-side", t0 - secs(10));
+        if i % 2 == 1 {
+            j.job_type = JobType::Timer;
+            j.repeat = Some("R2/PT1M".into());
+        }
+        insert(store, j).await;
+    }
+    let locked: Vec<Job> = acquire(store, "n1", Some(t0), 1000, LOCK).await.jobs.into_iter().map(|a| a.job).collect();
+    assert_eq!(locked.len(), writers * 4, "every job is due");
+    let batches: Vec<Vec<JobCompletion>> = locked
+        .chunks(4)
+        .map(|chunk| {
+            chunk
+                .iter()
+                .map(|j| match j.job_type {
+                    JobType::Timer => completion(
+                        j,
+                        Completion::Reschedule { repeat: "R1/PT1M".into(), due: t0 + secs(60), log_message: None },
+                    ),
+                    _ => completion(j, success()),
+                })
+                .collect()
+        })
+        .collect();
+    let results = futures::future::join_all(batches.iter().map(|b| store.job_complete_many(b))).await;
+    for (i, r) in results.into_iter().enumerate() {
+        match r {
+            Ok(applied) => assert_eq!(applied, vec![true; 4], "batch {i}: every completion applied"),
+            Err(e) => panic!("batch {i} of {writers} written side by side failed: {e:?}"),
+        }
+    }
+    for j in &locked {
+        match j.job_type {
+            JobType::Timer => assert_eq!(must_get(store, &j.id).await.duedate, Some(t0 + secs(60)), "rescheduled once"),
+            _ => assert_eq!(get(store, &j.id).await, None, "deleted"),
+        }
+    }
+    assert_eq!(log_rows(store).await, (writers * 4) as i64, "one log row per completion");
+}
+
 pub async fn exception_messages_are_cut_at_4000_characters(store: &dyn Store) {
     let t0 = ms(now(store).await);
     let job = running(store, due_at("verbose", t0 - secs(1)), "n1", t0).await;

@@ -1,0 +1,138 @@
+//! External workers over real HTTP, on SQLite and on PostgreSQL: fetch and lock, complete,
+//! fail, throw a BPMN error, and the requests refused.
+
+mod processes_support;
+
+use processes_support::{Backend, server};
+use serde_json::json;
+
+const EXTERNAL: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <error id="declined" errorCode="CARD_DECLINED"/>
+  <process id="pay" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="a" sourceRef="start" targetRef="charge"/>
+    <serviceTask id="charge" camunda:type="external" camunda:topic="charge-card"/>
+    <boundaryEvent id="failed" attachedToRef="charge"><errorEventDefinition errorRef="declined"/></boundaryEvent>
+    <sequenceFlow id="b" sourceRef="charge" targetRef="done"/>
+    <endEvent id="done"/>
+    <sequenceFlow id="c" sourceRef="failed" targetRef="declinedEnd"/>
+    <endEvent id="declinedEnd"/>
+  </process>
+</definitions>"#;
+
+/// SPEC I4: a worker fetches and locks, another cannot take it, the owner completes; a
+/// failure spends retries down to a dead letter; a BPMN error goes to the error boundary.
+async fn external_workers_fetch_lock_complete_fail_and_throw(backend: Backend) {
+    let Some(s) = server(backend).await else { return };
+    s.deployed("pay.bpmn", EXTERNAL).await;
+    let acquire =
+        |worker: &str| json!({"topic": "charge-card", "lockDuration": "PT5M", "numberOfTasks": 5, "workerId": worker});
+    let pi = s
+        .post("/runtime/process-instances", json!({"processDefinitionKey": "pay", "variables": {"amount": 7}}))
+        .await
+        .ok(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let got = s.post("/external-job-api/acquire/jobs", acquire("w1")).await.ok(200).clone();
+    assert_eq!(got.as_array().unwrap().len(), 1, "{got}");
+    let task = &got[0];
+    assert_eq!(task["processInstanceId"], json!(pi));
+    assert_eq!(task["elementId"], json!("charge"));
+    assert_eq!(task["variables"]["amount"], json!(7));
+    let id = task["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        s.post("/external-job-api/acquire/jobs", acquire("w2")).await.ok(200).as_array().unwrap().len(),
+        0,
+        "locked"
+    );
+    s.post(&format!("/external-job-api/acquire/jobs/{id}/complete"), json!({"workerId": "w2"}))
+        .await
+        .refused(409, None);
+    s.post(
+        &format!("/external-job-api/acquire/jobs/{id}/complete"),
+        json!({"workerId": "w1", "variables": {"receipt": "R-1"}}),
+    )
+    .await
+    .ok(204);
+    let hist = s.get(&format!("/history/historic-process-instances?processInstanceId={pi}")).await.ok(200).clone();
+    assert!(hist["data"][0]["ended"].as_bool().unwrap(), "{hist}");
+    s.post(&format!("/external-job-api/acquire/jobs/{id}/complete"), json!({"workerId": "w1"}))
+        .await
+        .refused(404, None);
+
+    // Failures: retries spent (default one less), due again after retryTimeout, then a dead letter.
+    s.post("/runtime/process-instances", json!({"processDefinitionKey": "pay"})).await.ok(201);
+    let id =
+        s.post("/external-job-api/acquire/jobs", acquire("w1")).await.ok(200)[0]["id"].as_str().unwrap().to_string();
+    let r = s
+        .post(
+            &format!("/external-job-api/acquire/jobs/{id}/fail"),
+            json!({"workerId": "w1", "errorMessage": "gateway down", "retries": 1, "retryTimeout": "PT1H"}),
+        )
+        .await
+        .ok(200)
+        .clone();
+    assert_eq!(r["retries"], json!(1));
+    assert_eq!(
+        s.post("/external-job-api/acquire/jobs", acquire("w1")).await.ok(200).as_array().unwrap().len(),
+        0,
+        "not due before the retry timeout"
+    );
+    s.engine
+        .store()
+        .sql_execute(
+            "UPDATE ACT_RU_JOB SET DUEDATE_ = NULL WHERE ID_ = ?",
+            &[kairos::store::SqlValue::Text(id.clone())],
+        )
+        .await
+        .unwrap();
+    let again = s.post("/external-job-api/acquire/jobs", acquire("w1")).await.ok(200).clone();
+    assert_eq!(again[0]["errorMessage"], json!("gateway down"));
+    let r = s
+        .post(
+            &format!("/external-job-api/acquire/jobs/{id}/fail"),
+            json!({"workerId": "w1", "errorMessage": "still down"}),
+        )
+        .await
+        .ok(200)
+        .clone();
+    assert_eq!(r["deadLetter"], json!(true));
+    assert_eq!(s.rows("ACT_RU_DEADLETTER_JOB").await, 1);
+
+    // A BPMN error is caught by the boundary event.
+    let pi = s.post("/runtime/process-instances", json!({"processDefinitionKey": "pay"})).await.ok(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let id =
+        s.post("/external-job-api/acquire/jobs", acquire("w9")).await.ok(200)[0]["id"].as_str().unwrap().to_string();
+    s.post(
+        &format!("/external-job-api/acquire/jobs/{id}/bpmnError"),
+        json!({"workerId": "w9", "errorCode": "CARD_DECLINED"}),
+    )
+    .await
+    .ok(204);
+    let acts = s.get(&format!("/history/historic-activity-instances?processInstanceId={pi}")).await.ok(200).clone();
+    let ids: Vec<&str> = acts["data"].as_array().unwrap().iter().map(|a| a["activityId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["start", "charge", "failed", "declinedEnd"]);
+
+    // Bad input names the field.
+    s.post("/external-job-api/acquire/jobs", json!({"topic": "x", "workerId": "w"}))
+        .await
+        .refused(400, Some("lockDuration"));
+    s.post("/external-job-api/acquire/jobs", json!({"topic": "x", "workerId": "w", "lockDuration": "5 minutes"}))
+        .await
+        .refused(400, Some("lockDuration"));
+    s.post(
+        "/external-job-api/acquire/jobs",
+        json!({"topic": "x", "workerId": "w", "lockDuration": 1000, "numberOfTasks": 0}),
+    )
+    .await
+    .refused(400, Some("numberOfTasks"));
+    s.post("/external-job-api/acquire/jobs", json!({"lockDuration": 1000, "workerId": "w"}))
+        .await
+        .refused(400, Some("topic"));
+}
+
+on_both_backends!(external_workers_fetch_lock_complete_fail_and_throw,);
