@@ -15,13 +15,13 @@ mod history;
 pub mod limits;
 mod migrate;
 mod requests;
-pub(crate) mod rows;
 mod views;
 
 pub use deploy::{DefinitionInfo, DeploymentInfo};
 pub use external::ExternalTask;
-pub use history::{DetailQuery, DetailVariable, HistoricDetail};
+pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask};
 pub use kairos_process::TaskScope;
+pub use kairos_store_engine::process::HistoryLevel;
 pub use migrate::{MigrateRequest, MigrationOutcome};
 pub use requests::{MAX_REQUEST_ID_CHARS, REQUEST_RETENTION, check_request_id};
 pub use views::{ExecutionView, HistoricActivity, InstanceView, TaskView};
@@ -32,61 +32,17 @@ use jiff::Timestamp;
 use kairos_bpmn::Definitions;
 use kairos_executor::{Handler, HandlerError, Handlers, JobContext};
 use kairos_process::{Command, Env, ErrorKind, Instance, ProcessError, Runtime, ServiceResult, Step};
-use kairos_store::{SqlValue, Store, Write};
+use kairos_store::{Store, Write};
+use kairos_store_engine::process as tables;
 use requests::{Recorded, Request};
 use serde_json::{Map, Value as Json};
 use std::sync::{Arc, Mutex};
 
-/// ACT_RU_JOB's columns (ACT_RU_SUSPENDED_JOB has the same), for moving rows between them.
-pub(crate) const JOB_COLUMNS: &str = "ID_, REV_, TYPE_, LOCK_EXP_TIME_, LOCK_OWNER_, LOCK_TIME_, EXCLUSIVE_, EXCLUSIVE_KEY_, \
-    EXECUTION_ID_, PROCESS_INSTANCE_ID_, PROC_DEF_ID_, ELEMENT_ID_, ELEMENT_NAME_, SCOPE_ID_, SCOPE_TYPE_, \
-    SCOPE_DEFINITION_ID_, RETRIES_, ATTEMPTS_, EXCEPTION_STACK_ID_, EXCEPTION_MSG_, DUEDATE_, REPEAT_, RETRY_CYCLE_, \
-    HANDLER_TYPE_, HANDLER_CFG_, CUSTOMVALUES_ID_, CREATE_TIME_, TENANT_ID_, INITIAL_RETRIES_, PRIORITY_";
-/// The same, with the lease cleared.
-pub(crate) const JOB_COLUMNS_UNLOCKED: &str = "ID_, REV_, TYPE_, NULL, NULL, NULL, EXCLUSIVE_, EXCLUSIVE_KEY_, \
-    EXECUTION_ID_, PROCESS_INSTANCE_ID_, PROC_DEF_ID_, ELEMENT_ID_, ELEMENT_NAME_, SCOPE_ID_, SCOPE_TYPE_, \
-    SCOPE_DEFINITION_ID_, RETRIES_, ATTEMPTS_, EXCEPTION_STACK_ID_, EXCEPTION_MSG_, DUEDATE_, REPEAT_, RETRY_CYCLE_, \
-    HANDLER_TYPE_, HANDLER_CFG_, CUSTOMVALUES_ID_, CREATE_TIME_, TENANT_ID_, INITIAL_RETRIES_, PRIORITY_";
-
-/// HANDLER_TYPE_ of a timer start event's job: starts an instance when due.
-pub(crate) const TIMER_START: &str = "timer-start-event";
-
-/// HANDLER_TYPE_ of the job that delivers a signal thrown in one instance to every other
-/// instance waiting for it (and to signal start events). HANDLER_CFG_: `{"signal", "from"}`.
-pub(crate) const SIGNAL_THROW: &str = "signal-throw";
+pub(crate) use kairos_store_engine::process::{SIGNAL_THROW, TIMER_START};
 
 /// How often a command is re-run after losing the optimistic lock before giving up with a 409.
 /// (Ten concurrent completions of one instance's tasks need up to ten rounds.)
 const CONFLICT_RETRIES: usize = 50;
-
-/// How much history the engine writes: Flowable's history levels (its `DefaultHistoryManager`
-/// decides the same way). ACT_HI_PROCINST is always written: instance queries and the doctor
-/// read it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub enum HistoryLevel {
-    /// Instances only.
-    None,
-    /// Also activities and variables with their last values (ACT_HI_ACTINST, ACT_HI_VARINST).
-    Activity,
-    /// Also tasks (ACT_HI_TASKINST): the default.
-    #[default]
-    Audit,
-    /// Also every variable change, one ACT_HI_DETAIL row each (TYPE_ 'VariableUpdate').
-    Full,
-}
-
-impl std::str::FromStr for HistoryLevel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "none" => Ok(HistoryLevel::None),
-            "activity" => Ok(HistoryLevel::Activity),
-            "audit" => Ok(HistoryLevel::Audit),
-            "full" => Ok(HistoryLevel::Full),
-            other => Err(format!("history level '{other}' is not one of none, activity, audit, full")),
-        }
-    }
-}
 
 /// The process side of an engine; shared by the engine and its two job handlers.
 pub struct Processes {
@@ -251,7 +207,7 @@ impl Processes {
                 start_event: req.start_event.clone(),
             });
             let (after, staged) = self.drive(&mut rt, step).await?;
-            let mut w = rows::writes(None, &after, self.history);
+            let mut w = tables::instance_writes(None, &after, self.history);
             w.extend(staged);
             (after, w)
         };
@@ -262,19 +218,7 @@ impl Processes {
     /// Suspends or activates an instance (SPEC P8): its tasks cannot be completed and its jobs
     /// move to ACT_RU_SUSPENDED_JOB (where no executor looks) until it is activated again.
     pub async fn set_instance_suspended(&self, id: &str, suspended: bool) -> Result<(), Error> {
-        let (from, to) =
-            if suspended { ("ACT_RU_JOB", "ACT_RU_SUSPENDED_JOB") } else { ("ACT_RU_SUSPENDED_JOB", "ACT_RU_JOB") };
-        let key = SqlValue::Text(id.to_string());
-        // A leased job moved away loses its lease: its completion is then refused (fenced).
-        let moves = vec![
-            Write::new(
-                format!(
-                    "INSERT INTO {to} ({JOB_COLUMNS}) SELECT {JOB_COLUMNS_UNLOCKED} FROM {from} WHERE PROCESS_INSTANCE_ID_ = ?"
-                ),
-                vec![key.clone()],
-            ),
-            Write::new(format!("DELETE FROM {from} WHERE PROCESS_INSTANCE_ID_ = ?"), vec![key]),
-        ];
+        let moves = tables::instance_jobs_move(id, suspended);
         let command = if suspended { Command::Suspend } else { Command::Activate };
         self.command_with(id, command, &[], &moves).await
     }
@@ -289,7 +233,7 @@ impl Processes {
     async fn command_with(&self, id: &str, command: Command, first: &[Write], extra: &[Write]) -> Result<(), Error> {
         let mut lost_race = false;
         for _ in 0..CONFLICT_RETRIES {
-            let Some(before) = rows::load(self.store.as_ref(), id).await? else {
+            let Some(before) = tables::instance_load(self.store.as_ref(), id).await? else {
                 let what = if lost_race { ErrorKind::Conflict } else { ErrorKind::NotFound };
                 return Err(Error::Process(ProcessError::new(what, format!("process instance {id} is not running"))));
             };
@@ -310,7 +254,7 @@ impl Processes {
             };
             let (after, staged) = result;
             let mut writes = first.to_vec();
-            writes.extend(rows::writes(Some(&before), &after, self.history));
+            writes.extend(tables::instance_writes(Some(&before), &after, self.history));
             writes.extend(staged);
             writes.extend(extra.iter().cloned());
             self.cancel_called(&after.interrupted_calls, None, &mut writes).await?;
@@ -350,7 +294,7 @@ impl Processes {
         let mut rt = Runtime::new(env, before.clone());
         let step = rt.apply(command);
         let (after, staged) = self.drive(&mut rt, step).await?;
-        let mut writes = rows::writes(Some(before), &after, self.history);
+        let mut writes = tables::instance_writes(Some(before), &after, self.history);
         writes.extend(staged);
         Ok((after, writes))
     }
@@ -434,7 +378,7 @@ impl Processes {
         let mut rt = Runtime::new(env, inst);
         let step = rt.apply(Command::Start { variables: call.variables.clone(), start_user: None, start_event: None });
         let (after, mut staged) = self.drive(&mut rt, step).await?;
-        let mut writes = rows::writes(None, &after, self.history);
+        let mut writes = tables::instance_writes(None, &after, self.history);
         writes.append(&mut staged);
         Ok((after, writes))
     }
@@ -448,7 +392,7 @@ impl Processes {
         while let (Some(_), None, Some(exec), Some(caller)) =
             (&current.ended, &current.delete_reason, &current.super_exec, &current.super_instance)
         {
-            let Some(before) = rows::load(self.store.as_ref(), caller).await? else { break };
+            let Some(before) = tables::instance_load(self.store.as_ref(), caller).await? else { break };
             let now = self.store.db_now().await?;
             let ended = Command::CalledEnded { execution_id: exec.clone(), variables: current.final_variables.clone() };
             let (after, changes) = Box::pin(self.run_command(&before, ended, now)).await?;
@@ -475,15 +419,8 @@ impl Processes {
         }
         let now = self.store.db_now().await?;
         for (exec, activity) in calls {
-            let called = self
-                .store
-                .read(
-                    "SELECT ID_ FROM ACT_RU_EXECUTION WHERE SUPER_EXEC_ = ? AND PARENT_ID_ IS NULL",
-                    &[SqlValue::Text(exec.clone())],
-                )
-                .await?;
-            for id in called.iter().filter_map(|r| r[0].as_str()) {
-                let Some(before) = rows::load(self.store.as_ref(), id).await? else { continue };
+            for id in &tables::called_instances(self.store.as_ref(), exec).await? {
+                let Some(before) = tables::instance_load(self.store.as_ref(), id).await? else { continue };
                 let reason = match reason {
                     Some(r) => r.to_string(),
                     None => format!(
@@ -507,7 +444,7 @@ impl Processes {
             .process_instance_id
             .clone()
             .ok_or_else(|| invalid("processInstanceId", "process job without instance"))?;
-        let before = rows::load(self.store.as_ref(), &id).await?.ok_or_else(|| {
+        let before = tables::instance_load(self.store.as_ref(), &id).await?.ok_or_else(|| {
             Error::Process(ProcessError::new(ErrorKind::NotFound, format!("process instance {id} is not running")))
         })?;
         let (after, mut writes) =
@@ -557,25 +494,25 @@ impl Processes {
     }
 
     async fn instance_of_task(&self, task_id: &str) -> Result<String, Error> {
-        let key = [SqlValue::Text(task_id.into())];
-        let rows = self.store.read("SELECT PROC_INST_ID_ FROM ACT_RU_TASK WHERE ID_ = ?", &key).await?;
-        if let Some(pi) = rows.first().and_then(|r| r[0].as_str().map(str::to_string)) {
+        if let Some(pi) = tables::task_instance(self.store.as_ref(), task_id).await? {
             return Ok(pi);
         }
         // A task that ended is a conflict (someone completed it first), not an unknown id.
-        let ended =
-            self.store.read("SELECT END_TIME_, DELETE_REASON_ FROM ACT_HI_TASKINST WHERE ID_ = ?", &key).await?;
-        match ended.first() {
-            Some(r) if !r[0].is_null() => Err(Error::Process(ProcessError::new(
+        match tables::task_ended(self.store.as_ref(), task_id).await? {
+            tables::TaskEnded::Cancelled(reason) => Err(Error::Process(ProcessError::new(
                 ErrorKind::Conflict,
-                match r[1].as_str() {
-                    Some(reason) => format!("task {task_id} was cancelled ({reason})"),
-                    None => format!("task {task_id} was already completed"),
-                },
+                format!("task {task_id} was cancelled ({reason})"),
             ))),
-            _ => Err(Error::Process(ProcessError::new(ErrorKind::NotFound, format!("task {task_id} does not exist")))),
+            tables::TaskEnded::Completed => Err(Error::Process(ProcessError::new(
+                ErrorKind::Conflict,
+                format!("task {task_id} was already completed"),
+            ))),
+            tables::TaskEnded::Unknown => {
+                Err(Error::Process(ProcessError::new(ErrorKind::NotFound, format!("task {task_id} does not exist"))))
+            }
         }
     }
+
     /// Delivers a message to the instance waiting for it: by instance id, or by business key.
     pub async fn message(
         &self,
@@ -624,34 +561,13 @@ impl Processes {
         variables: Map<String, Json>,
         request: Option<&Request>,
     ) -> Result<String, Error> {
-        let rows = self
-            .store
-            .read(
-                "SELECT s.PROC_INST_ID_ FROM ACT_RU_EVENT_SUBSCR s JOIN ACT_RU_EXECUTION e ON e.ID_ = s.PROC_INST_ID_ \
-                 WHERE s.EVENT_TYPE_ = 'message' AND s.EVENT_NAME_ = ? AND (CAST(? AS VARCHAR(64)) IS NULL OR s.PROC_INST_ID_ = ?) \
-                 AND (CAST(? AS VARCHAR(255)) IS NULL OR e.BUSINESS_KEY_ = ?) ORDER BY s.CREATED_",
-                &[
-                    SqlValue::Text(name.into()),
-                    opt(instance),
-                    opt(instance),
-                    opt(business_key),
-                    opt(business_key),
-                ],
-            )
-            .await?;
-        let mut ids: Vec<String> = rows.iter().filter_map(|r| r[0].as_str().map(str::to_string)).collect();
+        let mut ids = tables::message_waiting(self.store.as_ref(), name, instance, business_key).await?;
         ids.dedup();
         match ids.as_slice() {
             [] if instance.is_none() => {
                 // No instance waits: a definition whose message start event has this name starts one.
-                let starts = self
-                    .store
-                    .read(
-                        "SELECT CONFIGURATION_, ACTIVITY_ID_ FROM ACT_RU_EVENT_SUBSCR \
-                         WHERE EVENT_TYPE_ = 'message' AND EVENT_NAME_ = ? AND EXECUTION_ID_ IS NULL",
-                        &[SqlValue::Text(name.into())],
-                    )
-                    .await?;
+                let starts =
+                    tables::start_subscriptions(self.store.as_ref(), tables::StartTrigger::Message, name).await?;
                 let Some(r) = starts.first() else {
                     return Err(Error::Process(ProcessError::new(
                         ErrorKind::NotFound,
@@ -660,8 +576,8 @@ impl Processes {
                 };
                 let started = self
                     .start(StartRequest {
-                        process_definition_id: r[0].as_str().map(str::to_string),
-                        start_event: r[1].as_str().map(str::to_string),
+                        process_definition_id: Some(r.definition_id.clone()),
+                        start_event: Some(r.activity_id.clone()),
                         business_key: business_key.map(str::to_string),
                         variables,
                         request_id: request.map(|q| Request::derived("message-start", &[&q.id], &Json::Null).id),
@@ -753,25 +669,11 @@ impl Processes {
             once.map(|key| Request::derived("signal", &[key, to], &serde_json::json!({"signal": name, "to": to})))
         };
         // In instance order (ids are time-ordered): a retried delivery meets them as before.
-        let rows = self
-            .store
-            .read(
-                "SELECT DISTINCT PROC_INST_ID_ FROM ACT_RU_EVENT_SUBSCR WHERE EVENT_TYPE_ = 'signal' AND EVENT_NAME_ = ? \
-                 ORDER BY PROC_INST_ID_",
-                &[SqlValue::Text(name.into())],
-            )
-            .await?;
+        let waiting = tables::signal_waiting(self.store.as_ref(), name).await?;
         let mut n = 0;
-        let starts = self
-            .store
-            .read(
-                "SELECT CONFIGURATION_, ACTIVITY_ID_ FROM ACT_RU_EVENT_SUBSCR \
-                 WHERE EVENT_TYPE_ = 'signal' AND EVENT_NAME_ = ? AND EXECUTION_ID_ IS NULL",
-                &[SqlValue::Text(name.into())],
-            )
-            .await?;
+        let starts = tables::start_subscriptions(self.store.as_ref(), tables::StartTrigger::Signal, name).await?;
         for r in &starts {
-            let (def, event) = (r[0].as_str().unwrap_or_default(), r[1].as_str().unwrap_or_default());
+            let (def, event) = (r.definition_id.as_str(), r.activity_id.as_str());
             self.start(StartRequest {
                 process_definition_id: Some(def.to_string()),
                 start_event: Some(event.to_string()),
@@ -782,8 +684,7 @@ impl Processes {
             .await?;
             n += 1;
         }
-        for r in rows {
-            let Some(id) = r[0].as_str().filter(|id| Some(*id) != except) else { continue };
+        for id in waiting.iter().map(String::as_str).filter(|id| Some(*id) != except) {
             let request = delivery(id);
             if let Some(req) = &request
                 && let Recorded::Done(_) = req.recorded(self.store.as_ref()).await?
@@ -822,25 +723,14 @@ impl Processes {
         {
             return Err(invalid("businessKey", "a business key has 1 to 255 characters"));
         }
-        let all = Write::new(
-            "UPDATE ACT_RU_EXECUTION SET BUSINESS_KEY_ = ? WHERE PROC_INST_ID_ = ?",
-            vec![business_key.clone().map_or(SqlValue::Null, SqlValue::Text), SqlValue::Text(id.into())],
-        );
+        let all = tables::instance_business_key(id, &business_key);
         self.command_with(id, Command::SetBusinessKey { business_key }, &[], &[all]).await
     }
 
     /// Deletes an instance with a reason (SPEC P10), its called instances first.
     pub async fn delete_instance(&self, id: &str, reason: &str) -> Result<(), Error> {
-        let called = self
-            .store
-            .read(
-                "SELECT ID_ FROM ACT_RU_EXECUTION WHERE PARENT_ID_ IS NULL AND SUPER_EXEC_ IN \
-                 (SELECT ID_ FROM ACT_RU_EXECUTION WHERE PROC_INST_ID_ = ?)",
-                &[SqlValue::Text(id.into())],
-            )
-            .await?;
-        for c in called.iter().filter_map(|r| r[0].as_str()) {
-            Box::pin(self.delete_instance(c, reason)).await?;
+        for c in tables::called_by_instance(self.store.as_ref(), id).await? {
+            Box::pin(self.delete_instance(&c, reason)).await?;
         }
         self.command(id, Command::Delete { reason: reason.into() }).await
     }
@@ -850,7 +740,7 @@ impl Processes {
     }
 
     pub async fn variables(&self, id: &str) -> Result<Map<String, Json>, Error> {
-        let inst = rows::load(self.store.as_ref(), id).await?.ok_or_else(|| {
+        let inst = tables::instance_load(self.store.as_ref(), id).await?.ok_or_else(|| {
             Error::Process(ProcessError::new(ErrorKind::NotFound, format!("process instance {id} is not running")))
         })?;
         Ok(inst.variables.iter().filter(|v| v.in_scope(&inst.id)).map(|v| (v.name.clone(), v.value.clone())).collect())
@@ -860,7 +750,7 @@ impl Processes {
     /// execution, or both (local ones shadowing).
     pub async fn task_variables(&self, task_id: &str, scope: TaskScope) -> Result<Map<String, Json>, Error> {
         let pi = self.instance_of_task(task_id).await?;
-        let inst = rows::load(self.store.as_ref(), &pi).await?;
+        let inst = tables::instance_load(self.store.as_ref(), &pi).await?;
         let task = inst.as_ref().and_then(|i| i.task(task_id)).ok_or_else(|| {
             Error::Process(ProcessError::new(ErrorKind::NotFound, format!("task {task_id} is not open")))
         })?;
@@ -924,6 +814,3 @@ fn stored_view(first: Option<Json>) -> Result<InstanceView, Error> {
     })
 }
 
-fn opt(v: Option<&str>) -> SqlValue {
-    v.map_or(SqlValue::Null, |s| SqlValue::Text(s.into()))
-}

@@ -28,7 +28,7 @@ pub async fn message_waiting(
     rows.iter().map(|r| r.text("PROC_INST_ID_")).collect()
 }
 
-/// The instances waiting for signal `name`, in instance order (ids are time-ordered: a
+/// The instances waiting for signal `name` (not the start events it starts), in instance order (ids are time-ordered: a
 /// retried delivery meets them as before), each once.
 pub async fn signal_waiting(store: &dyn Store, name: &str) -> Result<Vec<String>> {
     let rows = Rows::read(
@@ -36,7 +36,7 @@ pub async fn signal_waiting(store: &dyn Store, name: &str) -> Result<Vec<String>
         "ACT_RU_EVENT_SUBSCR",
         &["PROC_INST_ID_"],
         "SELECT DISTINCT PROC_INST_ID_ FROM ACT_RU_EVENT_SUBSCR WHERE EVENT_TYPE_ = 'signal' AND EVENT_NAME_ = ? \
-         ORDER BY PROC_INST_ID_",
+         AND PROC_INST_ID_ IS NOT NULL ORDER BY PROC_INST_ID_",
         &[t(name)],
     )
     .await?;
