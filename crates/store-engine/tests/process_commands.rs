@@ -16,7 +16,10 @@ async fn a_request_is_recorded_once(store: Arc<dyn Store>) {
     assert_eq!(tables::request_get(&*store, "r1").await.unwrap(), None);
     store.write_all(&[tables::request_insert("r1", "start", "f1", Some("{\"id\":1}".into()))]).await.unwrap();
     let got = tables::request_get(&*store, "r1").await.unwrap().unwrap();
-    assert_eq!((got.command.as_str(), got.fingerprint.as_str(), got.result.as_deref()), ("start", "f1", Some("{\"id\":1}")));
+    assert_eq!(
+        (got.command.as_str(), got.fingerprint.as_str(), got.result.as_deref()),
+        ("start", "f1", Some("{\"id\":1}"))
+    );
     let e = store.write_all(&[tables::request_insert("r1", "start", "f2", None)]).await.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Conflict, "the primary key decides: {e}");
     store.sql_execute("UPDATE KAIROS_REQUEST SET COMMAND_ = NULL WHERE REQUEST_ID_ = 'r1'", &[]).await.ok();
@@ -120,7 +123,10 @@ async fn messages_and_signals_find_their_waiting_instances(store: Arc<dyn Store>
         });
         started(&*store, &inst).await;
     }
-    store.write_all(&[tables::start_subscription_insert("signal", "alarm", "start", &def, at("2026-12-01T10:00:00Z"))]).await.unwrap();
+    store
+        .write_all(&[tables::start_subscription_insert("signal", "alarm", "start", &def, at("2026-12-01T10:00:00Z"))])
+        .await
+        .unwrap();
     assert_eq!(tables::message_waiting(&*store, "poke", None, None).await.unwrap(), ["p1", "p2"]);
     assert_eq!(tables::message_waiting(&*store, "poke", Some("p2"), None).await.unwrap(), ["p2"]);
     assert_eq!(tables::message_waiting(&*store, "poke", None, Some("bk-p1")).await.unwrap(), ["p1"]);
@@ -145,7 +151,10 @@ async fn suspension_moves_the_jobs_and_the_business_key_reaches_every_execution(
     store.write_all(&tables::instance_jobs_move("p1", false)).await.unwrap();
     assert_eq!((count("ACT_RU_JOB").await, count("ACT_RU_SUSPENDED_JOB").await), (1, 0));
     store.write_all(&[tables::instance_business_key("p1", &Some("new".into()))]).await.unwrap();
-    let keys = store.sql_query("SELECT DISTINCT BUSINESS_KEY_ FROM ACT_RU_EXECUTION WHERE PROC_INST_ID_ = 'p1'", &[]).await.unwrap();
+    let keys = store
+        .sql_query("SELECT DISTINCT BUSINESS_KEY_ FROM ACT_RU_EXECUTION WHERE PROC_INST_ID_ = 'p1'", &[])
+        .await
+        .unwrap();
     assert_eq!(keys.len(), 1);
     assert_eq!(keys[0][0].as_str(), Some("new"));
 }

@@ -32,7 +32,10 @@ async fn a_worker_locks_due_tasks_of_its_topic_once(store: Arc<dyn Store>) {
     let w2 = tables::external_locked(&*store, "mail", "w2", now).await.unwrap();
     assert_ne!(w2[0].id, t.id);
     let lock = tables::external_lock_of(&*store, &t.id).await.unwrap().unwrap();
-    assert_eq!((lock.owner.as_deref(), lock.process_instance_id.as_str()), (Some("w1"), t.process_instance_id.as_str()));
+    assert_eq!(
+        (lock.owner.as_deref(), lock.process_instance_id.as_str()),
+        (Some("w1"), t.process_instance_id.as_str())
+    );
     assert!(tables::external_lock_of(&*store, "nope").await.unwrap().is_none());
     assert_eq!(tables::external_retries(&*store, &t.id).await.unwrap(), Some(3));
 }

@@ -53,7 +53,10 @@ async fn a_detail_of_an_unknown_type_is_named(store: Arc<dyn Store>) {
     let e = tables::historic_details(&*store, &DetailQuery::default(), 0, 10).await.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unreadable);
     let u = e.unreadable.unwrap();
-    assert_eq!((u.table.as_str(), u.column.as_str(), u.raw.as_deref()), ("ACT_HI_DETAIL", "VAR_TYPE_", Some("serializable")));
+    assert_eq!(
+        (u.table.as_str(), u.column.as_str(), u.raw.as_deref()),
+        ("ACT_HI_DETAIL", "VAR_TYPE_", Some("serializable"))
+    );
 }
 
 async fn historic_tasks_are_paged_and_filtered_by_end(store: Arc<dyn Store>) {

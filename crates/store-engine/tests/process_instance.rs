@@ -24,7 +24,10 @@ async fn an_instance_written_by_a_start_loads_back_the_same(store: Arc<dyn Store
     assert!(tables::instance_load(&*store, "nope").await.unwrap().is_none());
     // Its history rows too.
     let h = tables::instance_get(&*store, "pi1").await.unwrap().unwrap();
-    assert_eq!((h.process_definition_key.as_str(), h.ended, h.business_key.as_deref()), ("order", false, Some("bk-pi1")));
+    assert_eq!(
+        (h.process_definition_key.as_str(), h.ended, h.business_key.as_deref()),
+        ("order", false, Some("bk-pi1"))
+    );
 }
 
 async fn a_command_writes_its_changes_once_under_the_instance_lock(store: Arc<dyn Store>) {
@@ -34,7 +37,11 @@ async fn a_command_writes_its_changes_once_under_the_instance_lock(store: Arc<dy
     after.variables.iter_mut().find(|v| v.name == "n").unwrap().value = json!("seven");
     after.variables.retain(|v| v.name != "z");
     after.tasks.clear();
-    after.tasks.push(kairos_process::Task { id: "pi1-t2".into(), create_time: at("2026-12-01T11:00:00Z"), ..before.tasks[0].clone() });
+    after.tasks.push(kairos_process::Task {
+        id: "pi1-t2".into(),
+        create_time: at("2026-12-01T11:00:00Z"),
+        ..before.tasks[0].clone()
+    });
     after.subscriptions.clear();
     after.seq = 3;
     let writes = tables::instance_writes(Some(&before), &after, HistoryLevel::Full);

@@ -82,7 +82,10 @@ async fn executions_and_activities_of_an_instance_in_start_order(store: Arc<dyn 
     three_instances(&*store).await;
     let execs = tables::execution_list(&*store, "a2").await.unwrap();
     assert_eq!(execs.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["a2", "a2-x"]);
-    assert_eq!((execs[1].activity_id.as_deref(), execs[1].is_concurrent, execs[0].is_scope), (Some("review"), true, true));
+    assert_eq!(
+        (execs[1].activity_id.as_deref(), execs[1].is_concurrent, execs[0].is_scope),
+        (Some("review"), true, true)
+    );
     let acts = tables::activity_history(&*store, "a2").await.unwrap();
     assert_eq!(acts.iter().map(|a| a.activity_id.as_str()).collect::<Vec<_>>(), ["review"]);
     assert_eq!(acts[0].task_id.as_deref(), Some("a2-t"));

@@ -529,4 +529,3 @@ fn stored_view(first: Option<Json>) -> Result<InstanceView, Error> {
         Error::Process(ProcessError::new(ErrorKind::Model, format!("the stored answer of a start does not parse: {e}")))
     })
 }
-
