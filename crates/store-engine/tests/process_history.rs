@@ -81,6 +81,7 @@ async fn historic_tasks_are_paged_and_filtered_by_end(store: Arc<dyn Store>) {
     let (page, total) = tables::historic_tasks(&*store, None, None, 1, 1).await.unwrap();
     assert_eq!((total, page.iter().map(|t| t.id.as_str()).collect::<Vec<_>>()), (2, vec!["p2-t"]));
     assert!(tables::historic_tasks(&*store, None, None, 0, 0).await.unwrap().0.is_empty());
+    assert_eq!(tables::task_ended(&*store, "p1-t").await.unwrap(), tables::TaskEnded::Completed);
 }
 
 async fn level_none_keeps_the_instance_only(store: Arc<dyn Store>) {

@@ -6,6 +6,10 @@
 //! re-runs the command on fresh rows. Commands run by jobs stage their writes with the job's
 //! completion instead ([`JobContext::stage`]): they commit only under the job's lease, and a
 //! conflict hands the job back to run again.
+//!
+//! Every row is read and written through [`kairos_store_engine::process`] (imported here as
+//! `tables`): this module decides what to do, that one how the tables hold it. No SQL is
+//! written here.
 
 mod cache;
 mod calls;

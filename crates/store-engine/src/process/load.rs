@@ -1,31 +1,30 @@
-//! Loading an instance's rows into a [`kairos_process::Instance`], in one statement, and
-//! listing the rows no instance could be loaded with.
+//! Loading an instance's rows into a [`kairos_process::Instance`], in one statement.
 
 use super::values::row_value;
 use crate::{Row, Rows};
 use kairos_process::*;
-use kairos_store::{Dialect, Error, ErrorKind, Result, SqlValue, Store, Unreadable};
+use kairos_store::{Dialect, Error, ErrorKind, Result, SqlValue, Store};
 use serde_json::Value as Json;
 
 /// One table's rows of an instance.
-struct Part {
+pub(super) struct Part {
     /// The table its rows are named by in errors.
-    table: &'static str,
-    from: &'static str,
+    pub(super) table: &'static str,
+    pub(super) from: &'static str,
     /// The select list, in the order of `columns`.
-    select: &'static str,
+    pub(super) select: &'static str,
     /// The names of the selected columns (without their table alias).
-    columns: &'static [&'static str],
+    pub(super) columns: &'static [&'static str],
     /// The filter on the instance id (bound once per part).
     filter: &'static str,
     /// The columns the rows are sorted by.
     sort: &'static [&'static str],
 }
 
-const EXECUTIONS: usize = 0;
+pub(super) const EXECUTIONS: usize = 0;
 
 /// The parts of an instance [`instance_load`] reads.
-const PARTS: [Part; 7] = [
+pub(super) const PARTS: [Part; 7] = [
     Part {
         table: "ACT_RU_EXECUTION",
         from: "ACT_RU_EXECUTION e LEFT JOIN ACT_RE_PROCDEF d ON d.ID_ = e.PROC_DEF_ID_ \
@@ -195,7 +194,7 @@ fn sort_part(rows: &mut [Vec<SqlValue>], part: &Part) {
 
 /// One row of a part, from its JSON array: values as [`Store::read`] gives them (instants as
 /// text, which [`SqlValue::as_timestamp`] reads in either backend's form).
-fn json_row(v: &SqlValue) -> Result<Vec<SqlValue>> {
+pub(super) fn json_row(v: &SqlValue) -> Result<Vec<SqlValue>> {
     let s = v.as_str().unwrap_or("[]");
     let row: Vec<Json> =
         serde_json::from_str(s).map_err(|e| Error::new(ErrorKind::Other, format!("instance rows: {e}")))?;
@@ -332,7 +331,7 @@ fn int32(r: &Row<'_>, column: &str) -> Result<i32> {
     i32::try_from(r.int(column)?).map_err(|_| r.unreadable(column, "is out of range"))
 }
 
-fn execution(r: &Row<'_>) -> Result<Execution> {
+pub(super) fn execution(r: &Row<'_>) -> Result<Execution> {
     Ok(Execution {
         id: r.text("ID_")?,
         rev: int32(r, "REV_")?,
@@ -378,49 +377,6 @@ fn variable(r: &Row<'_>) -> Result<Variable> {
         execution_id: r.text("EXECUTION_ID_")?,
         task_id: r.opt_text("TASK_ID_")?,
     })
-}
-
-/// Variable and execution rows (of any instance) that cannot be read, at most `limit`: what
-/// [`instance_load`] would refuse. Variables are narrowed by SQL (a TYPE_ kairos does not
-/// know, a number column NULL); executions are few per instance and all read.
-pub async fn instance_unreadable(store: &dyn Store, limit: usize) -> Result<Vec<Unreadable>> {
-    const VARIABLE: &[&str] = PARTS[3].columns;
-    let mut found = Vec::new();
-    let vars = Rows::read(
-        store,
-        "ACT_RU_VARIABLE",
-        VARIABLE,
-        "SELECT ID_, REV_, NAME_, EXECUTION_ID_, TYPE_, TEXT_, LONG_, DOUBLE_, TASK_ID_ FROM ACT_RU_VARIABLE \
-         WHERE TYPE_ NOT IN ('null', 'boolean', 'integer', 'long', 'short', 'double', 'string', 'date', 'json') \
-         OR (TYPE_ IN ('boolean', 'integer', 'long', 'short') AND LONG_ IS NULL) \
-         OR (TYPE_ = 'double' AND DOUBLE_ IS NULL) OR (TYPE_ = 'json' AND TEXT_ IS NULL) ORDER BY ID_",
-        &[],
-    )
-    .await?;
-    for r in vars.iter() {
-        let name = r.opt_text("NAME_").ok().flatten();
-        if let Err(e) = row_value(&r, "TYPE_", Some(name.as_deref().unwrap_or_default())) {
-            found.extend(e.unreadable.map(|u| *u));
-        }
-    }
-    // As JSON, as [`instance_load`] reads them: an instant the driver cannot decode
-    // (PostgreSQL's `infinity`) arrives as text to be named.
-    let part = &PARTS[EXECUTIONS];
-    let sql = format!(
-        "SELECT CAST({}({}) AS TEXT) FROM {} ORDER BY e.ID_",
-        store.dialect().json_array,
-        part.select,
-        part.from
-    );
-    let execs =
-        store.read(&sql, &[]).await?.iter().filter_map(|r| r.first().map(json_row)).collect::<Result<Vec<_>>>()?;
-    for r in Rows::new(part.table, part.columns, execs)?.iter() {
-        if let Err(e) = execution(&r) {
-            found.extend(e.unreadable.map(|u| *u));
-        }
-    }
-    found.truncate(limit);
-    Ok(found)
 }
 
 #[cfg(test)]
