@@ -211,7 +211,7 @@ impl Engine {
     /// read").
     pub async fn unreadable_rows(&self, limit: usize) -> Result<Vec<kairos_store::Unreadable>, Error> {
         let mut rows = self.store.job_unreadable(u32::try_from(limit).unwrap_or(u32::MAX)).await?;
-        rows.extend(crate::process::rows::unreadable(self.store.as_ref(), limit).await?);
+        rows.extend(kairos_store_engine::process::instance_unreadable(self.store.as_ref(), limit).await?);
         rows.extend(self.scheduler().unreadable_triggers(limit).await?);
         rows.truncate(limit);
         Ok(rows)

@@ -5,8 +5,9 @@
 //!
 //! ```no_run
 //! # async fn demo(engine: &kairos::Engine, pool: &sqlx::PgPool) -> Result<(), Box<dyn std::error::Error>> {
+//! # async fn insert_order(tx: &mut sqlx::PgConnection, id: &str) -> sqlx::Result<()> { let _ = (tx, id); Ok(()) }
 //! let mut tx = pool.begin().await?;
-//! sqlx::query("INSERT INTO orders (id) VALUES ('o-1')").execute(&mut *tx).await?;
+//! insert_order(&mut *tx, "o-1").await?; // the caller's own statement, on the same connection
 //! engine.enqueue_in(&mut *tx, &kairos::EnqueueRequest { handler: "log".into(), ..Default::default() }).await?;
 //! tx.commit().await?; // both rows, or (on rollback) neither
 //! engine.wake();

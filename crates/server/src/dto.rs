@@ -231,42 +231,4 @@ impl DeploymentDto {
 }
 
 /// A user task of ACT_HI_TASKINST, open or done.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HistoricTaskDto {
-    pub id: String,
-    pub process_instance_id: Option<String>,
-    pub process_definition_id: Option<String>,
-    pub execution_id: Option<String>,
-    pub task_definition_key: Option<String>,
-    pub name: Option<String>,
-    pub assignee: Option<String>,
-    pub start_time: Option<Timestamp>,
-    pub claim_time: Option<Timestamp>,
-    pub end_time: Option<Timestamp>,
-    pub duration_in_millis: Option<i64>,
-    pub delete_reason: Option<String>,
-}
-
-impl HistoricTaskDto {
-    /// From `ID_, PROC_INST_ID_, PROC_DEF_ID_, EXECUTION_ID_, TASK_DEF_KEY_, NAME_, ASSIGNEE_,
-    /// START_TIME_, CLAIM_TIME_, END_TIME_, DURATION_, DELETE_REASON_`.
-    pub fn from_row(r: &[kairos::store::SqlValue]) -> Self {
-        let text = |i: usize| r.get(i).and_then(|v| v.as_str()).map(str::to_string);
-        let time = |i: usize| r.get(i).and_then(|v| v.as_timestamp());
-        HistoricTaskDto {
-            id: text(0).unwrap_or_default(),
-            process_instance_id: text(1),
-            process_definition_id: text(2),
-            execution_id: text(3),
-            task_definition_key: text(4),
-            name: text(5),
-            assignee: text(6),
-            start_time: time(7),
-            claim_time: time(8),
-            end_time: time(9),
-            duration_in_millis: r.get(10).and_then(|v| v.as_i64()),
-            delete_reason: text(11),
-        }
-    }
-}
+pub use kairos::process::HistoricTask as HistoricTaskDto;

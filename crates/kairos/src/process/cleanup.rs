@@ -14,30 +14,17 @@
 
 use super::Processes;
 use crate::Error;
-use kairos_store::{SqlValue, Write};
+use kairos_store_engine::process as tables;
 use std::time::Duration;
-
-/// The history tables an instance has rows in, with the column naming the instance; the
-/// instance row last.
-const TABLES: [(&str, &str); 6] = [
-    ("ACT_HI_ACTINST", "PROC_INST_ID_"),
-    ("ACT_HI_TASKINST", "PROC_INST_ID_"),
-    ("ACT_HI_VARINST", "PROC_INST_ID_"),
-    ("ACT_HI_DETAIL", "PROC_INST_ID_"),
-    ("ACT_HI_JOB_LOG", "PROCESS_INSTANCE_ID_"),
-    ("ACT_HI_PROCINST", "PROC_INST_ID_"),
-];
 
 impl Processes {
     /// Deletes the history of at most `limit` instances past their definition's time to live;
     /// returns how many. Call again while it returns `limit`.
     pub async fn clean_history(&self, limit: usize) -> Result<usize, Error> {
         let store = self.store.as_ref();
-        let ttls =
-            store.read("SELECT DISTINCT HISTORY_TTL_ FROM ACT_RE_PROCDEF WHERE HISTORY_TTL_ IS NOT NULL", &[]).await?;
         let now = store.db_now().await?;
         let mut ids: Vec<String> = Vec::new();
-        for days in ttls.iter().filter_map(|r| r.first().and_then(SqlValue::as_i64)) {
+        for days in tables::history_ttls(store).await? {
             let want = limit.saturating_sub(ids.len());
             if want == 0 {
                 break;
@@ -45,29 +32,12 @@ impl Processes {
             let cutoff = now
                 .checked_sub(jiff::SignedDuration::from_hours(days.saturating_mul(24)))
                 .unwrap_or(jiff::Timestamp::MIN);
-            let rows = store
-                .read(
-                    "SELECT h.PROC_INST_ID_ FROM ACT_HI_PROCINST h JOIN ACT_RE_PROCDEF d ON d.ID_ = h.PROC_DEF_ID_ \
-                     WHERE d.HISTORY_TTL_ = ? AND h.END_TIME_ IS NOT NULL AND h.END_TIME_ < ? \
-                     ORDER BY h.END_TIME_ LIMIT ?",
-                    &[SqlValue::Int(days), SqlValue::Timestamp(cutoff), SqlValue::Int(want as i64)],
-                )
-                .await?;
-            ids.extend(rows.iter().filter_map(|r| r.first().and_then(SqlValue::as_str)).map(str::to_string));
+            ids.extend(tables::history_expired(store, days, cutoff, want).await?);
         }
         if ids.is_empty() {
             return Ok(0);
         }
-        // One statement per table: the per-instance deletes are merged into `IN` lists.
-        let writes: Vec<Write> = TABLES
-            .iter()
-            .flat_map(|(table, column)| {
-                ids.iter().map(move |id| {
-                    Write::new(format!("DELETE FROM {table} WHERE {column} = ?"), vec![SqlValue::Text(id.clone())])
-                })
-            })
-            .collect();
-        store.write_all(&kairos_store::coalesce(writes)).await?;
+        store.write_all(&tables::history_delete(&ids)).await?;
         tracing::info!(
             instances = ids.len(),
             "history cleanup deleted the history of ended instances past their time to live"
@@ -78,7 +48,8 @@ impl Processes {
     /// Deletes at most `limit` rows of the job log (any job's, in or outside a process) that
     /// ended longer than `retention` ago; returns how many.
     pub async fn clean_job_log(&self, retention: jiff::SignedDuration, limit: usize) -> Result<usize, Error> {
-        let n = self.delete_older(("ACT_HI_JOB_LOG", "ID_", "END_TIME_"), retention, limit).await?;
+        let cutoff = self.cutoff(retention).await?;
+        let n = tables::job_log_delete_older(self.store.as_ref(), cutoff, limit).await? as usize;
         if n > 0 {
             tracing::info!(rows = n, "history cleanup deleted job log rows past their retention");
         }
@@ -88,33 +59,18 @@ impl Processes {
     /// Deletes at most `limit` recorded requestIds (idempotent starts and completions) older
     /// than `retention`; returns how many. A retry after that runs as a new command.
     pub async fn clean_requests(&self, retention: jiff::SignedDuration, limit: usize) -> Result<usize, Error> {
-        let n = self.delete_older(("KAIROS_REQUEST", "REQUEST_ID_", "CREATE_TIME_"), retention, limit).await?;
+        let cutoff = self.cutoff(retention).await?;
+        let n = tables::requests_delete_older(self.store.as_ref(), cutoff, limit).await? as usize;
         if n > 0 {
             tracing::info!(rows = n, "history cleanup forgot requestIds past their retention");
         }
         Ok(n)
     }
 
-    /// Deletes at most `limit` rows of `table` (with its key and time columns) whose time is
-    /// older than `retention` by the database's clock, oldest first; returns how many.
-    async fn delete_older(
-        &self,
-        (table, key, time): (&str, &str, &str),
-        retention: jiff::SignedDuration,
-        limit: usize,
-    ) -> Result<usize, Error> {
+    /// The instant `retention` before the database's now.
+    async fn cutoff(&self, retention: jiff::SignedDuration) -> Result<jiff::Timestamp, Error> {
         let now = self.store.db_now().await?;
-        let cutoff = now.checked_sub(retention).unwrap_or(jiff::Timestamp::MIN);
-        let n = self
-            .store
-            .write_all(&[Write::new(
-                format!(
-                    "DELETE FROM {table} WHERE {key} IN (SELECT {key} FROM {table} WHERE {time} < ? ORDER BY {time} LIMIT ?)"
-                ),
-                vec![SqlValue::Timestamp(cutoff), SqlValue::Int(limit as i64)],
-            )])
-            .await?;
-        Ok(n.first().copied().unwrap_or(0) as usize)
+        Ok(now.checked_sub(retention).unwrap_or(jiff::Timestamp::MIN))
     }
 
     /// Runs [`Processes::clean_history`] (and [`Processes::clean_job_log`] with

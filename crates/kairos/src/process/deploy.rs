@@ -7,7 +7,8 @@ use crate::Error;
 use kairos_bpmn::{Definitions, Implementation, NodeKind, TimerValue};
 use kairos_executor::Handlers;
 use kairos_process::{ErrorKind, ProcessError};
-use kairos_store::{SqlValue, Store, Write};
+use kairos_store::{Store, Write};
+use kairos_store_engine::process::{self as tables, NewDefinition};
 use serde::Serialize;
 
 /// A deployment as the API returns it.
@@ -20,57 +21,12 @@ pub struct DeploymentInfo {
     pub process_definitions: Vec<DefinitionInfo>,
 }
 
-/// A process definition as the API returns it.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DefinitionInfo {
-    pub id: String,
-    pub key: String,
-    pub version: i64,
-    pub name: Option<String>,
-    pub deployment_id: String,
-    pub resource_name: String,
-    pub suspended: bool,
-}
-
-fn text(s: &str) -> SqlValue {
-    SqlValue::Text(s.to_string())
-}
-
-const DEF_COLUMNS: &str = "ID_, KEY_, VERSION_, NAME_, DEPLOYMENT_ID_, RESOURCE_NAME_, SUSPENSION_STATE_";
-
-fn def_row(r: &[SqlValue]) -> DefinitionInfo {
-    DefinitionInfo {
-        id: r[0].as_str().unwrap_or_default().into(),
-        key: r[1].as_str().unwrap_or_default().into(),
-        version: r[2].as_i64().unwrap_or_default(),
-        name: r[3].as_str().map(str::to_string),
-        deployment_id: r[4].as_str().unwrap_or_default().into(),
-        resource_name: r[5].as_str().unwrap_or_default().into(),
-        suspended: r[6].as_i64() == Some(2),
-    }
-}
-
-/// Which definition [`lookup`] finds.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Lookup<'a> {
-    Id(&'a str),
-    /// The latest version of a key.
-    LatestOf(&'a str),
-}
+pub use kairos_store_engine::process::{DefinitionInfo, Lookup};
 
 /// The definition, or a 404; with the database's now, read by the same statement: a start
 /// needs both, and that is one round trip instead of two.
 pub(crate) async fn lookup(store: &dyn Store, which: Lookup<'_>) -> Result<(DefinitionInfo, jiff::Timestamp), Error> {
-    let now = store.dialect().now;
-    let (filter, key) = match which {
-        Lookup::Id(id) => ("ID_ = ?", id),
-        Lookup::LatestOf(key) => ("KEY_ = ? AND TENANT_ID_ = '' ORDER BY VERSION_ DESC LIMIT 1", key),
-    };
-    let rows =
-        store.read(&format!("SELECT {DEF_COLUMNS}, {now} FROM ACT_RE_PROCDEF WHERE {filter}"), &[text(key)]).await?;
-    let found = rows.first().and_then(|r| Some((def_row(r), r.get(7)?.as_timestamp()?)));
-    found.ok_or_else(|| {
+    tables::definition_lookup(store, which).await?.ok_or_else(|| {
         Error::Process(ProcessError::new(
             ErrorKind::NotFound,
             match which {
@@ -97,40 +53,14 @@ pub(crate) async fn list(
     key: Option<&str>,
     latest_only: bool,
 ) -> Result<Vec<DefinitionInfo>, Error> {
-    let rows = store
-        .read(
-            &format!(
-                "SELECT {DEF_COLUMNS} FROM ACT_RE_PROCDEF d WHERE (CAST(? AS VARCHAR(255)) IS NULL OR KEY_ = ?) \
-                 AND (? = 0 OR VERSION_ = (SELECT MAX(VERSION_) FROM ACT_RE_PROCDEF x WHERE x.KEY_ = d.KEY_ AND x.TENANT_ID_ = d.TENANT_ID_)) \
-                 ORDER BY KEY_, VERSION_"
-            ),
-            &[
-                key.map_or(SqlValue::Null, text),
-                key.map_or(SqlValue::Null, text),
-                SqlValue::Int(i64::from(latest_only)),
-            ],
-        )
-        .await?;
-    Ok(rows.iter().map(|r| def_row(r)).collect())
+    Ok(tables::definition_list(store, key, latest_only).await?)
 }
 
 /// The BPMN XML a definition was deployed from.
 pub(crate) async fn resource_of(store: &dyn Store, id: &str) -> Result<String, Error> {
-    let rows = store
-        .read(
-            "SELECT b.BYTES_ FROM ACT_RE_PROCDEF d JOIN ACT_GE_BYTEARRAY b ON b.DEPLOYMENT_ID_ = d.DEPLOYMENT_ID_ \
-             AND b.NAME_ = d.RESOURCE_NAME_ WHERE d.ID_ = ?",
-            &[text(id)],
-        )
-        .await?;
-    match rows.first().map(|r| &r[0]) {
-        Some(SqlValue::Bytes(b)) => Ok(String::from_utf8_lossy(b).into_owned()),
-        Some(SqlValue::Text(s)) => Ok(s.clone()),
-        _ => Err(Error::Process(ProcessError::new(
-            ErrorKind::NotFound,
-            format!("process definition {id} does not exist"),
-        ))),
-    }
+    tables::definition_resource(store, id).await?.ok_or_else(|| {
+        Error::Process(ProcessError::new(ErrorKind::NotFound, format!("process definition {id} does not exist")))
+    })
 }
 
 impl Processes {
@@ -177,28 +107,24 @@ impl Processes {
                 changed = true;
                 let version = latest.map_or(1, |l| l.version + 1);
                 let id = definition_id(&p.id, version);
-                writes.push(Write::new(
-                    "INSERT INTO ACT_RE_PROCDEF (ID_, REV_, CATEGORY_, NAME_, KEY_, VERSION_, DEPLOYMENT_ID_, RESOURCE_NAME_, \
-                     HAS_GRAPHICAL_NOTATION_, SUSPENSION_STATE_, TENANT_ID_, HISTORY_TTL_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, 1, '', ?)",
-                    vec![
-                        text(&id),
-                        defs.target_namespace.as_deref().map_or(SqlValue::Null, text),
-                        p.name.as_deref().map_or(SqlValue::Null, text),
-                        text(&p.id),
-                        SqlValue::Int(version),
-                        text(&deployment_id),
-                        text(&resource),
-                        SqlValue::Bool(!defs.diagram.shapes.is_empty()),
-                        match &p.history_time_to_live {
-                            Some(kairos_bpmn::HistoryTimeToLive::Days(d)) => SqlValue::Int(i64::from(*d)),
-                            // `P180D`: kept in days as Camunda does, rounded up.
-                            Some(kairos_bpmn::HistoryTimeToLive::Duration(d)) => d
-                                .to_signed_duration_at(now)
-                                .map_or(SqlValue::Null, |span| SqlValue::Int((span.as_secs() + 86_399) / 86_400)),
-                            _ => SqlValue::Null,
-                        },
-                    ],
-                ));
+                writes.push(tables::definition_insert(&NewDefinition {
+                    id: &id,
+                    key: &p.id,
+                    version,
+                    name: p.name.clone(),
+                    category: defs.target_namespace.clone(),
+                    deployment_id: &deployment_id,
+                    resource_name: &resource,
+                    has_diagram: !defs.diagram.shapes.is_empty(),
+                    history_ttl_days: match &p.history_time_to_live {
+                        Some(kairos_bpmn::HistoryTimeToLive::Days(d)) => Some(i64::from(*d)),
+                        // `P180D`: kept in days as Camunda does, rounded up.
+                        Some(kairos_bpmn::HistoryTimeToLive::Duration(d)) => {
+                            d.to_signed_duration_at(now).ok().map(|span| (span.as_secs() + 86_399) / 86_400)
+                        }
+                        _ => None,
+                    },
+                }));
                 writes.extend(start_event_writes(p, &id, &now));
                 out.push(DefinitionInfo {
                     id,
@@ -211,26 +137,8 @@ impl Processes {
                 });
             }
             if changed {
-                writes.insert(
-                    0,
-                    Write::new(
-                        "INSERT INTO ACT_RE_DEPLOYMENT (ID_, NAME_, TENANT_ID_, DEPLOY_TIME_) VALUES (?, ?, '', ?)",
-                        vec![text(&deployment_id), text(name), SqlValue::Timestamp(now)],
-                    ),
-                );
-                writes.insert(
-                    1,
-                    Write::new(
-                        "INSERT INTO ACT_GE_BYTEARRAY (ID_, REV_, NAME_, DEPLOYMENT_ID_, BYTES_, GENERATED_) VALUES (?, 1, ?, ?, ?, ?)",
-                        vec![
-                            text(&kairos_core::new_id()),
-                            text(&resource),
-                            text(&deployment_id),
-                            SqlValue::Bytes(xml.as_bytes().to_vec()),
-                            SqlValue::Bool(false),
-                        ],
-                    ),
-                );
+                writes.insert(0, tables::deployment_insert(&deployment_id, name, now));
+                writes.insert(1, tables::resource_insert(&deployment_id, &resource, xml));
                 match self.store.write_all(&writes).await.map_err(limits::checked_write) {
                     Ok(_) => {}
                     // Another deployment of the same key took this version number first.
@@ -269,14 +177,7 @@ impl Processes {
 
     /// Suspends or activates a definition: a suspended one refuses new instances.
     pub async fn set_definition_suspended(&self, id: &str, suspended: bool) -> Result<DefinitionInfo, Error> {
-        let n = self
-            .store
-            .write_all(&[Write::new(
-                "UPDATE ACT_RE_PROCDEF SET SUSPENSION_STATE_ = ?, REV_ = REV_ + 1 WHERE ID_ = ?",
-                vec![SqlValue::Int(if suspended { 2 } else { 1 }), text(id)],
-            )])
-            .await?;
-        if n.first() == Some(&0) {
+        if !tables::definition_set_suspended(self.store.as_ref(), id, suspended).await? {
             return Err(Error::Process(ProcessError::new(
                 ErrorKind::NotFound,
                 format!("process definition {id} does not exist"),
@@ -291,18 +192,7 @@ impl Processes {
 /// timer job per timer start event; those of the key's earlier versions go (only the latest
 /// version starts by events, as in Activiti).
 fn start_event_writes(p: &kairos_bpmn::Process, def_id: &str, now: &jiff::Timestamp) -> Vec<Write> {
-    let mut w = vec![
-        Write::new(
-            "DELETE FROM ACT_RU_EVENT_SUBSCR WHERE EXECUTION_ID_ IS NULL AND PROC_DEF_ID_ IN \
-             (SELECT ID_ FROM ACT_RE_PROCDEF WHERE KEY_ = ? AND TENANT_ID_ = '')",
-            vec![text(&p.id)],
-        ),
-        Write::new(
-            "DELETE FROM ACT_RU_JOB WHERE HANDLER_TYPE_ = ? AND PROC_DEF_ID_ IN \
-             (SELECT ID_ FROM ACT_RE_PROCDEF WHERE KEY_ = ? AND TENANT_ID_ = '')",
-            vec![text(super::TIMER_START), text(&p.id)],
-        ),
-    ];
+    let mut w = tables::start_events_clear(&p.id).to_vec();
     for &s in &p.start_events {
         let n = p.node(s);
         let (event_type, name) = match n.kind.trigger() {
@@ -322,39 +212,12 @@ fn start_event_writes(p: &kairos_bpmn::Process, def_id: &str, now: &jiff::Timest
                     _ => (None, None),
                 };
                 let Some(due) = due else { continue };
-                w.push(Write::new(
-                    "INSERT INTO ACT_RU_JOB (ID_, REV_, TYPE_, EXCLUSIVE_, PROC_DEF_ID_, ELEMENT_ID_, RETRIES_, INITIAL_RETRIES_, \
-                     ATTEMPTS_, DUEDATE_, REPEAT_, HANDLER_TYPE_, HANDLER_CFG_, CREATE_TIME_, TENANT_ID_) \
-                     VALUES (?, 1, 'timer', ?, ?, ?, 3, 3, 0, ?, ?, ?, ?, ?, '')",
-                    vec![
-                        text(&kairos_core::new_id()),
-                        SqlValue::Bool(false),
-                        text(def_id),
-                        text(&n.id),
-                        SqlValue::Timestamp(due),
-                        repeat.map_or(SqlValue::Null, SqlValue::Text),
-                        text(super::TIMER_START),
-                        SqlValue::Text(serde_json::json!({"processDefinitionId": def_id, "activityId": n.id}).to_string()),
-                        SqlValue::Timestamp(*now),
-                    ],
-                ));
+                w.push(tables::timer_start_insert(def_id, &n.id, due, repeat, *now));
                 continue;
             }
             _ => continue,
         };
-        w.push(Write::new(
-            "INSERT INTO ACT_RU_EVENT_SUBSCR (ID_, REV_, EVENT_TYPE_, EVENT_NAME_, ACTIVITY_ID_, CONFIGURATION_, CREATED_, \
-             PROC_DEF_ID_, TENANT_ID_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, '')",
-            vec![
-                text(&kairos_core::new_id()),
-                text(event_type),
-                text(&name),
-                text(&n.id),
-                text(def_id),
-                SqlValue::Timestamp(*now),
-                text(def_id),
-            ],
-        ));
+        w.push(tables::start_subscription_insert(event_type, &name, &n.id, def_id, *now));
     }
     w
 }

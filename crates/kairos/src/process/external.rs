@@ -6,11 +6,11 @@
 //! still does, in the transaction that records the outcome. A failure spends a retry and, at
 //! zero, moves the job to ACT_RU_DEADLETTER_JOB, the same rules as any job.
 
-use super::{JOB_COLUMNS, JOB_COLUMNS_UNLOCKED, Processes, limits, rows};
+use super::{Processes, limits};
 use crate::Error;
 use jiff::{SignedDuration, Timestamp};
 use kairos_process::{Command, ErrorKind, ProcessError};
-use kairos_store::{SqlValue, Write};
+use kairos_store_engine::process as tables;
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
@@ -33,10 +33,6 @@ pub struct ExternalTask {
     pub variables: Map<String, Json>,
 }
 
-fn text(s: &str) -> SqlValue {
-    SqlValue::Text(s.to_string())
-}
-
 fn error(kind: ErrorKind, message: String) -> Error {
     Error::Process(ProcessError::new(kind, message))
 }
@@ -52,55 +48,25 @@ impl Processes {
     ) -> Result<Vec<ExternalTask>, Error> {
         let now = self.store.db_now().await?;
         let until = now + lock;
-        // The outer lock condition is re-checked on the row PostgreSQL finally updates, so two
-        // workers racing for one task cannot both get it.
-        self.store
-            .write_all(&[Write::new(
-                "UPDATE ACT_RU_JOB SET LOCK_OWNER_ = ?, LOCK_EXP_TIME_ = ?, LOCK_TIME_ = ?, ATTEMPTS_ = ATTEMPTS_ + 1, \
-                 REV_ = REV_ + 1 WHERE ID_ IN (SELECT ID_ FROM ACT_RU_JOB WHERE TYPE_ = 'external-worker' \
-                 AND HANDLER_CFG_ = ? AND RETRIES_ > 0 AND (DUEDATE_ IS NULL OR DUEDATE_ <= ?) \
-                 AND (LOCK_OWNER_ IS NULL OR LOCK_EXP_TIME_ <= ?) ORDER BY CREATE_TIME_, ID_ LIMIT ?) \
-                 AND (LOCK_OWNER_ IS NULL OR LOCK_EXP_TIME_ <= ?)",
-                vec![
-                    text(worker),
-                    SqlValue::Timestamp(until),
-                    SqlValue::Timestamp(now),
-                    text(topic),
-                    SqlValue::Timestamp(now),
-                    SqlValue::Timestamp(now),
-                    SqlValue::Int(max as i64),
-                    SqlValue::Timestamp(now),
-                ],
-            )])
-            .await?;
-        let rows = self
-            .store
-            .read(
-                "SELECT ID_, PROCESS_INSTANCE_ID_, PROC_DEF_ID_, EXECUTION_ID_, ELEMENT_ID_, RETRIES_, EXCEPTION_MSG_, LOCK_EXP_TIME_ \
-                 FROM ACT_RU_JOB WHERE TYPE_ = 'external-worker' AND HANDLER_CFG_ = ? AND LOCK_OWNER_ = ? AND LOCK_TIME_ = ? \
-                 ORDER BY CREATE_TIME_, ID_",
-                &[text(topic), text(worker), SqlValue::Timestamp(now)],
-            )
-            .await?;
-        let mut out = Vec::with_capacity(rows.len());
-        for r in rows {
-            let pi = r[1].as_str().unwrap_or_default().to_string();
-            let exec = r[3].as_str().unwrap_or_default().to_string();
-            let variables = match rows::load(self.store.as_ref(), &pi).await? {
-                Some(inst) => inst.visible_variables(&exec),
+        let store = self.store.as_ref();
+        tables::external_lock(store, topic, worker, now, until, max).await?;
+        let mut out = Vec::new();
+        for r in tables::external_locked(store, topic, worker, now).await? {
+            let variables = match tables::instance_load(store, &r.process_instance_id).await? {
+                Some(inst) => inst.visible_variables(&r.execution_id),
                 None => Map::new(),
             };
             out.push(ExternalTask {
-                id: r[0].as_str().unwrap_or_default().into(),
+                id: r.id,
                 topic: topic.into(),
-                process_instance_id: pi,
-                process_definition_id: r[2].as_str().unwrap_or_default().into(),
-                execution_id: exec,
-                element_id: r[4].as_str().unwrap_or_default().into(),
+                process_instance_id: r.process_instance_id,
+                process_definition_id: r.process_definition_id,
+                execution_id: r.execution_id,
+                element_id: r.element_id,
                 worker_id: worker.into(),
-                lock_expiration_time: r[7].as_timestamp().unwrap_or(until),
-                retries: r[5].as_i64().unwrap_or_default(),
-                error_message: r[6].as_str().map(str::to_string),
+                lock_expiration_time: r.lock_expiration_time.unwrap_or(until),
+                retries: r.retries,
+                error_message: r.error_message,
                 variables,
             });
         }
@@ -109,16 +75,11 @@ impl Processes {
 
     /// The instance of external task `id`, after checking that `worker` holds its lock.
     async fn locked_by(&self, id: &str, worker: &str) -> Result<String, Error> {
-        let rows = self
-            .store
-            .read(
-                "SELECT PROCESS_INSTANCE_ID_, LOCK_OWNER_, LOCK_EXP_TIME_ FROM ACT_RU_JOB WHERE ID_ = ? AND TYPE_ = 'external-worker'",
-                &[text(id)],
-            )
-            .await?;
-        let r = rows.first().ok_or_else(|| error(ErrorKind::NotFound, format!("external task {id} does not exist")))?;
-        match r[1].as_str() {
-            Some(owner) if owner == worker => Ok(r[0].as_str().unwrap_or_default().to_string()),
+        let lock = tables::external_lock_of(self.store.as_ref(), id)
+            .await?
+            .ok_or_else(|| error(ErrorKind::NotFound, format!("external task {id} does not exist")))?;
+        match lock.owner.as_deref() {
+            Some(owner) if owner == worker => Ok(lock.process_instance_id),
             Some(owner) => {
                 Err(error(ErrorKind::Conflict, format!("external task {id} is locked by worker {owner}, not {worker}")))
             }
@@ -129,22 +90,13 @@ impl Processes {
         }
     }
 
-    /// The lock check that commits with an outcome: the row must still be `worker`'s.
-    fn fence(id: &str, worker: &str) -> Write {
-        Write::new(
-            "UPDATE ACT_RU_JOB SET REV_ = REV_ + 1 WHERE ID_ = ? AND LOCK_OWNER_ = ?",
-            vec![text(id), text(worker)],
-        )
-        .expect(1)
-    }
-
     /// The worker did the work: the process goes on past the service task.
     pub async fn external_complete(&self, id: &str, worker: &str, variables: Map<String, Json>) -> Result<(), Error> {
         let pi = self.locked_by(id, worker).await?;
         self.command_with(
             &pi,
             Command::CompleteExternal { job_id: id.into(), variables },
-            &[Self::fence(id, worker)],
+            &[tables::external_fence(id, worker)],
             &[],
         )
         .await
@@ -160,7 +112,7 @@ impl Processes {
     ) -> Result<(), Error> {
         let pi = self.locked_by(id, worker).await?;
         let cmd = Command::ExternalBpmnError { job_id: id.into(), code: code.into(), variables };
-        self.command_with(&pi, cmd, &[Self::fence(id, worker)], &[]).await
+        self.command_with(&pi, cmd, &[tables::external_fence(id, worker)], &[]).await
     }
 
     /// The worker failed: the lock is released, `retries` (default: one less) are left, and the
@@ -174,26 +126,12 @@ impl Processes {
         retry_timeout: Option<SignedDuration>,
     ) -> Result<i64, Error> {
         self.locked_by(id, worker).await?;
-        let rows = self.store.read("SELECT RETRIES_ FROM ACT_RU_JOB WHERE ID_ = ?", &[text(id)]).await?;
-        let left = retries.unwrap_or_else(|| rows.first().and_then(|r| r[0].as_i64()).unwrap_or(1) - 1).max(0);
+        let retries_now = tables::external_retries(self.store.as_ref(), id).await?;
+        let left = retries.unwrap_or_else(|| retries_now.unwrap_or(1) - 1).max(0);
         let now = self.store.db_now().await?;
         let due = now + retry_timeout.unwrap_or(SignedDuration::ZERO);
         let message: String = message.chars().take(4000).collect();
-        let mut writes = vec![
-            Self::fence(id, worker),
-            Write::new(
-                "UPDATE ACT_RU_JOB SET RETRIES_ = ?, EXCEPTION_MSG_ = ?, LOCK_OWNER_ = NULL, LOCK_EXP_TIME_ = NULL, \
-                 LOCK_TIME_ = NULL, DUEDATE_ = ? WHERE ID_ = ?",
-                vec![SqlValue::Int(left), text(&message), SqlValue::Timestamp(due), text(id)],
-            ),
-        ];
-        if left == 0 {
-            writes.push(Write::new(
-                format!("INSERT INTO ACT_RU_DEADLETTER_JOB ({JOB_COLUMNS}) SELECT {JOB_COLUMNS_UNLOCKED} FROM ACT_RU_JOB WHERE ID_ = ?"),
-                vec![text(id)],
-            ));
-            writes.push(Write::new("DELETE FROM ACT_RU_JOB WHERE ID_ = ?", vec![text(id)]).expect(1));
-        }
+        let writes = tables::external_fail_writes(id, worker, left, &message, due);
         self.store.write_all(&writes).await.map_err(limits::checked_write)?;
         Ok(left)
     }

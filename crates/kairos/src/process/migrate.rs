@@ -10,13 +10,13 @@
 //! history record's activity, a kept job's activity.
 
 use kairos_process::migrate as plan;
-use kairos_process::{Env, ErrorKind, Instance, JobKind, ProcessError, Runtime};
-use kairos_store::{SqlValue, Write};
+use kairos_process::{Env, ErrorKind, Instance, ProcessError, Runtime};
+use kairos_store_engine::process as tables;
 
 use super::deploy::{self, DefinitionInfo};
 use super::limits;
 use super::views::InstanceView;
-use super::{CONFLICT_RETRIES, Processes, process_of, rows};
+use super::{CONFLICT_RETRIES, Processes, process_of};
 use crate::Error;
 
 /// Where an instance goes: a definition by id, or a version of a key (the instance's own key
@@ -71,7 +71,7 @@ impl Processes {
     /// Every problem with the mapping is an error naming the activity, and nothing changes.
     pub async fn migrate_instance(&self, id: &str, req: &MigrateRequest) -> Result<InstanceView, Error> {
         for _ in 0..CONFLICT_RETRIES {
-            let Some(before) = rows::load(self.store.as_ref(), id).await? else {
+            let Some(before) = tables::instance_load(self.store.as_ref(), id).await? else {
                 return Err(process_error(ErrorKind::NotFound, format!("process instance {id} is not running")));
             };
             let target = self.migration_target(&before, req).await?;
@@ -87,21 +87,11 @@ impl Processes {
             let mut rt = Runtime::new(env, before.clone());
             rt.migrate(&migration, &target.id, &target.key)?;
             let after = rt.into_instance();
-            let mut writes = rows::writes(Some(&before), &after, self.history);
+            let mut writes = tables::instance_writes(Some(&before), &after, self.history);
             // In the same transaction as the rows it deletes or rewrites: no job of the instance
             // was locked since check_movable (a node or worker would hold a job that changed).
-            let now = self.store.dialect().now;
-            writes.push(
-                Write::new(
-                    format!(
-                        "UPDATE ACT_RU_JOB SET REV_ = REV_ WHERE PROCESS_INSTANCE_ID_ = ? \
-                         AND LOCK_OWNER_ IS NOT NULL AND LOCK_EXP_TIME_ > {now}"
-                    ),
-                    vec![SqlValue::Text(id.to_string())],
-                )
-                .expect(0),
-            );
-            writes.extend(moved_rows(&before, &after));
+            writes.push(tables::migration_guard(self.store.dialect(), id));
+            writes.extend(tables::migration_writes(&before, &after));
             match self.store.write_all(&writes).await.map_err(limits::checked_write) {
                 Ok(_) => return self.instance(id).await,
                 Err(e) if e.kind == kairos_store::ErrorKind::Conflict => continue,
@@ -119,15 +109,9 @@ impl Processes {
     /// as it was, the others move. The ids come back in instance order.
     pub async fn migrate_instances_of(&self, from: &str, req: &MigrateRequest) -> Result<Vec<MigrationOutcome>, Error> {
         deploy::definition(self.store.as_ref(), from).await?;
-        let rows = self
-            .store
-            .read(
-                "SELECT ID_ FROM ACT_RU_EXECUTION WHERE PARENT_ID_ IS NULL AND PROC_DEF_ID_ = ? ORDER BY ID_",
-                &[SqlValue::Text(from.to_string())],
-            )
-            .await?;
-        let mut out = Vec::with_capacity(rows.len());
-        for id in rows.iter().filter_map(|r| r[0].as_str()) {
+        let ids = tables::instances_of_definition(self.store.as_ref(), from).await?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in &ids {
             let error = match self.migrate_instance(id, req).await {
                 Ok(_) => None,
                 Err(Error::Process(e)) => Some(e.to_string()),
@@ -171,98 +155,20 @@ impl Processes {
                 format!("process instance {} is suspended: activate it before migrating it", inst.id),
             ));
         }
-        let now = self.store.dialect().now;
-        let key = [SqlValue::Text(inst.id.clone())];
-        let locked = self
-            .store
-            .read(
-                &format!(
-                    "SELECT ID_, LOCK_OWNER_ FROM ACT_RU_JOB WHERE PROCESS_INSTANCE_ID_ = ? \
-                     AND LOCK_OWNER_ IS NOT NULL AND LOCK_EXP_TIME_ > {now}"
-                ),
-                &key,
-            )
-            .await?;
-        if let Some(r) = locked.first() {
-            let (job, owner) = (r[0].as_str().unwrap_or_default(), r[1].as_str().unwrap_or_default());
+        if let Some((job, owner)) = tables::instance_running_job(self.store.as_ref(), &inst.id).await? {
             return Err(process_error(
                 ErrorKind::Conflict,
                 format!("job {job} of the instance is running now (locked by {owner}): migrate when it is done"),
             ));
         }
-        let dead =
-            self.store.read("SELECT ID_ FROM ACT_RU_DEADLETTER_JOB WHERE PROCESS_INSTANCE_ID_ = ?", &key).await?;
-        if let Some(r) = dead.first() {
+        if let Some(dead) = tables::instance_dead_letter(self.store.as_ref(), &inst.id).await? {
             return Err(process_error(
                 ErrorKind::Conflict,
-                format!(
-                    "dead letter job {} belongs to the instance: retry or delete it before migrating",
-                    r[0].as_str().unwrap_or_default()
-                ),
+                format!("dead letter job {dead} belongs to the instance: retry or delete it before migrating"),
             ));
         }
         Ok(())
     }
-}
-
-/// The rows the instance diff leaves alone: PROC_DEF_ID_ of every row of the instance, the
-/// key and name of moved tasks, the activity of open history records and kept jobs.
-fn moved_rows(before: &Instance, after: &Instance) -> Vec<Write> {
-    let text = |s: &str| SqlValue::Text(s.to_string());
-    let opt = |s: &Option<String>| s.clone().map_or(SqlValue::Null, SqlValue::Text);
-    let (pi, def) = (after.id.as_str(), after.definition_id.as_str());
-    let mut w = Vec::new();
-    for table in [
-        "ACT_RU_EXECUTION SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
-        "ACT_RU_TASK SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
-        "ACT_RU_IDENTITYLINK SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
-        "ACT_RU_JOB SET PROC_DEF_ID_ = ? WHERE PROCESS_INSTANCE_ID_ = ?",
-        // Open history follows; what was done before stays with the definition it was done in.
-        "ACT_HI_ACTINST SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ? AND END_TIME_ IS NULL",
-        "ACT_HI_TASKINST SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ? AND END_TIME_ IS NULL",
-        "ACT_HI_PROCINST SET PROC_DEF_ID_ = ? WHERE PROC_INST_ID_ = ?",
-    ] {
-        w.push(Write::new(format!("UPDATE {table}"), vec![text(def), text(pi)]));
-    }
-    w.push(Write::new(
-        "UPDATE ACT_HI_PROCINST SET PROC_DEF_KEY_ = ? WHERE PROC_INST_ID_ = ?",
-        vec![text(&after.definition_key), text(pi)],
-    ));
-    for t in &after.tasks {
-        let moved = before.tasks.iter().any(|b| {
-            b.id == t.id && (b.task_def_key != t.task_def_key || b.name != t.name || b.form_key != t.form_key)
-        });
-        if moved {
-            for table in ["ACT_RU_TASK", "ACT_HI_TASKINST"] {
-                w.push(Write::new(
-                    format!("UPDATE {table} SET TASK_DEF_KEY_ = ?, NAME_ = ?, FORM_KEY_ = ? WHERE ID_ = ?"),
-                    vec![text(&t.task_def_key), opt(&t.name), opt(&t.form_key), text(&t.id)],
-                ));
-            }
-        }
-    }
-    for r in after.activities.iter().filter(|r| r.end.is_none()) {
-        if before.activities.iter().any(|b| b.id == r.id && b.activity_id != r.activity_id) {
-            w.push(Write::new(
-                "UPDATE ACT_HI_ACTINST SET ACT_ID_ = ?, ACT_NAME_ = ? WHERE ID_ = ?",
-                vec![text(&r.activity_id), opt(&r.activity_name), text(&r.id)],
-            ));
-        }
-    }
-    for j in &after.jobs {
-        let Some(b) = before.jobs.iter().find(|b| b.id == j.id) else { continue };
-        if b.activity_id != j.activity_id || b.topic != j.topic {
-            let config = match (&j.kind, &j.topic) {
-                (JobKind::External, Some(topic)) => topic.clone(),
-                _ => j.kind.config(&j.activity_id),
-            };
-            w.push(Write::new(
-                "UPDATE ACT_RU_JOB SET ELEMENT_ID_ = ?, HANDLER_CFG_ = ? WHERE ID_ = ?",
-                vec![text(&j.activity_id), text(&config), text(&j.id)],
-            ));
-        }
-    }
-    w
 }
 
 fn process_error(kind: ErrorKind, message: String) -> Error {

@@ -6,22 +6,28 @@
 //! re-runs the command on fresh rows. Commands run by jobs stage their writes with the job's
 //! completion instead ([`JobContext::stage`]): they commit only under the job's lease, and a
 //! conflict hands the job back to run again.
+//!
+//! Every row is read and written through [`kairos_store_engine::process`] (imported here as
+//! `tables`): this module decides what to do, that one how the tables hold it. No SQL is
+//! written here.
 
 mod cache;
+mod calls;
 mod cleanup;
 mod deploy;
+mod events;
 mod external;
 mod history;
 pub mod limits;
 mod migrate;
 mod requests;
-pub(crate) mod rows;
 mod views;
 
 pub use deploy::{DefinitionInfo, DeploymentInfo};
 pub use external::ExternalTask;
-pub use history::{DetailQuery, DetailVariable, HistoricDetail};
+pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask};
 pub use kairos_process::TaskScope;
+pub use kairos_store_engine::process::HistoryLevel;
 pub use migrate::{MigrateRequest, MigrationOutcome};
 pub use requests::{MAX_REQUEST_ID_CHARS, REQUEST_RETENTION, check_request_id};
 pub use views::{ExecutionView, HistoricActivity, InstanceView, TaskView};
@@ -32,61 +38,17 @@ use jiff::Timestamp;
 use kairos_bpmn::Definitions;
 use kairos_executor::{Handler, HandlerError, Handlers, JobContext};
 use kairos_process::{Command, Env, ErrorKind, Instance, ProcessError, Runtime, ServiceResult, Step};
-use kairos_store::{SqlValue, Store, Write};
+use kairos_store::{Store, Write};
+use kairos_store_engine::process as tables;
 use requests::{Recorded, Request};
 use serde_json::{Map, Value as Json};
 use std::sync::{Arc, Mutex};
 
-/// ACT_RU_JOB's columns (ACT_RU_SUSPENDED_JOB has the same), for moving rows between them.
-pub(crate) const JOB_COLUMNS: &str = "ID_, REV_, TYPE_, LOCK_EXP_TIME_, LOCK_OWNER_, LOCK_TIME_, EXCLUSIVE_, EXCLUSIVE_KEY_, \
-    EXECUTION_ID_, PROCESS_INSTANCE_ID_, PROC_DEF_ID_, ELEMENT_ID_, ELEMENT_NAME_, SCOPE_ID_, SCOPE_TYPE_, \
-    SCOPE_DEFINITION_ID_, RETRIES_, ATTEMPTS_, EXCEPTION_STACK_ID_, EXCEPTION_MSG_, DUEDATE_, REPEAT_, RETRY_CYCLE_, \
-    HANDLER_TYPE_, HANDLER_CFG_, CUSTOMVALUES_ID_, CREATE_TIME_, TENANT_ID_, INITIAL_RETRIES_, PRIORITY_";
-/// The same, with the lease cleared.
-pub(crate) const JOB_COLUMNS_UNLOCKED: &str = "ID_, REV_, TYPE_, NULL, NULL, NULL, EXCLUSIVE_, EXCLUSIVE_KEY_, \
-    EXECUTION_ID_, PROCESS_INSTANCE_ID_, PROC_DEF_ID_, ELEMENT_ID_, ELEMENT_NAME_, SCOPE_ID_, SCOPE_TYPE_, \
-    SCOPE_DEFINITION_ID_, RETRIES_, ATTEMPTS_, EXCEPTION_STACK_ID_, EXCEPTION_MSG_, DUEDATE_, REPEAT_, RETRY_CYCLE_, \
-    HANDLER_TYPE_, HANDLER_CFG_, CUSTOMVALUES_ID_, CREATE_TIME_, TENANT_ID_, INITIAL_RETRIES_, PRIORITY_";
-
-/// HANDLER_TYPE_ of a timer start event's job: starts an instance when due.
-pub(crate) const TIMER_START: &str = "timer-start-event";
-
-/// HANDLER_TYPE_ of the job that delivers a signal thrown in one instance to every other
-/// instance waiting for it (and to signal start events). HANDLER_CFG_: `{"signal", "from"}`.
-pub(crate) const SIGNAL_THROW: &str = "signal-throw";
+pub(crate) use kairos_store_engine::process::{SIGNAL_THROW, TIMER_START};
 
 /// How often a command is re-run after losing the optimistic lock before giving up with a 409.
 /// (Ten concurrent completions of one instance's tasks need up to ten rounds.)
 const CONFLICT_RETRIES: usize = 50;
-
-/// How much history the engine writes: Flowable's history levels (its `DefaultHistoryManager`
-/// decides the same way). ACT_HI_PROCINST is always written: instance queries and the doctor
-/// read it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub enum HistoryLevel {
-    /// Instances only.
-    None,
-    /// Also activities and variables with their last values (ACT_HI_ACTINST, ACT_HI_VARINST).
-    Activity,
-    /// Also tasks (ACT_HI_TASKINST): the default.
-    #[default]
-    Audit,
-    /// Also every variable change, one ACT_HI_DETAIL row each (TYPE_ 'VariableUpdate').
-    Full,
-}
-
-impl std::str::FromStr for HistoryLevel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "none" => Ok(HistoryLevel::None),
-            "activity" => Ok(HistoryLevel::Activity),
-            "audit" => Ok(HistoryLevel::Audit),
-            "full" => Ok(HistoryLevel::Full),
-            other => Err(format!("history level '{other}' is not one of none, activity, audit, full")),
-        }
-    }
-}
 
 /// The process side of an engine; shared by the engine and its two job handlers.
 pub struct Processes {
@@ -251,7 +213,7 @@ impl Processes {
                 start_event: req.start_event.clone(),
             });
             let (after, staged) = self.drive(&mut rt, step).await?;
-            let mut w = rows::writes(None, &after, self.history);
+            let mut w = tables::instance_writes(None, &after, self.history);
             w.extend(staged);
             (after, w)
         };
@@ -262,19 +224,7 @@ impl Processes {
     /// Suspends or activates an instance (SPEC P8): its tasks cannot be completed and its jobs
     /// move to ACT_RU_SUSPENDED_JOB (where no executor looks) until it is activated again.
     pub async fn set_instance_suspended(&self, id: &str, suspended: bool) -> Result<(), Error> {
-        let (from, to) =
-            if suspended { ("ACT_RU_JOB", "ACT_RU_SUSPENDED_JOB") } else { ("ACT_RU_SUSPENDED_JOB", "ACT_RU_JOB") };
-        let key = SqlValue::Text(id.to_string());
-        // A leased job moved away loses its lease: its completion is then refused (fenced).
-        let moves = vec![
-            Write::new(
-                format!(
-                    "INSERT INTO {to} ({JOB_COLUMNS}) SELECT {JOB_COLUMNS_UNLOCKED} FROM {from} WHERE PROCESS_INSTANCE_ID_ = ?"
-                ),
-                vec![key.clone()],
-            ),
-            Write::new(format!("DELETE FROM {from} WHERE PROCESS_INSTANCE_ID_ = ?"), vec![key]),
-        ];
+        let moves = tables::instance_jobs_move(id, suspended);
         let command = if suspended { Command::Suspend } else { Command::Activate };
         self.command_with(id, command, &[], &moves).await
     }
@@ -289,7 +239,7 @@ impl Processes {
     async fn command_with(&self, id: &str, command: Command, first: &[Write], extra: &[Write]) -> Result<(), Error> {
         let mut lost_race = false;
         for _ in 0..CONFLICT_RETRIES {
-            let Some(before) = rows::load(self.store.as_ref(), id).await? else {
+            let Some(before) = tables::instance_load(self.store.as_ref(), id).await? else {
                 let what = if lost_race { ErrorKind::Conflict } else { ErrorKind::NotFound };
                 return Err(Error::Process(ProcessError::new(what, format!("process instance {id} is not running"))));
             };
@@ -310,7 +260,7 @@ impl Processes {
             };
             let (after, staged) = result;
             let mut writes = first.to_vec();
-            writes.extend(rows::writes(Some(&before), &after, self.history));
+            writes.extend(tables::instance_writes(Some(&before), &after, self.history));
             writes.extend(staged);
             writes.extend(extra.iter().cloned());
             self.cancel_called(&after.interrupted_calls, None, &mut writes).await?;
@@ -350,7 +300,7 @@ impl Processes {
         let mut rt = Runtime::new(env, before.clone());
         let step = rt.apply(command);
         let (after, staged) = self.drive(&mut rt, step).await?;
-        let mut writes = rows::writes(Some(before), &after, self.history);
+        let mut writes = tables::instance_writes(Some(before), &after, self.history);
         writes.extend(staged);
         Ok((after, writes))
     }
@@ -409,97 +359,6 @@ impl Processes {
         }
     }
 
-    /// Starts the instance a call activity asks for (SPEC P4: SUPER_EXEC_, variables in,
-    /// business key); returns it and its writes, which commit with the caller's.
-    async fn start_called(
-        &self,
-        call: &kairos_process::CalledStart,
-        caller: &str,
-    ) -> Result<(Instance, Vec<Write>), Error> {
-        let (def, now) = deploy::lookup(self.store.as_ref(), deploy::Lookup::LatestOf(&call.process_key)).await?;
-        if def.suspended {
-            return Err(Error::Process(ProcessError::at(
-                ErrorKind::Conflict,
-                &call.activity_id,
-                format!("call activity '{}': process definition {} is suspended", call.activity_id, def.id),
-            )));
-        }
-        let defs = self.definitions(&def.id).await?;
-        let process = process_of(&defs, &def.key)?;
-        let mut ids = kairos_core::new_id;
-        let mut env = Env { definitions: &defs, process, now, ids: &mut ids };
-        let mut inst = Runtime::new_instance(&mut env, &def.id, call.business_key.clone());
-        inst.super_exec = Some(call.execution_id.clone());
-        inst.super_instance = Some(caller.to_string());
-        let mut rt = Runtime::new(env, inst);
-        let step = rt.apply(Command::Start { variables: call.variables.clone(), start_user: None, start_event: None });
-        let (after, mut staged) = self.drive(&mut rt, step).await?;
-        let mut writes = rows::writes(None, &after, self.history);
-        writes.append(&mut staged);
-        Ok((after, writes))
-    }
-
-    /// When `ended` was called by a call activity, the caller goes on (and its caller, when
-    /// that ends it too): their writes join `writes`, in the same transaction.
-    async fn continue_callers(&self, ended: &Instance, writes: &mut Vec<Write>) -> Result<(), Error> {
-        let mut current = ended.clone();
-        // An instance deleted with a reason does not continue its caller: the caller is being
-        // deleted (P10 cascades downwards) or the operator cancelled the called work.
-        while let (Some(_), None, Some(exec), Some(caller)) =
-            (&current.ended, &current.delete_reason, &current.super_exec, &current.super_instance)
-        {
-            let Some(before) = rows::load(self.store.as_ref(), caller).await? else { break };
-            let now = self.store.db_now().await?;
-            let ended = Command::CalledEnded { execution_id: exec.clone(), variables: current.final_variables.clone() };
-            let (after, changes) = Box::pin(self.run_command(&before, ended, now)).await?;
-            writes.extend(changes);
-            Box::pin(self.cancel_called(&after.interrupted_calls, None, writes)).await?;
-            current = after;
-        }
-        Ok(())
-    }
-
-    /// Deletes the instances that the interrupted call activities `calls` (execution, activity)
-    /// called, and what those called in turn (with the first one's `reason`), in the caller's
-    /// transaction (their REV_ checks included: a called instance changing meanwhile re-runs
-    /// the whole command). Flowable does the same; left running, a called instance would end
-    /// into a caller that moved on.
-    async fn cancel_called(
-        &self,
-        calls: &[(String, String)],
-        reason: Option<&str>,
-        writes: &mut Vec<Write>,
-    ) -> Result<(), Error> {
-        if calls.is_empty() {
-            return Ok(());
-        }
-        let now = self.store.db_now().await?;
-        for (exec, activity) in calls {
-            let called = self
-                .store
-                .read(
-                    "SELECT ID_ FROM ACT_RU_EXECUTION WHERE SUPER_EXEC_ = ? AND PARENT_ID_ IS NULL",
-                    &[SqlValue::Text(exec.clone())],
-                )
-                .await?;
-            for id in called.iter().filter_map(|r| r[0].as_str()) {
-                let Some(before) = rows::load(self.store.as_ref(), id).await? else { continue };
-                let reason = match reason {
-                    Some(r) => r.to_string(),
-                    None => format!(
-                        "call activity {activity} of process instance {} was interrupted",
-                        before.super_instance.as_deref().unwrap_or("?")
-                    ),
-                };
-                let delete = Command::Delete { reason: reason.clone() };
-                let (after, changes) = Box::pin(self.run_command(&before, delete, now)).await?;
-                writes.extend(changes);
-                Box::pin(self.cancel_called(&after.interrupted_calls, Some(&reason), writes)).await?;
-            }
-        }
-        Ok(())
-    }
-
     /// Runs a process job (async continuation, timer) inside its attempt: the outcome is staged
     /// with the job's completion.
     async fn run_job(&self, ctx: &JobContext) -> Result<(), Error> {
@@ -507,7 +366,7 @@ impl Processes {
             .process_instance_id
             .clone()
             .ok_or_else(|| invalid("processInstanceId", "process job without instance"))?;
-        let before = rows::load(self.store.as_ref(), &id).await?.ok_or_else(|| {
+        let before = tables::instance_load(self.store.as_ref(), &id).await?.ok_or_else(|| {
             Error::Process(ProcessError::new(ErrorKind::NotFound, format!("process instance {id} is not running")))
         })?;
         let (after, mut writes) =
@@ -557,261 +416,23 @@ impl Processes {
     }
 
     async fn instance_of_task(&self, task_id: &str) -> Result<String, Error> {
-        let key = [SqlValue::Text(task_id.into())];
-        let rows = self.store.read("SELECT PROC_INST_ID_ FROM ACT_RU_TASK WHERE ID_ = ?", &key).await?;
-        if let Some(pi) = rows.first().and_then(|r| r[0].as_str().map(str::to_string)) {
+        if let Some(pi) = tables::task_instance(self.store.as_ref(), task_id).await? {
             return Ok(pi);
         }
         // A task that ended is a conflict (someone completed it first), not an unknown id.
-        let ended =
-            self.store.read("SELECT END_TIME_, DELETE_REASON_ FROM ACT_HI_TASKINST WHERE ID_ = ?", &key).await?;
-        match ended.first() {
-            Some(r) if !r[0].is_null() => Err(Error::Process(ProcessError::new(
+        match tables::task_ended(self.store.as_ref(), task_id).await? {
+            tables::TaskEnded::Cancelled(reason) => Err(Error::Process(ProcessError::new(
                 ErrorKind::Conflict,
-                match r[1].as_str() {
-                    Some(reason) => format!("task {task_id} was cancelled ({reason})"),
-                    None => format!("task {task_id} was already completed"),
-                },
+                format!("task {task_id} was cancelled ({reason})"),
             ))),
-            _ => Err(Error::Process(ProcessError::new(ErrorKind::NotFound, format!("task {task_id} does not exist")))),
-        }
-    }
-    /// Delivers a message to the instance waiting for it: by instance id, or by business key.
-    pub async fn message(
-        &self,
-        name: &str,
-        instance: Option<&str>,
-        business_key: Option<&str>,
-        variables: Map<String, Json>,
-    ) -> Result<String, Error> {
-        self.message_with(name, instance, business_key, variables, None).await
-    }
-
-    /// [`Processes::message`], idempotent by `request_id` (SPEC C2): a retry gets the instance
-    /// the first delivery reached (or started) without delivering again; of concurrent
-    /// duplicates one delivers and all answer with its instance.
-    pub async fn message_once(
-        &self,
-        name: &str,
-        instance: Option<&str>,
-        business_key: Option<&str>,
-        variables: Map<String, Json>,
-        request_id: &str,
-    ) -> Result<String, Error> {
-        let fingerprint = serde_json::json!({
-            "messageName": name, "processInstanceId": instance, "businessKey": business_key, "variables": variables,
-        });
-        let request = Request::new(request_id, "message", &fingerprint)?;
-        if let Recorded::Done(first) = request.recorded(self.store.as_ref()).await? {
-            return Ok(first.as_ref().and_then(Json::as_str).unwrap_or_default().to_string());
-        }
-        match self.message_with(name, instance, business_key, variables, Some(&request)).await {
-            Ok(id) => Ok(id),
-            Err(e) => {
-                let first = request.settle(self.store.as_ref(), e).await?;
-                Ok(first.as_ref().and_then(Json::as_str).unwrap_or_default().to_string())
-            }
-        }
-    }
-
-    /// Delivers a message; with `request`, its record commits with the delivery (or, for a
-    /// message start, right after the start, which is itself idempotent by a derived id).
-    async fn message_with(
-        &self,
-        name: &str,
-        instance: Option<&str>,
-        business_key: Option<&str>,
-        variables: Map<String, Json>,
-        request: Option<&Request>,
-    ) -> Result<String, Error> {
-        let rows = self
-            .store
-            .read(
-                "SELECT s.PROC_INST_ID_ FROM ACT_RU_EVENT_SUBSCR s JOIN ACT_RU_EXECUTION e ON e.ID_ = s.PROC_INST_ID_ \
-                 WHERE s.EVENT_TYPE_ = 'message' AND s.EVENT_NAME_ = ? AND (CAST(? AS VARCHAR(64)) IS NULL OR s.PROC_INST_ID_ = ?) \
-                 AND (CAST(? AS VARCHAR(255)) IS NULL OR e.BUSINESS_KEY_ = ?) ORDER BY s.CREATED_",
-                &[
-                    SqlValue::Text(name.into()),
-                    opt(instance),
-                    opt(instance),
-                    opt(business_key),
-                    opt(business_key),
-                ],
-            )
-            .await?;
-        let mut ids: Vec<String> = rows.iter().filter_map(|r| r[0].as_str().map(str::to_string)).collect();
-        ids.dedup();
-        match ids.as_slice() {
-            [] if instance.is_none() => {
-                // No instance waits: a definition whose message start event has this name starts one.
-                let starts = self
-                    .store
-                    .read(
-                        "SELECT CONFIGURATION_, ACTIVITY_ID_ FROM ACT_RU_EVENT_SUBSCR \
-                         WHERE EVENT_TYPE_ = 'message' AND EVENT_NAME_ = ? AND EXECUTION_ID_ IS NULL",
-                        &[SqlValue::Text(name.into())],
-                    )
-                    .await?;
-                let Some(r) = starts.first() else {
-                    return Err(Error::Process(ProcessError::new(
-                        ErrorKind::NotFound,
-                        format!("no process instance waits for message '{name}' and no definition starts by it"),
-                    )));
-                };
-                let started = self
-                    .start(StartRequest {
-                        process_definition_id: r[0].as_str().map(str::to_string),
-                        start_event: r[1].as_str().map(str::to_string),
-                        business_key: business_key.map(str::to_string),
-                        variables,
-                        request_id: request.map(|q| Request::derived("message-start", &[&q.id], &Json::Null).id),
-                        ..Default::default()
-                    })
-                    .await?;
-                if let Some(q) = request {
-                    self.record_answer(q, &Json::String(started.id.clone())).await?;
-                }
-                Ok(started.id)
-            }
-            [] => Err(Error::Process(ProcessError::new(
-                ErrorKind::NotFound,
-                format!("no process instance waits for message '{name}'"),
-            ))),
-            [one] => {
-                let record: Vec<Write> = request.iter().map(|q| q.record(Some(&Json::String(one.clone())))).collect();
-                self.command_with(one, Command::Message { name: name.into(), variables }, &[], &record).await?;
-                Ok(one.clone())
-            }
-            many => Err(Error::Process(ProcessError::new(
+            tables::TaskEnded::Completed => Err(Error::Process(ProcessError::new(
                 ErrorKind::Conflict,
-                format!(
-                    "{} process instances wait for message '{name}'; name one by processInstanceId or businessKey",
-                    many.len()
-                ),
+                format!("task {task_id} was already completed"),
             ))),
-        }
-    }
-
-    /// Broadcasts a signal to every instance waiting for it; returns how many received it.
-    pub async fn signal(&self, name: &str, variables: Map<String, Json>) -> Result<usize, Error> {
-        self.signal_except(name, variables, None, None).await
-    }
-
-    /// [`Processes::signal`], idempotent by `request_id` (SPEC C2). Each delivery commits with
-    /// a request derived from this one and its instance, so a retry after a broadcast that
-    /// failed half-way reaches only the instances it had not; once the broadcast finished, a
-    /// retry gets its count without delivering again. Concurrent duplicates deliver once per
-    /// instance.
-    pub async fn signal_once(
-        &self,
-        name: &str,
-        variables: Map<String, Json>,
-        request_id: &str,
-    ) -> Result<usize, Error> {
-        let request =
-            Request::new(request_id, "signal", &serde_json::json!({"signalName": name, "variables": variables}))?;
-        if let Recorded::Done(first) = request.recorded(self.store.as_ref()).await? {
-            return Ok(first.as_ref().and_then(Json::as_u64).unwrap_or_default() as usize);
-        }
-        let n = self.signal_except(name, variables, None, Some(&request.id)).await?;
-        let first = self.record_answer(&request, &Json::from(n)).await?;
-        Ok(first.as_ref().and_then(Json::as_u64).map_or(n, |f| f as usize))
-    }
-
-    /// Records `request` with `answer` on its own; when a concurrent duplicate recorded it
-    /// first, its answer.
-    async fn record_answer(&self, request: &Request, answer: &Json) -> Result<Option<Json>, Error> {
-        match self.store.write_all(&[request.record(Some(answer))]).await {
-            Ok(_) => Ok(Some(answer.clone())),
-            Err(e) => request.settle(self.store.as_ref(), e.into()).await,
-        }
-    }
-
-    /// Delivers a signal thrown by instance `from` (its own waits had it at once) to the
-    /// others. An instance that ended or stopped waiting meanwhile is passed over. Each
-    /// delivery (and each start by a signal start event) commits with a request derived from
-    /// the job and the instance (`requests.rs`): a retried job — its earlier attempt failed
-    /// half-way, the database gone — skips those it reached, so a non-interrupting signal
-    /// boundary event does not fire twice.
-    async fn deliver_thrown_signal(&self, ctx: &JobContext) -> Result<usize, Error> {
-        let name = ctx.payload.get("signal").and_then(Json::as_str).unwrap_or_default().to_string();
-        let from = ctx.payload.get("from").and_then(Json::as_str).map(str::to_string);
-        self.signal_except(&name, Map::new(), from.as_deref(), Some(&ctx.job_id)).await
-    }
-
-    /// Delivers a signal, passing `except` (the instance that threw it) over. With `once` (the
-    /// delivery job of a thrown signal, or a caller's requestId) it delivers at most once per
-    /// instance and start event however often it is retried.
-    async fn signal_except(
-        &self,
-        name: &str,
-        variables: Map<String, Json>,
-        except: Option<&str>,
-        once: Option<&str>,
-    ) -> Result<usize, Error> {
-        let delivery = |to: &str| {
-            once.map(|key| Request::derived("signal", &[key, to], &serde_json::json!({"signal": name, "to": to})))
-        };
-        // In instance order (ids are time-ordered): a retried delivery meets them as before.
-        let rows = self
-            .store
-            .read(
-                "SELECT DISTINCT PROC_INST_ID_ FROM ACT_RU_EVENT_SUBSCR WHERE EVENT_TYPE_ = 'signal' AND EVENT_NAME_ = ? \
-                 ORDER BY PROC_INST_ID_",
-                &[SqlValue::Text(name.into())],
-            )
-            .await?;
-        let mut n = 0;
-        let starts = self
-            .store
-            .read(
-                "SELECT CONFIGURATION_, ACTIVITY_ID_ FROM ACT_RU_EVENT_SUBSCR \
-                 WHERE EVENT_TYPE_ = 'signal' AND EVENT_NAME_ = ? AND EXECUTION_ID_ IS NULL",
-                &[SqlValue::Text(name.into())],
-            )
-            .await?;
-        for r in &starts {
-            let (def, event) = (r[0].as_str().unwrap_or_default(), r[1].as_str().unwrap_or_default());
-            self.start(StartRequest {
-                process_definition_id: Some(def.to_string()),
-                start_event: Some(event.to_string()),
-                variables: variables.clone(),
-                request_id: once.map(|key| Request::derived("signal-start", &[key, def, event], &Json::Null).id),
-                ..Default::default()
-            })
-            .await?;
-            n += 1;
-        }
-        for r in rows {
-            let Some(id) = r[0].as_str().filter(|id| Some(*id) != except) else { continue };
-            let request = delivery(id);
-            if let Some(req) = &request
-                && let Recorded::Done(_) = req.recorded(self.store.as_ref()).await?
-            {
-                n += 1; // reached by an earlier attempt
-                continue;
-            }
-            let record: Vec<Write> = request.iter().map(|r| r.record(None)).collect();
-            let command = Command::Signal { name: name.into(), variables: variables.clone() };
-            match self.command_with(id, command, &[], &record).await {
-                Ok(()) => n += 1,
-                // Another attempt of this job (its lease expired) delivered it meanwhile.
-                Err(Error::Process(p)) if p.kind == ErrorKind::Conflict => {
-                    if let Some(req) = &request
-                        && let Recorded::Done(_) = req.recorded(self.store.as_ref()).await?
-                    {
-                        n += 1;
-                        continue;
-                    }
-                    return Err(Error::Process(p));
-                }
-                Err(Error::Process(e)) if except.is_some() && e.kind == ErrorKind::NotFound => {
-                    tracing::info!(instance = id, signal = name, "instance ended before the thrown signal reached it");
-                }
-                Err(e) => return Err(e),
+            tables::TaskEnded::Unknown => {
+                Err(Error::Process(ProcessError::new(ErrorKind::NotFound, format!("task {task_id} does not exist"))))
             }
         }
-        Ok(n)
     }
 
     /// Changes an instance's business key (SPEC P9): every execution carries it (seed 003
@@ -822,25 +443,14 @@ impl Processes {
         {
             return Err(invalid("businessKey", "a business key has 1 to 255 characters"));
         }
-        let all = Write::new(
-            "UPDATE ACT_RU_EXECUTION SET BUSINESS_KEY_ = ? WHERE PROC_INST_ID_ = ?",
-            vec![business_key.clone().map_or(SqlValue::Null, SqlValue::Text), SqlValue::Text(id.into())],
-        );
+        let all = tables::instance_business_key(id, &business_key);
         self.command_with(id, Command::SetBusinessKey { business_key }, &[], &[all]).await
     }
 
     /// Deletes an instance with a reason (SPEC P10), its called instances first.
     pub async fn delete_instance(&self, id: &str, reason: &str) -> Result<(), Error> {
-        let called = self
-            .store
-            .read(
-                "SELECT ID_ FROM ACT_RU_EXECUTION WHERE PARENT_ID_ IS NULL AND SUPER_EXEC_ IN \
-                 (SELECT ID_ FROM ACT_RU_EXECUTION WHERE PROC_INST_ID_ = ?)",
-                &[SqlValue::Text(id.into())],
-            )
-            .await?;
-        for c in called.iter().filter_map(|r| r[0].as_str()) {
-            Box::pin(self.delete_instance(c, reason)).await?;
+        for c in tables::called_by_instance(self.store.as_ref(), id).await? {
+            Box::pin(self.delete_instance(&c, reason)).await?;
         }
         self.command(id, Command::Delete { reason: reason.into() }).await
     }
@@ -850,7 +460,7 @@ impl Processes {
     }
 
     pub async fn variables(&self, id: &str) -> Result<Map<String, Json>, Error> {
-        let inst = rows::load(self.store.as_ref(), id).await?.ok_or_else(|| {
+        let inst = tables::instance_load(self.store.as_ref(), id).await?.ok_or_else(|| {
             Error::Process(ProcessError::new(ErrorKind::NotFound, format!("process instance {id} is not running")))
         })?;
         Ok(inst.variables.iter().filter(|v| v.in_scope(&inst.id)).map(|v| (v.name.clone(), v.value.clone())).collect())
@@ -860,7 +470,7 @@ impl Processes {
     /// execution, or both (local ones shadowing).
     pub async fn task_variables(&self, task_id: &str, scope: TaskScope) -> Result<Map<String, Json>, Error> {
         let pi = self.instance_of_task(task_id).await?;
-        let inst = rows::load(self.store.as_ref(), &pi).await?;
+        let inst = tables::instance_load(self.store.as_ref(), &pi).await?;
         let task = inst.as_ref().and_then(|i| i.task(task_id)).ok_or_else(|| {
             Error::Process(ProcessError::new(ErrorKind::NotFound, format!("task {task_id} is not open")))
         })?;
@@ -922,8 +532,4 @@ fn stored_view(first: Option<Json>) -> Result<InstanceView, Error> {
     serde_json::from_value(text).map_err(|e| {
         Error::Process(ProcessError::new(ErrorKind::Model, format!("the stored answer of a start does not parse: {e}")))
     })
-}
-
-fn opt(v: Option<&str>) -> SqlValue {
-    v.map_or(SqlValue::Null, |s| SqlValue::Text(s.into()))
 }

@@ -20,7 +20,8 @@
 
 use crate::Error;
 use kairos_process::{ErrorKind, ProcessError};
-use kairos_store::{SqlValue, Store, Write};
+use kairos_store::{Store, Write};
+use kairos_store_engine::process as tables;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
@@ -80,28 +81,14 @@ impl Request {
 
     /// The row that records this request with its `result`; it goes into the command's writes.
     pub(crate) fn record(&self, result: Option<&Json>) -> Write {
-        Write::new(
-            "INSERT INTO KAIROS_REQUEST (REQUEST_ID_, COMMAND_, FINGERPRINT_, RESULT_) VALUES (?, ?, ?, ?)",
-            vec![
-                SqlValue::Text(self.id.clone()),
-                SqlValue::Text(self.command.into()),
-                SqlValue::Text(self.fingerprint.clone()),
-                result.map_or(SqlValue::Null, |r| SqlValue::Text(r.to_string())),
-            ],
-        )
+        tables::request_insert(&self.id, self.command, &self.fingerprint, result.map(Json::to_string))
     }
 
     /// Looks the requestId up: new, done by this request, or a conflict when another request
     /// used it.
     pub(crate) async fn recorded(&self, store: &dyn Store) -> Result<Recorded, Error> {
-        let rows = store
-            .read(
-                "SELECT COMMAND_, FINGERPRINT_, RESULT_ FROM KAIROS_REQUEST WHERE REQUEST_ID_ = ?",
-                &[SqlValue::Text(self.id.clone())],
-            )
-            .await?;
-        let Some(row) = rows.first() else { return Ok(Recorded::New) };
-        let (command, fingerprint) = (row[0].as_str().unwrap_or_default(), row[1].as_str().unwrap_or_default());
+        let Some(row) = tables::request_get(store, &self.id).await? else { return Ok(Recorded::New) };
+        let (command, fingerprint) = (row.command.as_str(), row.fingerprint.as_str());
         if command != self.command || fingerprint != self.fingerprint {
             let what = if command == self.command { "with other parameters" } else { "by another command" };
             return Err(Error::Process(ProcessError {
@@ -114,7 +101,7 @@ impl Request {
                 element_id: Some("requestId".into()),
             }));
         }
-        let result = match row[2].as_str() {
+        let result = match row.result.as_deref() {
             None => None,
             Some(text) => Some(serde_json::from_str(text).map_err(|e| {
                 Error::Process(ProcessError::new(

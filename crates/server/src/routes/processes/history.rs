@@ -9,7 +9,6 @@ use crate::error::ApiError;
 use crate::extract::{Query, flag, page};
 use axum::extract::State;
 use kairos::process::{DetailQuery, HistoricActivity, HistoricDetail, InstanceView};
-use kairos::store::SqlValue;
 use kairos_process::ErrorKind;
 use serde::Deserialize;
 
@@ -76,11 +75,6 @@ pub struct TasksQuery {
     size: Option<String>,
 }
 
-const TASK_COLUMNS: &str = "ID_, PROC_INST_ID_, PROC_DEF_ID_, EXECUTION_ID_, TASK_DEF_KEY_, NAME_, ASSIGNEE_, \
-     START_TIME_, CLAIM_TIME_, END_TIME_, DURATION_, DELETE_REASON_";
-const TASK_WHERE: &str = "WHERE (CAST(? AS VARCHAR(64)) IS NULL OR PROC_INST_ID_ = ?) \
-     AND (? = 0 OR (? = 1 AND END_TIME_ IS NOT NULL) OR (? = 2 AND END_TIME_ IS NULL))";
-
 /// `GET /history/historic-task-instances?processInstanceId=&finished=`: every user task,
 /// open or done, oldest first.
 pub async fn tasks(
@@ -88,28 +82,9 @@ pub async fn tasks(
     Query(q): Query<TasksQuery>,
 ) -> Result<axum::Json<List<HistoricTaskDto>>, ApiError> {
     let (start, size) = page(q.start.as_deref(), q.size.as_deref())?;
-    let finished = match flag("finished", q.finished.as_deref())? {
-        None => 0,
-        Some(true) => 1,
-        Some(false) => 2,
-    };
-    let pi = filter(q.process_instance_id).map_or(SqlValue::Null, SqlValue::Text);
-    let binds = [pi.clone(), pi, SqlValue::Int(finished), SqlValue::Int(finished), SqlValue::Int(finished)];
-    let store = app.engine.store();
-    let total = store.read(&format!("SELECT COUNT(*) FROM ACT_HI_TASKINST {TASK_WHERE}"), &binds).await?;
-    let total = total.first().and_then(|r| r[0].as_i64()).unwrap_or(0).max(0) as u64;
-    let mut paged_binds = binds.to_vec();
-    paged_binds.push(SqlValue::Int(i64::try_from(size).unwrap_or(i64::MAX)));
-    paged_binds.push(SqlValue::Int(i64::try_from(start).unwrap_or(i64::MAX)));
-    let rows = store
-        .read(
-            &format!(
-                "SELECT {TASK_COLUMNS} FROM ACT_HI_TASKINST {TASK_WHERE} ORDER BY START_TIME_, ID_ LIMIT ? OFFSET ?"
-            ),
-            &paged_binds,
-        )
-        .await?;
-    let data: Vec<HistoricTaskDto> = rows.iter().map(|r| HistoricTaskDto::from_row(r)).collect();
+    let finished = flag("finished", q.finished.as_deref())?;
+    let pi = filter(q.process_instance_id);
+    let (data, total) = app.engine.processes().historic_tasks(pi.as_deref(), finished, start, size).await?;
     Ok(axum::Json(List { size: data.len() as u64, total, start, data }))
 }
 
