@@ -1,0 +1,157 @@
+//! Gateways: exclusive and inclusive choice, parallel and inclusive joins, and the
+//! event-based gateway whose first branch to fire wins.
+
+use crate::error::{ErrorKind, ProcessError, Result};
+use crate::runtime::Runtime;
+use crate::runtime::agenda::Op;
+use crate::state::*;
+use kairos_bpmn::{FlowIdx, FlowNode, NodeIdx, NodeKind, ThrowEvent};
+
+impl Runtime<'_> {
+    pub(crate) fn choose_exclusive(&self, exec: &str, n: &FlowNode) -> Result<FlowIdx> {
+        for &f in &n.outgoing {
+            if Some(f) == n.default_flow {
+                continue;
+            }
+            let flow = self.env.process.flow(f);
+            match &flow.condition {
+                None => return Ok(f),
+                Some(c) if self.eval_bool(exec, &flow.id, c)? => return Ok(f),
+                Some(_) => {}
+            }
+        }
+        n.default_flow.ok_or_else(|| {
+            ProcessError::at(
+                ErrorKind::Model,
+                &n.id,
+                format!(
+                    "no outgoing flow of exclusive gateway '{}' has a condition that holds, and it has no default flow",
+                    n.id
+                ),
+            )
+        })
+    }
+
+    pub(crate) fn choose_inclusive(&self, exec: &str, n: &FlowNode) -> Result<Vec<FlowIdx>> {
+        let mut out = Vec::new();
+        for &f in &n.outgoing {
+            if Some(f) == n.default_flow {
+                continue;
+            }
+            let flow = self.env.process.flow(f);
+            let holds = match &flow.condition {
+                None => true,
+                Some(c) => self.eval_bool(exec, &flow.id, c)?,
+            };
+            if holds {
+                out.push(f);
+            }
+        }
+        if out.is_empty() {
+            out.extend(n.default_flow);
+        }
+        if out.is_empty() {
+            return Err(ProcessError::at(
+                ErrorKind::Model,
+                &n.id,
+                format!(
+                    "no outgoing flow of inclusive gateway '{}' has a condition that holds, and it has no default flow",
+                    n.id
+                ),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Parallel join: the token waits; when a token has arrived on every incoming flow, one
+    /// goes on and the others end. True when this token goes on.
+    pub(crate) fn join_parallel(&mut self, exec: &str, node: NodeIdx) -> bool {
+        let incoming = self.node(node).incoming.len();
+        let id = self.node(node).id.clone();
+        let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone());
+        if let Some(e) = self.inst.execution_mut(exec) {
+            e.is_active = false;
+        }
+        let waiting: Vec<String> = self
+            .inst
+            .executions
+            .iter()
+            .filter(|e| {
+                e.parent_id == parent && e.activity.as_deref() == Some(&id) && !e.is_active && !e.is_event_scope
+            })
+            .map(|e| e.id.clone())
+            .collect();
+        if waiting.len() < incoming {
+            return false;
+        }
+        self.merge_at(exec, &id, &waiting);
+        true
+    }
+
+    /// Inclusive join: the token waits until no other token of the scope can still reach the
+    /// gateway. True when this token goes on.
+    pub(crate) fn join_inclusive(&mut self, exec: &str, node: NodeIdx) -> Result<bool> {
+        let id = self.node(node).id.clone();
+        let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone());
+        if let Some(e) = self.inst.execution_mut(exec) {
+            e.is_active = false;
+        }
+        let siblings: Vec<Execution> =
+            self.inst.executions.iter().filter(|e| e.parent_id == parent && !e.is_event_scope).cloned().collect();
+        let waiting: Vec<String> = siblings
+            .iter()
+            .filter(|e| e.activity.as_deref() == Some(&id) && !e.is_active)
+            .map(|e| e.id.clone())
+            .collect();
+        let others_can_arrive = siblings.iter().filter(|e| !waiting.contains(&e.id)).any(|e| {
+            let at = e.activity.as_deref().and_then(|a| self.env.process.node_idx(a));
+            at.is_some_and(|a| self.reaches(a, node))
+        }) || self.agenda.iter().any(|op| match op {
+            Op::Enter { exec: x, node: at, .. } | Op::Leave { exec: x, node: at, .. } => {
+                !waiting.contains(x) && siblings.iter().any(|s| &s.id == x) && self.reaches(*at, node)
+            }
+            Op::End { .. } => false,
+        });
+        if others_can_arrive {
+            return Ok(false);
+        }
+        self.merge_at(exec, &id, &waiting);
+        Ok(true)
+    }
+
+    /// The tokens `waiting` at a join become `exec` alone.
+    pub(crate) fn merge_at(&mut self, exec: &str, _gateway: &str, waiting: &[String]) {
+        for w in waiting.iter().filter(|w| w.as_str() != exec) {
+            self.inst.executions.retain(|e| &e.id != w);
+        }
+        if let Some(e) = self.inst.execution_mut(exec) {
+            e.is_active = true;
+        }
+    }
+
+    /// Whether a token at `from` can reach `to` along sequence flows (and links).
+    pub(crate) fn reaches(&self, from: NodeIdx, to: NodeIdx) -> bool {
+        let mut seen = vec![false; self.env.process.nodes.len()];
+        let mut stack = vec![from];
+        while let Some(n) = stack.pop() {
+            if n == to && n != from {
+                return true;
+            }
+            if std::mem::replace(&mut seen[n.index()], true) {
+                continue;
+            }
+            let node = self.node(n);
+            let link = match &node.kind {
+                NodeKind::IntermediateThrowEvent(ThrowEvent { link: Some(link), .. }) => Some(link.target),
+                _ => None,
+            };
+            for t in node.outgoing.iter().map(|&f| self.flow_target(f)).chain(link) {
+                if t == to {
+                    return true;
+                }
+                stack.push(t);
+            }
+        }
+        false
+    }
+}
