@@ -11,8 +11,9 @@
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::{CalledStart, Runtime, ServiceCall, Step};
 use crate::state::*;
-use kairos_bpmn::{EndEvent, EventTrigger, FlowIdx, FlowNode, Implementation, NodeIdx, NodeKind, ThrowEvent};
-use serde_json::{Map, Value as Json};
+use std::collections::HashSet;
+
+use kairos_bpmn::{EventTrigger, FlowIdx, FlowNode, NodeIdx, NodeKind, ThrowEvent};
 
 #[derive(Debug, Clone)]
 pub(crate) enum Op {
@@ -114,174 +115,27 @@ impl Runtime<'_> {
         if !n.boundary_events.is_empty() && !mi_child {
             self.arm_boundary_events(exec, &n)?;
         }
+        // The one dispatch by element kind: each arm hands the token to its behaviour.
         match &n.kind {
             NodeKind::StartEvent(_) | NodeKind::PassThrough => self.push_leave(exec, node),
-            NodeKind::IntermediateThrowEvent(t) => {
-                if let Some(signal) = &t.signal {
-                    self.broadcast_in_instance(&signal.name.clone())?;
-                    self.inst.thrown_signals.push(signal.name.clone());
-                }
-                if let Some(escalation) = &t.escalation {
-                    self.throw_escalation(exec, escalation.code.as_deref())?;
-                }
-                // An interrupting catch of its escalation ended this token.
-                if self.inst.execution(exec).is_some() {
-                    self.push_leave(exec, node);
-                }
-            }
-            NodeKind::EndEvent(end) => {
-                self.close_record(exec, &n.id, None);
-                match end {
-                    EndEvent::None => self.agenda.push_back(Op::End { exec: exec.to_string() }),
-                    EndEvent::Terminate => self.terminate_scope(exec, &n.id)?,
-                    EndEvent::Error(err) => {
-                        let code = err.code.clone().unwrap_or_default();
-                        self.throw_error(exec, &n.id, &code)?;
-                    }
-                    EndEvent::Signal(signal) => {
-                        self.broadcast_in_instance(&signal.name.clone())?;
-                        self.inst.thrown_signals.push(signal.name.clone());
-                        self.agenda.push_back(Op::End { exec: exec.to_string() });
-                    }
-                    EndEvent::Escalation(escalation) => {
-                        self.throw_escalation(exec, escalation.code.as_deref())?;
-                        if self.inst.execution(exec).is_some() {
-                            self.agenda.push_back(Op::End { exec: exec.to_string() });
-                        }
-                    }
-                    _ => self.agenda.push_back(Op::End { exec: exec.to_string() }),
-                }
-            }
-            NodeKind::UserTask(_) => self.create_task(exec, &n)?,
-            NodeKind::ServiceTask(s) => match &s.implementation {
-                Implementation::Handler { name, .. } => {
-                    let mut payload = self.inst.visible_variables(exec);
-                    if !s.fields.is_empty() {
-                        let mut fields = Map::new();
-                        for f in &s.fields {
-                            let v = if f.expression {
-                                self.eval(exec, &n.id, &f.value)?
-                            } else {
-                                Json::String(f.value.clone())
-                            };
-                            fields.insert(f.name.clone(), v);
-                        }
-                        payload.insert("fields".into(), Json::Object(fields));
-                    }
-                    self.waiting = Some((exec.to_string(), node));
-                    return Ok(Some(Pause::Service(ServiceCall {
-                        execution_id: exec.to_string(),
-                        activity_id: n.id.clone(),
-                        handler: name.clone(),
-                        payload: Json::Object(payload),
-                    })));
-                }
-                Implementation::Expression { text } => {
-                    // Flowable's expression service task: its value goes to resultVariable.
-                    let value = self.eval(exec, &n.id, text)?;
-                    if let Some(name) = &s.result_variable {
-                        self.set_variables(exec, Map::from_iter([(name.clone(), value)]))?;
-                    }
-                    self.push_leave(exec, node);
-                }
-                Implementation::External { topic } => {
-                    self.add_job(exec, &n, JobKind::External, None, None);
-                    if let Some(j) = self.inst.jobs.last_mut() {
-                        j.topic = Some(topic.clone());
-                    }
-                    self.wait(exec);
-                }
-                _ => {
-                    return Err(ProcessError::at(
-                        ErrorKind::Model,
-                        &n.id,
-                        format!("service task '{}' names no handler this engine can run", n.id),
-                    ));
-                }
-            },
-            NodeKind::ReceiveTask(r) => {
-                if let Some(m) = &r.message {
-                    self.subscribe(exec, "message", &m.name.clone(), &n.id);
-                }
-                self.wait(exec);
-            }
             // A catching link event is where a throwing one's token continues: nothing to wait for.
             NodeKind::IntermediateCatchEvent(c) if matches!(c.trigger, EventTrigger::Link(_)) => {
                 self.push_leave(exec, node)
             }
-            NodeKind::IntermediateCatchEvent(c) => {
-                self.arm_trigger(exec, &n, &c.trigger.clone())?;
-                self.wait(exec);
-            }
-            NodeKind::ExclusiveGateway => {
-                let flow = self.choose_exclusive(exec, &n)?;
-                self.close_record(exec, &n.id, None);
-                self.take(exec, vec![flow]);
-            }
-            NodeKind::InclusiveGateway => {
-                if join {
-                    if !self.join_inclusive(exec, node)? {
-                        return Ok(None);
-                    }
-                    self.open_record(exec, &n, None);
-                }
-                let flows = self.choose_inclusive(exec, &n)?;
-                self.close_record(exec, &n.id, None);
-                self.take(exec, flows);
-            }
-            NodeKind::ParallelGateway => {
-                if join {
-                    if !self.join_parallel(exec, node) {
-                        return Ok(None);
-                    }
-                    self.open_record(exec, &n, None);
-                }
-                self.close_record(exec, &n.id, None);
-                self.take(exec, n.outgoing.clone());
-            }
-            NodeKind::EventBasedGateway => {
-                self.arm_waits(exec, &n)?;
-                self.wait(exec);
-            }
+            NodeKind::IntermediateCatchEvent(c) => self.enter_catch_event(exec, &n, &c.trigger)?,
+            NodeKind::IntermediateThrowEvent(t) => self.enter_throw_event(exec, node, t)?,
+            NodeKind::EndEvent(end) => self.enter_end_event(exec, &n, end)?,
+            NodeKind::UserTask(_) => self.create_task(exec, &n)?,
+            NodeKind::ServiceTask(s) => return Ok(self.enter_service_task(exec, node, &n, s)?.map(Pause::Service)),
+            NodeKind::ReceiveTask(r) => self.enter_receive_task(exec, &n, r),
+            NodeKind::ExclusiveGateway => self.enter_exclusive_gateway(exec, &n)?,
+            NodeKind::InclusiveGateway => self.enter_inclusive_gateway(exec, node, &n, join)?,
+            NodeKind::ParallelGateway => self.enter_parallel_gateway(exec, node, &n, join),
+            NodeKind::EventBasedGateway => self.enter_event_based_gateway(exec, &n)?,
             NodeKind::CallActivity(ca) => {
-                let ca = ca.clone();
-                let process_key = self.eval_string(exec, &n.id, &ca.called_element)?;
-                let business_key = match (&ca.business_key, ca.inherit_business_key) {
-                    (Some(expr), _) => Some(self.eval_string(exec, &n.id, expr)?),
-                    (None, true) => self.inst.business_key.clone(),
-                    (None, false) => None,
-                };
-                let visible = self.inst.visible_variables(exec);
-                let variables = self.map_variables(&ca.inputs, &visible, &n.id)?;
-                self.waiting_call = Some((exec.to_string(), node));
-                return Ok(Some(Pause::Called(CalledStart {
-                    execution_id: exec.to_string(),
-                    activity_id: n.id.clone(),
-                    process_key,
-                    business_key,
-                    variables,
-                })));
+                return self.enter_call_activity(exec, node, &n, ca).map(|s| Some(Pause::Called(s)));
             }
-            NodeKind::SubProcess(sp) if !sp.triggered_by_event => {
-                let start = self
-                    .env
-                    .process
-                    .start_events_in(Some(node))
-                    .find(|&s| matches!(self.node(s).kind.trigger(), Some(EventTrigger::None)))
-                    .ok_or_else(|| {
-                        ProcessError::at(
-                            ErrorKind::Model,
-                            &n.id,
-                            format!("sub-process '{}' has no none start event", n.id),
-                        )
-                    })?;
-                if let Some(e) = self.inst.execution_mut(exec) {
-                    e.is_scope = true;
-                }
-                self.arm_event_sub_processes(exec, Some(node))?;
-                let inner = self.new_token(exec, start);
-                self.agenda.push_back(Op::Enter { exec: inner, node: start, skip_async: false });
-            }
+            NodeKind::SubProcess(sp) if !sp.triggered_by_event => self.enter_sub_process(exec, node, &n)?,
             _ => {
                 return Err(ProcessError::at(
                     ErrorKind::Model,
@@ -309,16 +163,9 @@ impl Runtime<'_> {
         }
         self.disarm_boundary_events(exec);
         if matches!(n.kind, NodeKind::SubProcess(_)) {
-            // The sub-process scope ends: its event sub-processes stop listening.
-            self.inst.jobs.retain(|j| j.execution_id != exec);
-            self.inst.subscriptions.retain(|s| s.execution_id != exec);
+            self.end_sub_process_scope(exec);
         }
-        if let Some(e) = self.inst.execution_mut(exec).filter(|e| e.is_mi_root) {
-            e.is_mi_root = false;
-            e.is_concurrent = false;
-            let root = exec.to_string();
-            self.inst.variables.retain(|v| v.execution_id != root);
-        }
+        self.end_multi_instance_body(exec);
         if n.async_after && !skip_async {
             self.add_job(exec, &n, JobKind::AsyncAfter, None, None);
             self.wait(exec);
@@ -328,7 +175,7 @@ impl Runtime<'_> {
             e.is_scope = false;
         }
         if let NodeKind::IntermediateThrowEvent(ThrowEvent { link: Some(link), .. }) = &n.kind {
-            self.agenda.push_back(Op::Enter { exec: exec.to_string(), node: link.target, skip_async: false });
+            self.push_enter(exec.to_string(), link.target, false);
             return Ok(());
         }
         let flows = if n.kind.is_gateway() { n.outgoing.clone() } else { self.choose_activity_flows(exec, &n)? };
@@ -340,7 +187,7 @@ impl Runtime<'_> {
     /// concurrent tokens of the same scope.
     pub(crate) fn take(&mut self, exec: &str, flows: Vec<FlowIdx>) {
         let Some((first, rest)) = flows.split_first() else {
-            self.agenda.push_back(Op::End { exec: exec.to_string() });
+            self.push_end(exec);
             return;
         };
         let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone()).unwrap_or_default();
@@ -371,14 +218,51 @@ impl Runtime<'_> {
             self.end_instance(e.activity.clone(), None);
         } else {
             let node = self.node_of(&scope)?;
-            self.agenda.push_back(Op::Leave { exec: scope, node, skip_async: false });
+            self.push_leave(&scope, node);
         }
         Ok(())
     }
 
-    pub(crate) fn push_leave(&mut self, exec: &str, node: NodeIdx) {
-        self.agenda.push_back(Op::Leave { exec: exec.to_string(), node, skip_async: false });
+    // ----- planning: what behaviours put on the agenda -------------------------------------------
+
+    /// Plans a token's arrival at `node` (`skip_async`: its async-before job already ran).
+    pub(crate) fn push_enter(&mut self, exec: String, node: NodeIdx, skip_async: bool) {
+        self.agenda.push_back(Op::Enter { exec, node, skip_async });
     }
+
+    /// Plans a token's leaving `node`.
+    pub(crate) fn push_leave(&mut self, exec: &str, node: NodeIdx) {
+        self.plan_leave(exec, node, false);
+    }
+
+    /// Plans a token's leaving `node` (`skip_async`: its async-after job already ran, or the
+    /// node was never run, as a multi-instance body of no instances).
+    pub(crate) fn plan_leave(&mut self, exec: &str, node: NodeIdx, skip_async: bool) {
+        self.agenda.push_back(Op::Leave { exec: exec.to_string(), node, skip_async });
+    }
+
+    /// Plans the end of a token with nowhere to go.
+    pub(crate) fn push_end(&mut self, exec: &str) {
+        self.agenda.push_back(Op::End { exec: exec.to_string() });
+    }
+
+    /// Drops the planned steps of executions that are gone (cancelled by an interrupting event).
+    pub(crate) fn prune_agenda(&mut self) {
+        let alive: HashSet<&str> = self.inst.executions.iter().map(|e| e.id.as_str()).collect();
+        self.agenda.retain(|op| match op {
+            Op::Enter { exec, .. } | Op::Leave { exec, .. } | Op::End { exec } => alive.contains(exec.as_str()),
+        });
+    }
+
+    /// The planned arrivals and departures: (execution, node).
+    pub(crate) fn planned_moves(&self) -> impl Iterator<Item = (&str, NodeIdx)> {
+        self.agenda.iter().filter_map(|op| match op {
+            Op::Enter { exec, node, .. } | Op::Leave { exec, node, .. } => Some((exec.as_str(), *node)),
+            Op::End { .. } => None,
+        })
+    }
+
+    // ----- operations performed at once -----------------------------------------------------------
 
     /// The event `activity` that `exec` waits for happened (a timer fired, a message or signal
     /// arrived). `exec` is the waiting token (catch event, receive task, event-based gateway) or
@@ -397,50 +281,15 @@ impl Runtime<'_> {
             return self.start_event_sub_process(exec, esp, node, interrupting);
         }
         if let NodeKind::BoundaryEvent(b) = &n.kind {
-            let activity_exec = e.parent_id.clone().unwrap_or_default();
-            if b.cancel_activity {
-                self.cancel_activity(&activity_exec, &format!("boundary event {activity}"));
-                self.open_record(&activity_exec, &n, None);
-                self.push_leave(&activity_exec, node);
-            } else {
-                let scope = self.inst.execution(&activity_exec).and_then(|a| a.parent_id.clone()).unwrap_or_default();
-                let token = self.new_token(&scope, node);
-                self.open_record(&token, &n, None);
-                self.push_leave(&token, node);
-                // A one-shot trigger of a non-interrupting boundary is used up; cycles re-arm.
-                if let Some(sub) = subscription {
-                    // Signals and conditions can come again; a message or a timer is used up.
-                    let keep = n
-                        .kind
-                        .trigger()
-                        .is_some_and(|t| matches!(t, EventTrigger::Signal(_) | EventTrigger::Conditional(_)));
-                    if !keep {
-                        self.inst.subscriptions.retain(|s| s.id != sub);
-                    }
-                }
-            }
+            self.boundary_event_fired(&e, node, &n, b.cancel_activity, subscription);
             return Ok(());
         }
         if let Some(sub) = subscription {
             self.inst.subscriptions.retain(|s| s.id != sub);
         }
-        let at_gateway = e.activity.as_deref() != Some(activity);
-        if at_gateway {
-            // An event-based gateway's branch won: the other branches' waits go.
-            let gateway = e.activity.clone().unwrap_or_default();
-            self.inst.jobs.retain(|j| j.execution_id != exec);
-            self.inst.subscriptions.retain(|s| s.execution_id != exec);
-            self.close_record(exec, &gateway, None);
-            if let Some(x) = self.inst.execution_mut(exec) {
-                x.activity = Some(activity.to_string());
-                x.is_active = true;
-            }
-            self.open_record(exec, &n, None);
-        } else {
-            self.inst.jobs.retain(|j| !(j.execution_id == exec && j.activity_id == activity && j.repeat.is_none()));
-            if let Some(x) = self.inst.execution_mut(exec) {
-                x.is_active = true;
-            }
+        match e.activity.as_deref() {
+            Some(at) if at == activity => self.catch_event_fired(exec, activity),
+            gateway => self.event_gateway_branch_fired(exec, gateway.unwrap_or_default(), &n),
         }
         self.push_leave(exec, node);
         Ok(())

@@ -5,7 +5,6 @@
 
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::Runtime;
-use crate::runtime::agenda::Op;
 use kairos_bpmn::{EventTrigger, NodeKind};
 use serde_json::{Map, Value as Json};
 
@@ -101,10 +100,7 @@ impl Runtime<'_> {
                     let interrupting = matches!(&bn.kind, NodeKind::BoundaryEvent(be) if be.cancel_activity);
                     if interrupting {
                         self.cancel_activity(&s, &format!("escalation {} caught by {}", code.unwrap_or(""), bn.id));
-                        let alive: Vec<String> = self.inst.executions.iter().map(|e| e.id.clone()).collect();
-                        self.agenda.retain(|op| match op {
-                            Op::Enter { exec, .. } | Op::Leave { exec, .. } | Op::End { exec } => alive.contains(exec),
-                        });
+                        self.prune_agenda();
                         self.open_record(&s, &bn, None);
                         self.push_leave(&s, b);
                     } else {

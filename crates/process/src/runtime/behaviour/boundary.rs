@@ -5,7 +5,7 @@
 use crate::error::Result;
 use crate::runtime::Runtime;
 use crate::state::*;
-use kairos_bpmn::{EventTrigger, FlowNode};
+use kairos_bpmn::{EventTrigger, FlowNode, NodeIdx};
 
 impl Runtime<'_> {
     /// Creates the event-scope executions of `n`'s boundary events under `exec`.
@@ -47,6 +47,40 @@ impl Runtime<'_> {
             .collect();
         for es in scopes {
             self.remove_execution_tree(&es, None);
+        }
+    }
+
+    /// Boundary event `n` of the activity `event_scope` hangs under fired: an interrupting one
+    /// cancels the activity, which leaves by the event; another starts a token beside it.
+    pub(crate) fn boundary_event_fired(
+        &mut self,
+        event_scope: &Execution,
+        node: NodeIdx,
+        n: &FlowNode,
+        interrupting: bool,
+        subscription: Option<&str>,
+    ) {
+        let activity_exec = event_scope.parent_id.clone().unwrap_or_default();
+        if interrupting {
+            self.cancel_activity(&activity_exec, &format!("boundary event {}", n.id));
+            self.open_record(&activity_exec, n, None);
+            self.push_leave(&activity_exec, node);
+        } else {
+            let scope = self.inst.execution(&activity_exec).and_then(|a| a.parent_id.clone()).unwrap_or_default();
+            let token = self.new_token(&scope, node);
+            self.open_record(&token, n, None);
+            self.push_leave(&token, node);
+            // A one-shot trigger of a non-interrupting boundary is used up; cycles re-arm.
+            if let Some(sub) = subscription {
+                // Signals and conditions can come again; a message or a timer is used up.
+                let keep = n
+                    .kind
+                    .trigger()
+                    .is_some_and(|t| matches!(t, EventTrigger::Signal(_) | EventTrigger::Conditional(_)));
+                if !keep {
+                    self.inst.subscriptions.retain(|s| s.id != sub);
+                }
+            }
         }
     }
 }

@@ -4,11 +4,70 @@
 
 use crate::error::Result;
 use crate::runtime::Runtime;
-use crate::runtime::agenda::Op;
 use crate::state::*;
-use kairos_bpmn::EventTrigger;
+use kairos_bpmn::{EndEvent, EventTrigger, FlowNode, NodeIdx, ThrowEvent};
 
 impl Runtime<'_> {
+    /// An intermediate throw event: its signal reaches the instance's own waits at once (and
+    /// every other instance's after the commit), its escalation whoever catches it; then the
+    /// token goes on (a link's to its catching event, see `leave`).
+    pub(crate) fn enter_throw_event(&mut self, exec: &str, node: NodeIdx, t: &ThrowEvent) -> Result<()> {
+        if let Some(signal) = &t.signal {
+            self.broadcast_in_instance(&signal.name.clone())?;
+            self.inst.thrown_signals.push(signal.name.clone());
+        }
+        if let Some(escalation) = &t.escalation {
+            self.throw_escalation(exec, escalation.code.as_deref())?;
+        }
+        // An interrupting catch of its escalation ended this token.
+        if self.inst.execution(exec).is_some() {
+            self.push_leave(exec, node);
+        }
+        Ok(())
+    }
+
+    /// An end event: the token ends, after what the event throws.
+    pub(crate) fn enter_end_event(&mut self, exec: &str, n: &FlowNode, end: &EndEvent) -> Result<()> {
+        self.close_record(exec, &n.id, None);
+        match end {
+            EndEvent::None => self.push_end(exec),
+            EndEvent::Terminate => self.terminate_scope(exec, &n.id)?,
+            EndEvent::Error(err) => {
+                let code = err.code.clone().unwrap_or_default();
+                self.throw_error(exec, &n.id, &code)?;
+            }
+            EndEvent::Signal(signal) => {
+                self.broadcast_in_instance(&signal.name.clone())?;
+                self.inst.thrown_signals.push(signal.name.clone());
+                self.push_end(exec);
+            }
+            EndEvent::Escalation(escalation) => {
+                self.throw_escalation(exec, escalation.code.as_deref())?;
+                if self.inst.execution(exec).is_some() {
+                    self.push_end(exec);
+                }
+            }
+            _ => self.push_end(exec),
+        }
+        Ok(())
+    }
+
+    /// An intermediate catch event (not a link): the token waits for its trigger.
+    pub(crate) fn enter_catch_event(&mut self, exec: &str, n: &FlowNode, trigger: &EventTrigger) -> Result<()> {
+        self.arm_trigger(exec, n, trigger)?;
+        self.wait(exec);
+        Ok(())
+    }
+
+    /// The trigger a token waited for at its catch event or receive task came: a one-shot timer
+    /// is used up (a cycle's job stays, the job engine moves it on), and the token goes on.
+    pub(crate) fn catch_event_fired(&mut self, exec: &str, activity: &str) {
+        self.inst.jobs.retain(|j| !(j.execution_id == exec && j.activity_id == activity && j.repeat.is_none()));
+        if let Some(x) = self.inst.execution_mut(exec) {
+            x.is_active = true;
+        }
+    }
+
     /// A signal thrown inside the instance reaches the instance's own signal waits.
     pub(crate) fn broadcast_in_instance(&mut self, name: &str) -> Result<()> {
         let subs: Vec<Subscription> = self
@@ -31,16 +90,12 @@ impl Runtime<'_> {
         let scope = self.inst.execution(exec).and_then(|e| e.parent_id.clone()).unwrap_or_default();
         let reason = format!("terminated by {at}");
         self.remove_children(&scope, Some(&reason));
-        self.agenda.retain(|op| match op {
-            Op::Enter { exec, .. } | Op::Leave { exec, .. } | Op::End { exec } => {
-                self.inst.executions.iter().any(|e| &e.id == exec)
-            }
-        });
+        self.prune_agenda();
         if scope == self.inst.id {
             self.end_instance(Some(at.to_string()), None);
         } else {
             let node = self.node_of(&scope)?;
-            self.agenda.push_back(Op::Leave { exec: scope, node, skip_async: false });
+            self.push_leave(&scope, node);
         }
         Ok(())
     }

@@ -3,11 +3,72 @@
 
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::Runtime;
-use crate::runtime::agenda::Op;
 use crate::state::*;
 use kairos_bpmn::{FlowIdx, FlowNode, NodeIdx, NodeKind, ThrowEvent};
 
 impl Runtime<'_> {
+    /// An exclusive gateway: the token takes the first flow whose condition holds.
+    pub(crate) fn enter_exclusive_gateway(&mut self, exec: &str, n: &FlowNode) -> Result<()> {
+        let flow = self.choose_exclusive(exec, n)?;
+        self.close_record(exec, &n.id, None);
+        self.take(exec, vec![flow]);
+        Ok(())
+    }
+
+    /// An inclusive gateway: a join (`join`) waits for the tokens that can still arrive; then
+    /// one token takes every flow whose condition holds.
+    pub(crate) fn enter_inclusive_gateway(
+        &mut self,
+        exec: &str,
+        node: NodeIdx,
+        n: &FlowNode,
+        join: bool,
+    ) -> Result<()> {
+        if join {
+            if !self.join_inclusive(exec, node)? {
+                return Ok(());
+            }
+            self.open_record(exec, n, None);
+        }
+        let flows = self.choose_inclusive(exec, n)?;
+        self.close_record(exec, &n.id, None);
+        self.take(exec, flows);
+        Ok(())
+    }
+
+    /// A parallel gateway: a join (`join`) waits for a token on every incoming flow; then one
+    /// token takes every outgoing flow.
+    pub(crate) fn enter_parallel_gateway(&mut self, exec: &str, node: NodeIdx, n: &FlowNode, join: bool) {
+        if join {
+            if !self.join_parallel(exec, node) {
+                return;
+            }
+            self.open_record(exec, n, None);
+        }
+        self.close_record(exec, &n.id, None);
+        self.take(exec, n.outgoing.clone());
+    }
+
+    /// An event-based gateway: the token waits for whichever of its branches' events comes first.
+    pub(crate) fn enter_event_based_gateway(&mut self, exec: &str, n: &FlowNode) -> Result<()> {
+        self.arm_waits(exec, n)?;
+        self.wait(exec);
+        Ok(())
+    }
+
+    /// The event `n` of one branch of the event-based gateway `gateway`, where `exec` waits,
+    /// came: the other branches' waits go, and the token moves to `n`.
+    pub(crate) fn event_gateway_branch_fired(&mut self, exec: &str, gateway: &str, n: &FlowNode) {
+        self.inst.jobs.retain(|j| j.execution_id != exec);
+        self.inst.subscriptions.retain(|s| s.execution_id != exec);
+        self.close_record(exec, gateway, None);
+        if let Some(x) = self.inst.execution_mut(exec) {
+            x.activity = Some(n.id.clone());
+            x.is_active = true;
+        }
+        self.open_record(exec, n, None);
+    }
+
     pub(crate) fn choose_exclusive(&self, exec: &str, n: &FlowNode) -> Result<FlowIdx> {
         for &f in &n.outgoing {
             if Some(f) == n.default_flow {
@@ -106,11 +167,8 @@ impl Runtime<'_> {
         let others_can_arrive = siblings.iter().filter(|e| !waiting.contains(&e.id)).any(|e| {
             let at = e.activity.as_deref().and_then(|a| self.env.process.node_idx(a));
             at.is_some_and(|a| self.reaches(a, node))
-        }) || self.agenda.iter().any(|op| match op {
-            Op::Enter { exec: x, node: at, .. } | Op::Leave { exec: x, node: at, .. } => {
-                !waiting.contains(x) && siblings.iter().any(|s| &s.id == x) && self.reaches(*at, node)
-            }
-            Op::End { .. } => false,
+        }) || self.planned_moves().any(|(x, at)| {
+            !waiting.iter().any(|w| w == x) && siblings.iter().any(|s| s.id == x) && self.reaches(at, node)
         });
         if others_can_arrive {
             return Ok(false);

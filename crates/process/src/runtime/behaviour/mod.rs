@@ -4,6 +4,7 @@
 //! dispatch in [`super::agenda`].
 
 mod boundary;
+mod call_activity;
 mod events;
 mod gateways;
 mod multi_instance;

@@ -3,7 +3,6 @@
 //! a concurrent child with its `loopCounter` and element variable.
 
 use crate::error::{ErrorKind, ProcessError, Result};
-use crate::runtime::agenda::Op;
 use crate::runtime::primitives::expressions::is_expression;
 use crate::runtime::{MAX_MULTI_INSTANCE, Runtime};
 use kairos_bpmn::NodeIdx;
@@ -90,7 +89,7 @@ impl Runtime<'_> {
         let active = if mi.sequential { count.min(1) } else { count };
         self.set_local(exec, "nrOfActiveInstances", Json::from(active));
         if count == 0 {
-            self.agenda.push_back(Op::Leave { exec: exec.to_string(), node, skip_async: true });
+            self.plan_leave(exec, node, true);
             return Ok(());
         }
         let first_batch = if mi.sequential { 1 } else { count };
@@ -116,7 +115,7 @@ impl Runtime<'_> {
         if let (Some(var), Some(item)) = (&mi.element_variable, item) {
             self.set_local(&child, var, item);
         }
-        self.agenda.push_back(Op::Enter { exec: child, node, skip_async: true });
+        self.push_enter(child, node, true);
     }
 
     /// One instance of a multi-instance activity completed.
@@ -148,7 +147,7 @@ impl Runtime<'_> {
             for o in others {
                 self.remove_execution_tree(&o, Some("multi-instance completion condition held"));
             }
-            self.agenda.push_back(Op::Leave { exec: root, node, skip_async: false });
+            self.push_leave(&root, node);
         } else if mi.sequential {
             let next = loop_counter + 1;
             let item = match &mi.collection {
@@ -160,5 +159,16 @@ impl Runtime<'_> {
             self.start_mi_child(&root, node, &mi, next, item);
         }
         Ok(())
+    }
+
+    /// The multi-instance body at `exec` (if it is one) completes: it is a plain token again,
+    /// and its counters go.
+    pub(crate) fn end_multi_instance_body(&mut self, exec: &str) {
+        if let Some(e) = self.inst.execution_mut(exec).filter(|e| e.is_mi_root) {
+            e.is_mi_root = false;
+            e.is_concurrent = false;
+            let root = exec.to_string();
+            self.inst.variables.retain(|v| v.execution_id != root);
+        }
     }
 }

@@ -2,12 +2,37 @@
 //! sub-processes (start events armed while their scope is active; an interrupting one ends
 //! what the scope does first).
 
-use crate::error::Result;
+use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::Runtime;
-use crate::runtime::agenda::Op;
-use kairos_bpmn::{EventTrigger, NodeIdx, NodeKind};
+use kairos_bpmn::{EventTrigger, FlowNode, NodeIdx, NodeKind};
 
 impl Runtime<'_> {
+    /// An embedded sub-process: its token becomes a scope execution, its event sub-processes
+    /// listen, and an inner token starts at its none start event.
+    pub(crate) fn enter_sub_process(&mut self, exec: &str, node: NodeIdx, n: &FlowNode) -> Result<()> {
+        let start = self
+            .env
+            .process
+            .start_events_in(Some(node))
+            .find(|&s| matches!(self.node(s).kind.trigger(), Some(EventTrigger::None)))
+            .ok_or_else(|| {
+                ProcessError::at(ErrorKind::Model, &n.id, format!("sub-process '{}' has no none start event", n.id))
+            })?;
+        if let Some(e) = self.inst.execution_mut(exec) {
+            e.is_scope = true;
+        }
+        self.arm_event_sub_processes(exec, Some(node))?;
+        let inner = self.new_token(exec, start);
+        self.push_enter(inner, start, false);
+        Ok(())
+    }
+
+    /// The sub-process scope `exec` ends: its event sub-processes stop listening.
+    pub(crate) fn end_sub_process_scope(&mut self, exec: &str) {
+        self.inst.jobs.retain(|j| j.execution_id != exec);
+        self.inst.subscriptions.retain(|s| s.execution_id != exec);
+    }
+
     /// Arms the start events of the event sub-processes directly in `scope_node` (the process
     /// when `None`), held by the scope execution `scope`: they listen while the scope is active.
     pub(crate) fn arm_event_sub_processes(&mut self, scope: &str, scope_node: Option<NodeIdx>) -> Result<()> {
@@ -40,10 +65,7 @@ impl Runtime<'_> {
             self.remove_children(scope, Some(&reason));
             self.inst.jobs.retain(|j| j.execution_id != scope);
             self.inst.subscriptions.retain(|s| s.execution_id != scope);
-            let alive: Vec<String> = self.inst.executions.iter().map(|e| e.id.clone()).collect();
-            self.agenda.retain(|op| match op {
-                Op::Enter { exec, .. } | Op::Leave { exec, .. } | Op::End { exec } => alive.contains(exec),
-            });
+            self.prune_agenda();
         }
         // The event sub-process runs as a scope token of `scope` (not in history itself: its
         // start event and activities are).
@@ -52,7 +74,7 @@ impl Runtime<'_> {
             e.is_scope = true;
         }
         let inner = self.new_token(&token, start);
-        self.agenda.push_back(Op::Enter { exec: inner, node: start, skip_async: true });
+        self.push_enter(inner, start, true);
         Ok(())
     }
 

@@ -2,10 +2,12 @@
 //! service tasks (a handler the engine runs, an expression, or an external worker's job) and
 //! receive tasks.
 
+use kairos_bpmn::{FlowNode, Implementation, NodeIdx, NodeKind, ReceiveTask, ServiceTask};
+use serde_json::{Map, Value as Json};
+
 use crate::error::{ErrorKind, ProcessError, Result};
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, ServiceCall};
 use crate::state::*;
-use kairos_bpmn::{FlowNode, NodeKind};
 
 impl Runtime<'_> {
     pub(crate) fn create_task(&mut self, exec: &str, n: &FlowNode) -> Result<()> {
@@ -71,5 +73,71 @@ impl Runtime<'_> {
         }
         self.wait(exec);
         Ok(())
+    }
+
+    /// A service task: a handler pauses the agenda for the engine to run it (the call is
+    /// returned), an expression is evaluated here, an external worker's task waits for its job.
+    pub(crate) fn enter_service_task(
+        &mut self,
+        exec: &str,
+        node: NodeIdx,
+        n: &FlowNode,
+        s: &ServiceTask,
+    ) -> Result<Option<ServiceCall>> {
+        match &s.implementation {
+            Implementation::Handler { name, .. } => {
+                let mut payload = self.inst.visible_variables(exec);
+                if !s.fields.is_empty() {
+                    let mut fields = Map::new();
+                    for f in &s.fields {
+                        let v = if f.expression {
+                            self.eval(exec, &n.id, &f.value)?
+                        } else {
+                            Json::String(f.value.clone())
+                        };
+                        fields.insert(f.name.clone(), v);
+                    }
+                    payload.insert("fields".into(), Json::Object(fields));
+                }
+                self.waiting = Some((exec.to_string(), node));
+                return Ok(Some(ServiceCall {
+                    execution_id: exec.to_string(),
+                    activity_id: n.id.clone(),
+                    handler: name.clone(),
+                    payload: Json::Object(payload),
+                }));
+            }
+            Implementation::Expression { text } => {
+                // Flowable's expression service task: its value goes to resultVariable.
+                let value = self.eval(exec, &n.id, text)?;
+                if let Some(name) = &s.result_variable {
+                    self.set_variables(exec, Map::from_iter([(name.clone(), value)]))?;
+                }
+                self.push_leave(exec, node);
+            }
+            Implementation::External { topic } => {
+                self.add_job(exec, n, JobKind::External, None, None);
+                if let Some(j) = self.inst.jobs.last_mut() {
+                    j.topic = Some(topic.clone());
+                }
+                self.wait(exec);
+            }
+            _ => {
+                return Err(ProcessError::at(
+                    ErrorKind::Model,
+                    &n.id,
+                    format!("service task '{}' names no handler this engine can run", n.id),
+                ));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A receive task: the token waits for its message.
+    pub(crate) fn enter_receive_task(&mut self, exec: &str, n: &FlowNode, r: &ReceiveTask) {
+        if let Some(m) = &r.message {
+            self.subscribe(exec, "message", &m.name.clone(), &n.id);
+        }
+        self.wait(exec);
     }
 }
