@@ -101,6 +101,16 @@ fn bad_row(part: usize, row: &[SqlValue], column: &str, raw: &SqlValue, problem:
     kairos_store::Error::unreadable(kairos_store::Unreadable::new(table, text(&row[0]), column, raw, problem))
 }
 
+/// Checks that column `i` holds a value `parse` knows (a SUSPENSION_STATE_, an EVENT_TYPE_).
+fn known<T>(
+    part: usize,
+    row: &[SqlValue],
+    i: usize,
+    parse: impl Fn(&SqlValue) -> kairos_process::Result<T>,
+) -> StoreResult<()> {
+    parse(&row[i]).map(|_| ()).map_err(|e| bad_row(part, row, column_name(part, i), &row[i], &e.message))
+}
+
 /// The name of column `i` of part `part` (without its table alias).
 fn column_name(part: usize, i: usize) -> &'static str {
     let name = PARTS[part].1.split(',').nth(i).unwrap_or_default().trim();
@@ -266,12 +276,15 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
     // read fails every command on this instance (naming it), and no other instance.
     for r in &execs {
         check(0, r, &[1, 11], &[10], &[])?;
+        known(0, r, 11, |v| SuspensionState::from_i32(int(v) as i32))?;
     }
     for r in &task_rows {
         check(1, r, &[1, 6, 11], &[7], &[8, 10])?;
+        known(1, r, 11, |v| SuspensionState::from_i32(int(v) as i32))?;
     }
     for r in &sub_rows {
         check(4, r, &[], &[5], &[])?;
+        known(4, r, 1, |v| EventType::parse(&text(v)))?;
     }
     let mut variables = Vec::with_capacity(var_rows.len());
     for r in &var_rows {
@@ -304,7 +317,7 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
             is_event_scope: flag(&r[8]),
             is_mi_root: flag(&r[9]),
             start_time: time(&r[10]),
-            suspension_state: int(&r[11]) as i32,
+            suspension_state: SuspensionState::from_i32(int(&r[11]) as i32).unwrap_or_default(),
         })
         .collect();
     let mut tasks: Vec<Task> = task_rows
@@ -321,7 +334,7 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
             due_date: r[8].as_timestamp(),
             form_key: otext(&r[9]),
             claim_time: r[10].as_timestamp(),
-            suspension_state: int(&r[11]) as i32,
+            suspension_state: SuspensionState::from_i32(int(&r[11]) as i32).unwrap_or_default(),
             candidate_users: Vec::new(),
             candidate_groups: Vec::new(),
         })
@@ -334,13 +347,15 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
     }
     let subscriptions = sub_rows
         .iter()
-        .map(|r| Subscription {
-            id: text(&r[0]),
-            event_type: text(&r[1]),
-            event_name: text(&r[2]),
-            execution_id: text(&r[3]),
-            activity_id: text(&r[4]),
-            created: time(&r[5]),
+        .filter_map(|r| {
+            Some(Subscription {
+                id: text(&r[0]),
+                event_type: EventType::parse(&text(&r[1])).ok()?,
+                event_name: text(&r[2]),
+                execution_id: text(&r[3]),
+                activity_id: text(&r[4]),
+                created: time(&r[5]),
+            })
         })
         .collect();
     let jobs = job_rows
@@ -389,7 +404,7 @@ pub async fn load(store: &dyn Store, id: &str) -> StoreResult<Option<Instance>> 
         super_instance: otext(&root[19]),
         root_rev: int(&root[1]) as i32,
         seq: int(&root[17]),
-        suspension_state: int(&root[11]) as i32,
+        suspension_state: SuspensionState::from_i32(int(&root[11]) as i32).unwrap_or_default(),
         executions,
         tasks,
         variables,
@@ -468,7 +483,7 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
                     b(root.is_some_and(|r| r.is_active)),
                     b(false),
                     b(true),
-                    i(i64::from(after.suspension_state)),
+                    i(i64::from(after.suspension_state.as_i32())),
                     ot(&after.business_key),
                     t(pi),
                     i(i64::from(after.root_rev)),
@@ -508,7 +523,7 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
                 b(e.is_scope),
                 b(e.is_event_scope),
                 b(e.is_mi_root),
-                i(i64::from(e.suspension_state)),
+                i(i64::from(e.suspension_state.as_i32())),
                 t(&after.tenant_id),
                 if e.id == *pi { ot(&after.start_activity) } else { SqlValue::Null },
                 ts(e.start_time),
@@ -531,7 +546,7 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
                     b(e.is_scope),
                     b(e.is_event_scope),
                     b(e.is_mi_root),
-                    i(i64::from(e.suspension_state)),
+                    i(i64::from(e.suspension_state.as_i32())),
                     ot(&after.business_key),
                     t(&e.id),
                     i(i64::from(e.rev)),
@@ -564,7 +579,7 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
                 i(i64::from(tk.priority)),
                 ts(tk.create_time),
                 ots(tk.due_date),
-                i(i64::from(tk.suspension_state)),
+                i(i64::from(tk.suspension_state.as_i32())),
                 t(&after.tenant_id),
                 ot(&tk.form_key),
                 ots(tk.claim_time),
@@ -616,7 +631,7 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
         w.push(
             Write::new(
                 "UPDATE ACT_RU_TASK SET REV_ = REV_ + 1, ASSIGNEE_ = ?, CLAIM_TIME_ = ?, SUSPENSION_STATE_ = ? WHERE ID_ = ? AND REV_ = ?",
-                vec![ot(&tk.assignee), ots(tk.claim_time), i(i64::from(tk.suspension_state)), t(&tk.id), i(i64::from(tk.rev))],
+                vec![ot(&tk.assignee), ots(tk.claim_time), i(i64::from(tk.suspension_state.as_i32())), t(&tk.id), i(i64::from(tk.rev))],
             )
             .expect(1)
             .keyed(),
@@ -693,7 +708,7 @@ pub fn writes(before: Option<&Instance>, after: &Instance, level: super::History
              CREATED_, PROC_DEF_ID_, TENANT_ID_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 t(&s.id),
-                t(&s.event_type),
+                t(s.event_type.as_str()),
                 t(&s.event_name),
                 t(&s.execution_id),
                 t(pi),

@@ -16,7 +16,7 @@ impl Runtime<'_> {
         if !self.inst.is_running() {
             return Err(ProcessError::new(ErrorKind::NotFound, format!("process instance {} has ended", self.inst.id)));
         }
-        let suspended = self.inst.suspension_state == SUSPENDED;
+        let suspended = self.inst.suspension_state == SuspensionState::Suspended;
         match command {
             Command::Start { mut variables, start_user, start_event } => {
                 let start = match start_event {
@@ -46,7 +46,7 @@ impl Runtime<'_> {
             }
             Command::CompleteTask { task_id, variables } => {
                 let task = self.task(&task_id)?.clone();
-                if suspended || task.suspension_state == SUSPENDED {
+                if suspended || task.suspension_state == SuspensionState::Suspended {
                     return Err(ProcessError::new(
                         ErrorKind::Conflict,
                         format!("task {task_id} cannot be completed: its process instance is suspended"),
@@ -85,7 +85,7 @@ impl Runtime<'_> {
                     .inst
                     .subscriptions
                     .iter()
-                    .find(|s| s.event_type == "message" && s.event_name == name)
+                    .find(|s| s.event_type == EventType::Message && s.event_name == name)
                     .cloned()
                     .ok_or_else(|| {
                         ProcessError::new(
@@ -104,7 +104,7 @@ impl Runtime<'_> {
                     .inst
                     .subscriptions
                     .iter()
-                    .filter(|s| s.event_type == "signal" && s.event_name == name)
+                    .filter(|s| s.event_type == EventType::Signal && s.event_name == name)
                     .cloned()
                     .collect();
                 if !subs.is_empty() && !suspended {
@@ -164,7 +164,11 @@ impl Runtime<'_> {
                 return Ok(Step::Done);
             }
             Command::Suspend | Command::Activate => {
-                let state = if matches!(command, Command::Suspend) { SUSPENDED } else { ACTIVE };
+                let state = if matches!(command, Command::Suspend) {
+                    SuspensionState::Suspended
+                } else {
+                    SuspensionState::Active
+                };
                 self.inst.suspension_state = state;
                 for e in &mut self.inst.executions {
                     e.suspension_state = state;

@@ -32,7 +32,7 @@ impl Runtime<'_> {
         let mut created = BTreeMap::new();
         for s in &self.inst.subscriptions {
             let key = (self.wait_anchor(&s.execution_id), migration.target_of(&s.activity_id).to_string());
-            created.insert((key.0.clone(), key.1.clone(), s.event_type.clone()), (s.created, s.event_name.clone()));
+            created.insert((key.0.clone(), key.1.clone(), s.event_type), (s.created, s.event_name.clone()));
             live.insert(key);
         }
         for j in self.inst.jobs.iter().filter(|j| j.kind == JobKind::Timer) {
@@ -141,9 +141,9 @@ impl Runtime<'_> {
         }
         for s in &mut self.inst.subscriptions {
             let anchor = anchors.get(&s.execution_id).cloned().unwrap_or_default();
-            if let Some((at, name)) = created.get(&(anchor, s.activity_id.clone(), s.event_type.clone())) {
+            if let Some((at, name)) = created.get(&(anchor, s.activity_id.clone(), s.event_type)) {
                 s.created = *at;
-                if s.event_type == "conditional" {
+                if s.event_type == EventType::Conditional {
                     s.event_name.clone_from(name); // the condition's last value: true stays true
                 }
             }

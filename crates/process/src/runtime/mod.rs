@@ -231,7 +231,7 @@ impl<'a> Runtime<'a> {
             is_event_scope: false,
             is_mi_root: false,
             start_time: env.now,
-            suspension_state: ACTIVE,
+            suspension_state: SuspensionState::Active,
         };
         Instance {
             id,
@@ -254,7 +254,7 @@ impl<'a> Runtime<'a> {
             activities: Vec::new(),
             ended: None,
             delete_reason: None,
-            suspension_state: ACTIVE,
+            suspension_state: SuspensionState::Active,
             ended_tasks: Vec::new(),
             thrown_signals: Vec::new(),
             interrupted_calls: Vec::new(),

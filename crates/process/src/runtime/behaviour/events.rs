@@ -74,7 +74,7 @@ impl Runtime<'_> {
             .inst
             .subscriptions
             .iter()
-            .filter(|s| s.event_type == "signal" && s.event_name == name)
+            .filter(|s| s.event_type == EventType::Signal && s.event_name == name)
             .cloned()
             .collect();
         for s in subs {
@@ -111,7 +111,7 @@ impl Runtime<'_> {
             return Ok(false);
         }
         let subs: Vec<Subscription> =
-            self.inst.subscriptions.iter().filter(|s| s.event_type == "conditional").cloned().collect();
+            self.inst.subscriptions.iter().filter(|s| s.event_type == EventType::Conditional).cloned().collect();
         let mut fired = false;
         for s in subs {
             if !self.inst.subscriptions.iter().any(|x| x.id == s.id) {

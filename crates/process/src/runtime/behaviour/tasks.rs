@@ -136,7 +136,7 @@ impl Runtime<'_> {
     /// A receive task: the token waits for its message.
     pub(crate) fn enter_receive_task(&mut self, exec: &str, n: &FlowNode, r: &ReceiveTask) {
         if let Some(m) = &r.message {
-            self.subscribe(exec, "message", &m.name.clone(), &n.id);
+            self.subscribe(exec, EventType::Message, &m.name.clone(), &n.id);
         }
         self.wait(exec);
     }

@@ -17,11 +17,11 @@ impl Runtime<'_> {
                 let (due, repeat) = self.timer_due(exec, target, t)?;
                 self.add_job(exec, target, JobKind::Timer, Some(due), repeat);
             }
-            EventTrigger::Message(m) => self.subscribe(exec, "message", &m.name, &target.id),
-            EventTrigger::Signal(s) => self.subscribe(exec, "signal", &s.name, &target.id),
+            EventTrigger::Message(m) => self.subscribe(exec, EventType::Message, &m.name, &target.id),
+            EventTrigger::Signal(s) => self.subscribe(exec, EventType::Signal, &s.name, &target.id),
             EventTrigger::Conditional(_) => {
                 // EVENT_NAME_ holds the condition's value at the last check: "false" until true.
-                self.subscribe(exec, "conditional", "false", &target.id);
+                self.subscribe(exec, EventType::Conditional, "false", &target.id);
                 if let Some(s) = self.inst.subscriptions.last() {
                     self.fresh_conditions.push(s.id.clone());
                 }
@@ -81,11 +81,11 @@ impl Runtime<'_> {
         }
     }
 
-    pub(crate) fn subscribe(&mut self, exec: &str, event_type: &str, name: &str, activity: &str) {
+    pub(crate) fn subscribe(&mut self, exec: &str, event_type: EventType, name: &str, activity: &str) {
         let id = (self.env.ids)();
         self.inst.subscriptions.push(Subscription {
             id,
-            event_type: event_type.into(),
+            event_type,
             event_name: name.into(),
             execution_id: exec.into(),
             activity_id: activity.into(),
@@ -136,7 +136,7 @@ impl Runtime<'_> {
             NodeKind::IntermediateCatchEvent(c) => self.arm_trigger(exec, n, &c.trigger.clone())?,
             NodeKind::ReceiveTask(r) => {
                 if let Some(m) = &r.message {
-                    self.subscribe(exec, "message", &m.name.clone(), &n.id);
+                    self.subscribe(exec, EventType::Message, &m.name.clone(), &n.id);
                 }
             }
             _ => {}
