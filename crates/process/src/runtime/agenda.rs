@@ -32,6 +32,8 @@ pub(crate) enum Pause {
 }
 
 impl Runtime<'_> {
+    /// Runs the agenda, then the conditional events its changes made true, until every token
+    /// waits (or a handler or called instance must run).
     pub(crate) fn run(&mut self) -> Result<Step> {
         let mut budget = 100_000usize;
         let mut rounds = 0;

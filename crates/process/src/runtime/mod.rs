@@ -18,12 +18,12 @@
 //! parallel split.
 //!
 //! The runtime is cut by behaviour, in three layers (one `impl Runtime` block per file):
-//! - on top, the entry points ([`commands`], [`migration`]) and the agenda ([`agenda`]: the
+//! - on top, the entry points (`commands`, `migration`) and the agenda (`agenda`: the
 //!   run loop, the one dispatch by element kind, and the operations behaviours plan or
-//!   perform; [`propagation`]: throwing errors and escalations up the tree);
-//! - [`behaviour`]: one file per family of BPMN elements (events, boundary events, gateways,
+//!   perform; `propagation`: throwing errors and escalations up the tree);
+//! - `behaviour`: one file per family of BPMN elements (events, boundary events, gateways,
 //!   tasks, multi-instance, call activities, sub-processes), which never call one another;
-//! - [`primitives`]: the execution tree, waits, variables and I/O mapping, history records,
+//! - `primitives`: the execution tree, waits, variables and I/O mapping, history records,
 //!   expressions, which call only each other.
 //!
 //! `layering.rs` checks the rules on the sources.
