@@ -120,16 +120,7 @@ impl Runtime<'_> {
             }
             Command::CalledEnded { execution_id, variables } => {
                 let node = self.node_of(&execution_id)?;
-                let NodeKind::CallActivity(ca) = &self.node(node).kind else {
-                    return Err(ProcessError::new(
-                        ErrorKind::Conflict,
-                        format!("execution {execution_id} is not at a call activity"),
-                    ));
-                };
-                let outputs = ca.outputs.clone();
-                let id = self.node(node).id.clone();
-                let out = self.map_variables(&outputs, &variables, &id)?;
-                self.set_variables(&execution_id, out)?;
+                self.called_instance_ended(&execution_id, node, &variables)?;
                 self.agenda.push_back(Op::Leave { exec: execution_id, node, skip_async: false });
             }
             Command::CompleteExternal { job_id, variables } => {
@@ -189,19 +180,10 @@ impl Runtime<'_> {
         let Some((exec, node)) = self.waiting.take() else {
             return Err(ProcessError::new(ErrorKind::Invalid, "no service task is waiting for a result"));
         };
-        let n = self.node(node);
-        let id = n.id.clone();
-        let result_variable = match &n.kind {
-            NodeKind::ServiceTask(s) => s.result_variable.clone(),
-            _ => None,
-        };
+        let id = self.node(node).id.clone();
         match result {
             ServiceResult::Done(value) => {
-                if let (Some(name), Some(value)) = (result_variable, value) {
-                    let mut vars = Map::new();
-                    vars.insert(name, value);
-                    self.set_variables(&exec, vars)?;
-                }
+                self.service_task_done(&exec, node, value)?;
                 self.agenda.push_front(Op::Leave { exec, node, skip_async: false });
                 self.run()
             }
@@ -224,13 +206,7 @@ impl Runtime<'_> {
         };
         match ended {
             Some(variables) => {
-                let NodeKind::CallActivity(ca) = &self.node(node).kind else {
-                    unreachable!("waiting_call is a call activity")
-                };
-                let outputs = ca.outputs.clone();
-                let id = self.node(node).id.clone();
-                let out = self.map_variables(&outputs, &variables, &id)?;
-                self.set_variables(&exec, out)?;
+                self.called_instance_ended(&exec, node, &variables)?;
                 self.agenda.push_front(Op::Leave { exec, node, skip_async: false });
             }
             None => self.wait(&exec),

@@ -1,10 +1,11 @@
 //! Call activities: the token asks the engine to start the called process with the `in`
 //! mappings' variables, and waits for it to end (`Command::CalledEnded`, or at once through
-//! `Runtime::resume_called`), whose `out` mappings the command entry points apply.
+//! `Runtime::resume_called`), when its `out` mappings set the caller's variables.
 
-use kairos_bpmn::{CallActivity, FlowNode, NodeIdx};
+use kairos_bpmn::{CallActivity, FlowNode, NodeIdx, NodeKind};
+use serde_json::{Map, Value as Json};
 
-use crate::error::Result;
+use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::{CalledStart, Runtime};
 
 impl Runtime<'_> {
@@ -33,5 +34,22 @@ impl Runtime<'_> {
             business_key,
             variables,
         })
+    }
+
+    /// The instance called from `exec`, waiting at call activity `node`, ended with `variables`:
+    /// the `out` mappings set the caller's variables (the token then leaves).
+    pub(crate) fn called_instance_ended(
+        &mut self,
+        exec: &str,
+        node: NodeIdx,
+        variables: &Map<String, Json>,
+    ) -> Result<()> {
+        let NodeKind::CallActivity(ca) = &self.node(node).kind else {
+            return Err(ProcessError::new(ErrorKind::Conflict, format!("execution {exec} is not at a call activity")));
+        };
+        let outputs = ca.outputs.clone();
+        let id = self.node(node).id.clone();
+        let out = self.map_variables(&outputs, variables, &id)?;
+        self.set_variables(exec, out)
     }
 }

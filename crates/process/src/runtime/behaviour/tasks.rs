@@ -140,4 +140,19 @@ impl Runtime<'_> {
         }
         self.wait(exec);
     }
+
+    /// A service task's handler did its work: its value goes to `resultVariable` when the model
+    /// names one (the token then leaves).
+    pub(crate) fn service_task_done(&mut self, exec: &str, node: NodeIdx, value: Option<Json>) -> Result<()> {
+        let result_variable = match &self.node(node).kind {
+            NodeKind::ServiceTask(s) => s.result_variable.clone(),
+            _ => None,
+        };
+        if let (Some(name), Some(value)) = (result_variable, value) {
+            let mut vars = Map::new();
+            vars.insert(name, value);
+            self.set_variables(exec, vars)?;
+        }
+        Ok(())
+    }
 }
