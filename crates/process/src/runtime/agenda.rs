@@ -8,12 +8,13 @@
 //! [`Runtime::push_leave`] and friends, or perform one of the few operations that must happen
 //! at once (`fire`, and the throws of `propagation`).
 
-use crate::error::{ErrorKind, ProcessError, Result};
-use crate::runtime::{CalledStart, Runtime, ServiceCall, Step};
-use crate::state::*;
 use std::collections::HashSet;
 
 use kairos_bpmn::{EventTrigger, FlowIdx, FlowNode, NodeIdx, NodeKind, ThrowEvent};
+
+use crate::error::{ErrorKind, ProcessError, Result};
+use crate::runtime::{CalledStart, Runtime, ServiceCall, Step};
+use crate::state::*;
 
 #[derive(Debug, Clone)]
 pub(crate) enum Op {

@@ -3,12 +3,13 @@
 //! handler, [`Runtime::resume_called`] after starting a called instance). Each puts its first
 //! operations on the agenda and runs it.
 
+use kairos_bpmn::{NodeKind, StartEvent};
+use serde_json::{Map, Value as Json};
+
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::agenda::Op;
 use crate::runtime::{Command, Runtime, ServiceResult, Step};
 use crate::state::*;
-use kairos_bpmn::{NodeKind, StartEvent};
-use serde_json::{Map, Value as Json};
 
 impl Runtime<'_> {
     /// Applies a command and runs until every token waits or a handler must run.

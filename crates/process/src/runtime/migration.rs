@@ -2,12 +2,14 @@
 //! beside the commands: it moves tokens and history along a checked mapping and re-arms every
 //! wait from the target model.
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use kairos_bpmn::{EventTrigger, Implementation, NodeKind};
+
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::migrate::Migration;
 use crate::runtime::Runtime;
 use crate::state::*;
-use kairos_bpmn::{EventTrigger, Implementation, NodeKind};
-use std::collections::{BTreeMap, BTreeSet};
 
 impl Runtime<'_> {
     /// Moves the instance to the definition this runtime was made with (SPEC P13), along a

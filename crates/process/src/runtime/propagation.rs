@@ -3,10 +3,11 @@
 //! (error and escalation end events, service tasks) perform them at once, since what the
 //! thrower does next depends on whether its own token survived.
 
-use crate::error::{ErrorKind, ProcessError, Result};
-use crate::runtime::Runtime;
 use kairos_bpmn::{EventTrigger, NodeKind};
 use serde_json::{Map, Value as Json};
+
+use crate::error::{ErrorKind, ProcessError, Result};
+use crate::runtime::Runtime;
 
 impl Runtime<'_> {
     /// Throws error `code` from `exec`: the nearest enclosing sub-process with an error

@@ -2,10 +2,11 @@
 //! its timer job or subscription while the activity runs; interrupting ones cancel the
 //! activity when they fire, others start a token beside it.
 
+use kairos_bpmn::{EventTrigger, FlowNode, NodeIdx};
+
 use crate::error::Result;
 use crate::runtime::Runtime;
 use crate::state::*;
-use kairos_bpmn::{EventTrigger, FlowNode, NodeIdx};
 
 impl Runtime<'_> {
     /// Creates the event-scope executions of `n`'s boundary events under `exec`.

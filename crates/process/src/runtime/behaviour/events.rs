@@ -2,10 +2,11 @@
 //! error, signal, escalation), catch events, and conditional events checked after each round
 //! of the agenda.
 
+use kairos_bpmn::{EndEvent, EventTrigger, FlowNode, NodeIdx, ThrowEvent};
+
 use crate::error::Result;
 use crate::runtime::Runtime;
 use crate::state::*;
-use kairos_bpmn::{EndEvent, EventTrigger, FlowNode, NodeIdx, ThrowEvent};
 
 impl Runtime<'_> {
     /// An intermediate throw event: its signal reaches the instance's own waits at once (and

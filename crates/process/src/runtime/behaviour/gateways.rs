@@ -1,10 +1,11 @@
 //! Gateways: exclusive and inclusive choice, parallel and inclusive joins, and the
 //! event-based gateway whose first branch to fire wins.
 
+use kairos_bpmn::{FlowIdx, FlowNode, NodeIdx, NodeKind, ThrowEvent};
+
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::Runtime;
 use crate::state::*;
-use kairos_bpmn::{FlowIdx, FlowNode, NodeIdx, NodeKind, ThrowEvent};
 
 impl Runtime<'_> {
     /// An exclusive gateway: the token takes the first flow whose condition holds.

@@ -2,11 +2,12 @@
 //! holding `nrOfInstances` / `nrOfCompletedInstances` / `nrOfActiveInstances`; each instance is
 //! a concurrent child with its `loopCounter` and element variable.
 
+use kairos_bpmn::NodeIdx;
+use serde_json::Value as Json;
+
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::primitives::expressions::is_expression;
 use crate::runtime::{MAX_MULTI_INSTANCE, Runtime};
-use kairos_bpmn::NodeIdx;
-use serde_json::Value as Json;
 
 impl Runtime<'_> {
     /// Sets up the multi-instance body at `exec` (seed 003 §3.2 and §5.3: the root is a scope

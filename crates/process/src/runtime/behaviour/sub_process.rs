@@ -2,9 +2,10 @@
 //! sub-processes (start events armed while their scope is active; an interrupting one ends
 //! what the scope does first).
 
+use kairos_bpmn::{EventTrigger, FlowNode, NodeIdx, NodeKind};
+
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::Runtime;
-use kairos_bpmn::{EventTrigger, FlowNode, NodeIdx, NodeKind};
 
 impl Runtime<'_> {
     /// An embedded sub-process: its token becomes a scope execution, its event sub-processes

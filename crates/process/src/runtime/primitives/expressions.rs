@@ -2,12 +2,13 @@
 //! execution's own facts, and the readings of its result a model needs (a value, a string, a
 //! condition, a list of people).
 
-use crate::error::{ErrorKind, ProcessError, Result};
-use crate::runtime::Runtime;
-use crate::state::*;
 use jiff::Timestamp;
 use kairos_expr::{Context, ExecutionInfo, Expression};
 use serde_json::Value as Json;
+
+use crate::error::{ErrorKind, ProcessError, Result};
+use crate::runtime::Runtime;
+use crate::state::*;
 
 impl Runtime<'_> {
     /// Evaluates `text` at `exec` with `how`; any failure is a model error naming the

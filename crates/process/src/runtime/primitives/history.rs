@@ -1,9 +1,10 @@
 //! History records: the ACT_HI_ACTINST rows an activity opens when a token enters it and
 //! closes when the token leaves or is cancelled.
 
+use kairos_bpmn::FlowNode;
+
 use crate::runtime::Runtime;
 use crate::state::*;
-use kairos_bpmn::FlowNode;
 
 impl Runtime<'_> {
     pub(crate) fn open_record(&mut self, exec: &str, n: &FlowNode, task_id: Option<String>) {

@@ -2,10 +2,12 @@
 //! cancelling what an execution does at its activity, ending the instance, and the
 //! IS_CONCURRENT_ / IS_ACTIVE_ flags of scope executions.
 
+use std::collections::{HashMap, HashSet};
+
+use kairos_bpmn::{NodeIdx, NodeKind};
+
 use crate::runtime::Runtime;
 use crate::state::*;
-use kairos_bpmn::{NodeIdx, NodeKind};
-use std::collections::{HashMap, HashSet};
 
 impl Runtime<'_> {
     pub(crate) fn new_token(&mut self, parent: &str, at: NodeIdx) -> String {

@@ -2,13 +2,14 @@
 //! the instance), task-local ones, the history log of every change, `camunda:inputOutput`
 //! mappings and call-activity `in` / `out` mappings.
 
+use kairos_bpmn::{IoMapping, IoValue};
+use kairos_expr::Expression;
+use serde_json::{Map, Value as Json};
+
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::Runtime;
 use crate::runtime::primitives::expressions::is_expression;
 use crate::state::*;
-use kairos_bpmn::{IoMapping, IoValue};
-use kairos_expr::Expression;
-use serde_json::{Map, Value as Json};
 
 impl Runtime<'_> {
     /// Sets a variable in `exec`'s own scope.

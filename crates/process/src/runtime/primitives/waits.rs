@@ -2,12 +2,13 @@
 //! timer, a message, a signal or a condition, and the jobs of async continuations and
 //! external workers.
 
-use crate::error::{ErrorKind, ProcessError, Result};
-use crate::runtime::Runtime;
-use crate::state::*;
 use jiff::Timestamp;
 use kairos_bpmn::{EventTrigger, FlowNode, NodeKind, TimerKind, TimerValue};
 use serde_json::Value as Json;
+
+use crate::error::{ErrorKind, ProcessError, Result};
+use crate::runtime::Runtime;
+use crate::state::*;
 
 impl Runtime<'_> {
     /// A timer job or a subscription for `target`'s trigger, held by `exec`.
