@@ -195,8 +195,31 @@ async fn an_unreadable_trigger_is_named_and_the_others_are_listed(backend: Backe
     assert_eq!(rows[0].raw.as_deref(), Some(raw));
 }
 
+async fn an_unknown_suspension_state_is_named_and_holds_back_its_instance_only(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = fx.engine("n1").build().await.unwrap();
+    engine.processes().deploy("two.bpmn", TWO_TASKS).await.unwrap();
+    let bad = start(&engine).await;
+    let good = start(&engine).await;
+    execute(&engine, "UPDATE ACT_RU_EXECUTION SET SUSPENSION_STATE_ = 7 WHERE ID_ = ?", &[bind_text(&bad)]).await;
+
+    let task = task_of(&engine, &bad).await;
+    let e = engine.processes().complete_task(&task, Map::new()).await.unwrap_err();
+    let kairos::Error::Store(e) = e else { panic!("a store error: {e}") };
+    assert_eq!(e.kind, ErrorKind::Unreadable, "{e}");
+    let u = e.unreadable.unwrap();
+    assert_eq!(
+        (u.table.as_str(), u.id.as_str(), u.column.as_str()),
+        ("ACT_RU_EXECUTION", bad.as_str(), "SUSPENSION_STATE_")
+    );
+    assert!(u.problem.contains("neither 1 (active) nor 2 (suspended)"), "{u:?}");
+    let t = task_of(&engine, &good).await;
+    engine.processes().complete_task(&t, Map::new()).await.unwrap();
+}
+
 on_both_backends!(
     an_unreadable_trigger_is_named_and_the_others_are_listed,
+    an_unknown_suspension_state_is_named_and_holds_back_its_instance_only,
     one_unreadable_job_does_not_stop_the_healthy_ones,
     an_unknown_variable_type_is_an_error_naming_the_variable_and_nothing_writes_over_it,
     an_unreadable_execution_is_named_and_holds_back_its_instance_only,

@@ -8,11 +8,87 @@
 use jiff::Timestamp;
 use serde_json::Value as Json;
 
+use crate::error::{ErrorKind, ProcessError, Result};
 pub use crate::index::RowIndex;
 
-/// SUSPENSION_STATE_ values.
-pub const ACTIVE: i32 = 1;
-pub const SUSPENDED: i32 = 2;
+/// SUSPENSION_STATE_ of an instance, its executions and tasks (SPEC P8): a suspended instance
+/// refuses task completions, messages and job runs until it is activated again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SuspensionState {
+    #[default]
+    Active,
+    Suspended,
+}
+
+impl SuspensionState {
+    /// The stored SUSPENSION_STATE_: 1 active, 2 suspended.
+    pub fn as_i32(self) -> i32 {
+        match self {
+            SuspensionState::Active => 1,
+            SuspensionState::Suspended => 2,
+        }
+    }
+
+    /// The state stored as `value`; any other number is an error.
+    pub fn from_i32(value: i32) -> Result<SuspensionState> {
+        match value {
+            1 => Ok(SuspensionState::Active),
+            2 => Ok(SuspensionState::Suspended),
+            other => Err(ProcessError::new(
+                ErrorKind::Invalid,
+                format!("SUSPENSION_STATE_ {other} is neither 1 (active) nor 2 (suspended)"),
+            )),
+        }
+    }
+}
+
+/// EVENT_TYPE_ of an event subscription: what the execution waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EventType {
+    /// A message (catch event, receive task, boundary or event sub-process start), by name.
+    Message,
+    /// A signal, by name; every subscription of that name gets it.
+    Signal,
+    /// A conditional event; EVENT_NAME_ holds the condition's value at the last check.
+    Conditional,
+}
+
+impl EventType {
+    /// The stored EVENT_TYPE_ text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Message => "message",
+            EventType::Signal => "signal",
+            EventType::Conditional => "conditional",
+        }
+    }
+
+    /// The type stored as `text`; any other word is an error.
+    pub fn parse(text: &str) -> Result<EventType> {
+        match text {
+            "message" => Ok(EventType::Message),
+            "signal" => Ok(EventType::Signal),
+            "conditional" => Ok(EventType::Conditional),
+            other => Err(ProcessError::new(
+                ErrorKind::Invalid,
+                format!("EVENT_TYPE_ '{other}' is not one of message, signal, conditional"),
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Compares with the stored text, as code reading the rows does.
+impl PartialEq<&str> for EventType {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
 
 /// A row of ACT_RU_EXECUTION.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,8 +106,7 @@ pub struct Execution {
     pub is_event_scope: bool,
     pub is_mi_root: bool,
     pub start_time: Timestamp,
-    /// SUSPENSION_STATE_: [`ACTIVE`] or [`SUSPENDED`].
-    pub suspension_state: i32,
+    pub suspension_state: SuspensionState,
 }
 
 /// A row of ACT_RU_TASK.
@@ -48,7 +123,7 @@ pub struct Task {
     pub due_date: Option<Timestamp>,
     pub form_key: Option<String>,
     pub claim_time: Option<Timestamp>,
-    pub suspension_state: i32,
+    pub suspension_state: SuspensionState,
     /// Candidate users and groups (ACT_RU_IDENTITYLINK, TYPE_ 'candidate').
     pub candidate_users: Vec<String>,
     pub candidate_groups: Vec<String>,
@@ -88,8 +163,7 @@ impl Variable {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Subscription {
     pub id: String,
-    /// `message` or `signal`.
-    pub event_type: String,
+    pub event_type: EventType,
     pub event_name: String,
     pub execution_id: String,
     pub activity_id: String,
@@ -228,7 +302,7 @@ pub struct Instance {
     /// DELETE_REASON_ when it ended by deletion or termination.
     pub delete_reason: Option<String>,
     /// SUSPENSION_STATE_ of the instance.
-    pub suspension_state: i32,
+    pub suspension_state: SuspensionState,
     /// Tasks this command completed or cancelled (their history rows get an end).
     pub ended_tasks: Vec<EndedTask>,
     /// Signals this command threw (intermediate signal throw events): the instance's own waits
@@ -357,5 +431,32 @@ impl Instance {
     /// True while the instance has not ended.
     pub fn is_running(&self) -> bool {
         self.ended.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_types_read_back_what_they_store_and_refuse_other_words() {
+        for t in [EventType::Message, EventType::Signal, EventType::Conditional] {
+            assert_eq!(EventType::parse(t.as_str()), Ok(t));
+        }
+        assert_eq!(EventType::Signal.as_str(), "signal");
+        let err = EventType::parse("compensate").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Invalid);
+        assert_eq!(err.message, "EVENT_TYPE_ 'compensate' is not one of message, signal, conditional");
+    }
+
+    #[test]
+    fn suspension_states_read_back_what_they_store_and_refuse_other_numbers() {
+        assert_eq!((SuspensionState::Active.as_i32(), SuspensionState::Suspended.as_i32()), (1, 2));
+        assert_eq!(SuspensionState::from_i32(2), Ok(SuspensionState::Suspended));
+        assert_eq!(SuspensionState::from_i32(1), Ok(SuspensionState::Active));
+        assert_eq!(
+            SuspensionState::from_i32(0).unwrap_err().message,
+            "SUSPENSION_STATE_ 0 is neither 1 (active) nor 2 (suspended)"
+        );
     }
 }

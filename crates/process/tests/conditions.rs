@@ -2,6 +2,8 @@
 //! yet is false until the variable appears (as Camunda reads it), while gateways and
 //! sequence-flow conditions stay strict.
 
+mod support;
+
 use jiff::Timestamp;
 use kairos_bpmn::Definitions;
 use kairos_process::*;
@@ -91,4 +93,53 @@ fn gateway_conditions_on_a_missing_variable_stay_errors() {
     );
     let err = run(&defs, vec![start(json!({}))]).unwrap_err();
     assert!(err.to_string().contains("undefined variable 'paid'"), "{err}");
+}
+
+#[test]
+fn a_conditional_boundary_event_interrupts_its_task_when_the_condition_becomes_true() {
+    let mut d = support::Driver::of(
+        r#"<startEvent id="start"/>
+    <sequenceFlow id="f0" sourceRef="start" targetRef="task"/>
+    <userTask id="task"/>
+    <boundaryEvent id="cancelled" attachedToRef="task"><conditionalEventDefinition><condition>${cancel == true}</condition></conditionalEventDefinition></boundaryEvent>
+    <sequenceFlow id="f1" sourceRef="cancelled" targetRef="refund"/>
+    <userTask id="refund"/>"#,
+    );
+    d.start(json!({"cancel": false}));
+    assert_eq!(d.subscriptions(), ["conditional:false@cancelled"]);
+    d.set(json!({"cancel": false}));
+    assert_eq!(d.subscriptions(), ["conditional:false@cancelled"]);
+    assert!(d.last.changes.subscriptions_inserted.is_empty(), "a value that stays is not written again");
+    d.set(json!({"cancel": true}));
+    assert_eq!(d.tasks(), ["refund"]);
+    assert!(d.subscriptions().is_empty());
+    assert_eq!(d.ends_of("task"), [Some("boundary event cancelled".to_string())]);
+}
+
+#[test]
+fn a_non_interrupting_conditional_event_sub_process_fires_each_time_the_condition_becomes_true() {
+    let mut d = support::Driver::of(
+        r#"<startEvent id="start"/>
+    <sequenceFlow id="f0" sourceRef="start" targetRef="task"/>
+    <userTask id="task"/>
+    <subProcess id="esp" triggeredByEvent="true">
+      <startEvent id="low" isInterrupting="false"><conditionalEventDefinition camunda:variableName="stock"><condition>${stock &lt; 10}</condition></conditionalEventDefinition></startEvent>
+      <sequenceFlow id="sf1" sourceRef="low" targetRef="reorder"/>
+      <userTask id="reorder"/>
+    </subProcess>"#,
+    );
+    d.start(json!({"stock": 50}));
+    assert_eq!(d.subscriptions(), ["conditional:false@low"]);
+    d.set(json!({"stock": 5}));
+    assert_eq!(d.tasks(), ["task", "reorder"]);
+    // Edge-triggered: the value is kept as a new row, and staying true fires nothing.
+    assert_eq!(d.subscriptions(), ["conditional:true@low"]);
+    assert_eq!((d.last.changes.subscriptions_inserted.len(), d.last.changes.subscriptions_deleted.len()), (1, 1));
+    d.set(json!({"stock": 3}));
+    assert_eq!(d.tasks(), ["task", "reorder"]);
+    // Back above the threshold it is false again, and the next drop fires again.
+    d.set(json!({"stock": 50}));
+    assert_eq!(d.subscriptions(), ["conditional:false@low"]);
+    d.set(json!({"stock": 1}));
+    assert_eq!(d.tasks(), ["task", "reorder", "reorder"]);
 }

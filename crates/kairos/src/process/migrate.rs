@@ -149,7 +149,7 @@ impl Processes {
     /// A suspended instance, a job running right now (on a node, or locked by an external
     /// worker) or a dead letter would be left pointing at the old model: refused.
     async fn check_movable(&self, inst: &Instance) -> Result<(), Error> {
-        if inst.suspension_state == kairos_process::SUSPENDED {
+        if inst.suspension_state == kairos_process::SuspensionState::Suspended {
             return Err(process_error(
                 ErrorKind::Conflict,
                 format!("process instance {} is suspended: activate it before migrating it", inst.id),

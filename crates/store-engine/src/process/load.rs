@@ -253,7 +253,7 @@ pub async fn instance_load(store: &dyn Store, id: &str) -> Result<Option<Instanc
         .map(|r| {
             Ok(Subscription {
                 id: r.text("ID_")?,
-                event_type: r.text("EVENT_TYPE_")?,
+                event_type: event_type(&r, "EVENT_TYPE_")?,
                 event_name: r.text("EVENT_NAME_")?,
                 execution_id: r.text("EXECUTION_ID_")?,
                 activity_id: r.text("ACTIVITY_ID_")?,
@@ -308,7 +308,7 @@ pub async fn instance_load(store: &dyn Store, id: &str) -> Result<Option<Instanc
         super_instance: root.opt_text("PROC_INST_ID_")?,
         root_rev: int32(&root, "REV_")?,
         seq: root.int("SEQ_")?,
-        suspension_state: int32(&root, "SUSPENSION_STATE_")?,
+        suspension_state: suspension(&root, "SUSPENSION_STATE_")?,
         executions,
         tasks,
         variables,
@@ -331,6 +331,18 @@ fn int32(r: &Row<'_>, column: &str) -> Result<i32> {
     i32::try_from(r.int(column)?).map_err(|_| r.unreadable(column, "is out of range"))
 }
 
+/// A SUSPENSION_STATE_: 1 or 2; any other number is named, never read as active.
+fn suspension(r: &Row<'_>, column: &str) -> Result<SuspensionState> {
+    SuspensionState::from_i32(int32(r, column)?)
+        .map_err(|_| r.unreadable(column, "is neither 1 (active) nor 2 (suspended)"))
+}
+
+/// An EVENT_TYPE_ kairos knows; another word is named, never skipped.
+fn event_type(r: &Row<'_>, column: &str) -> Result<EventType> {
+    EventType::parse(&r.text(column)?)
+        .map_err(|_| r.unreadable(column, "is not an event type kairos knows (message, signal, conditional)"))
+}
+
 pub(super) fn execution(r: &Row<'_>) -> Result<Execution> {
     Ok(Execution {
         id: r.text("ID_")?,
@@ -344,7 +356,7 @@ pub(super) fn execution(r: &Row<'_>) -> Result<Execution> {
         is_event_scope: r.flag("IS_EVENT_SCOPE_")?,
         is_mi_root: r.flag("IS_MI_ROOT_")?,
         start_time: r.instant("START_TIME_")?,
-        suspension_state: int32(r, "SUSPENSION_STATE_")?,
+        suspension_state: suspension(r, "SUSPENSION_STATE_")?,
     })
 }
 
@@ -361,7 +373,7 @@ fn task(r: &Row<'_>) -> Result<Task> {
         due_date: r.opt_instant("DUE_DATE_")?,
         form_key: r.opt_text("FORM_KEY_")?,
         claim_time: r.opt_instant("CLAIM_TIME_")?,
-        suspension_state: int32(r, "SUSPENSION_STATE_")?,
+        suspension_state: suspension(r, "SUSPENSION_STATE_")?,
         candidate_users: Vec::new(),
         candidate_groups: Vec::new(),
     })

@@ -34,7 +34,7 @@ impl InstanceView {
             business_key: i.business_key.clone(),
             super_process_instance_id: i.super_instance.clone(),
             ended: i.ended.is_some(),
-            suspended: i.suspension_state == kairos_process::SUSPENDED,
+            suspended: i.suspension_state == kairos_process::SuspensionState::Suspended,
             start_time: Some(i.start_time),
             end_time: i.ended.as_ref().map(|(t, _)| *t),
             delete_reason: i.delete_reason.clone(),

@@ -35,7 +35,7 @@ pub fn instance_writes(before: Option<&Instance>, after: &Instance, level: Histo
                     b(root.is_some_and(|r| r.is_active)),
                     b(false),
                     b(true),
-                    i(i64::from(after.suspension_state)),
+                    i(i64::from(after.suspension_state.as_i32())),
                     ot(&after.business_key),
                     t(pi),
                     i(i64::from(after.root_rev)),
@@ -75,7 +75,7 @@ pub fn instance_writes(before: Option<&Instance>, after: &Instance, level: Histo
                 b(e.is_scope),
                 b(e.is_event_scope),
                 b(e.is_mi_root),
-                i(i64::from(e.suspension_state)),
+                i(i64::from(e.suspension_state.as_i32())),
                 t(&after.tenant_id),
                 if e.id == *pi { ot(&after.start_activity) } else { SqlValue::Null },
                 ts(e.start_time),
@@ -98,7 +98,7 @@ pub fn instance_writes(before: Option<&Instance>, after: &Instance, level: Histo
                     b(e.is_scope),
                     b(e.is_event_scope),
                     b(e.is_mi_root),
-                    i(i64::from(e.suspension_state)),
+                    i(i64::from(e.suspension_state.as_i32())),
                     ot(&after.business_key),
                     t(&e.id),
                     i(i64::from(e.rev)),
@@ -131,7 +131,7 @@ pub fn instance_writes(before: Option<&Instance>, after: &Instance, level: Histo
                 i(i64::from(tk.priority)),
                 ts(tk.create_time),
                 ots(tk.due_date),
-                i(i64::from(tk.suspension_state)),
+                i(i64::from(tk.suspension_state.as_i32())),
                 t(&after.tenant_id),
                 ot(&tk.form_key),
                 ots(tk.claim_time),
@@ -183,7 +183,7 @@ pub fn instance_writes(before: Option<&Instance>, after: &Instance, level: Histo
         w.push(
             Write::new(
                 "UPDATE ACT_RU_TASK SET REV_ = REV_ + 1, ASSIGNEE_ = ?, CLAIM_TIME_ = ?, SUSPENSION_STATE_ = ? WHERE ID_ = ? AND REV_ = ?",
-                vec![ot(&tk.assignee), ots(tk.claim_time), i(i64::from(tk.suspension_state)), t(&tk.id), i(i64::from(tk.rev))],
+                vec![ot(&tk.assignee), ots(tk.claim_time), i(i64::from(tk.suspension_state.as_i32())), t(&tk.id), i(i64::from(tk.rev))],
             )
             .expect(1)
             .keyed(),
@@ -260,7 +260,7 @@ pub fn instance_writes(before: Option<&Instance>, after: &Instance, level: Histo
              CREATED_, PROC_DEF_ID_, TENANT_ID_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 t(&s.id),
-                t(&s.event_type),
+                t(s.event_type.as_str()),
                 t(&s.event_name),
                 t(&s.execution_id),
                 t(pi),
