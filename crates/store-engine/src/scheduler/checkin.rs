@@ -29,10 +29,7 @@ pub fn checkin_upsert(sched: &str, node: &str, now_ms: i64, interval_ms: i64) ->
 
 /// Forgets check-ins older than `before_ms` (node ids change with every restart).
 pub fn checkins_forget(sched: &str, before_ms: i64) -> Write {
-    w(
-        "DELETE FROM QRTZ_SCHEDULER_STATE WHERE SCHED_NAME = ? AND LAST_CHECKIN_TIME < ?",
-        vec![t(sched), i(before_ms)],
-    )
+    w("DELETE FROM QRTZ_SCHEDULER_STATE WHERE SCHED_NAME = ? AND LAST_CHECKIN_TIME < ?", vec![t(sched), i(before_ms)])
 }
 
 /// Deletes QRTZ_FIRED_TRIGGERS rows whose work job is gone without succeeding (dead-lettered,

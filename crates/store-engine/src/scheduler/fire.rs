@@ -250,9 +250,14 @@ const FIRED_COLUMNS: &[&str] = &[
 /// The firings whose work has not finished, oldest first (`order` is the ORDER BY: the API
 /// lists by FIRED_TIME then ENTRY_ID, the doctor by FIRED_TIME).
 async fn fired_read(store: &dyn Store, sched: &str, order: &str) -> Result<Vec<FiredTrigger>> {
-    let rows =
-        Rows::read(store, "QRTZ_FIRED_TRIGGERS", FIRED_COLUMNS, &format!("{FIRED_SELECT} ORDER BY {order}"), &[t(sched)])
-            .await?;
+    let rows = Rows::read(
+        store,
+        "QRTZ_FIRED_TRIGGERS",
+        FIRED_COLUMNS,
+        &format!("{FIRED_SELECT} ORDER BY {order}"),
+        &[t(sched)],
+    )
+    .await?;
     rows.iter()
         .map(|r| {
             Ok(FiredTrigger {

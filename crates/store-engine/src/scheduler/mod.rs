@@ -55,8 +55,13 @@ pub enum TriggerState {
 }
 
 impl TriggerState {
-    pub const ALL: [TriggerState; 5] =
-        [TriggerState::Waiting, TriggerState::Paused, TriggerState::Blocked, TriggerState::PausedBlocked, TriggerState::Error];
+    pub const ALL: [TriggerState; 5] = [
+        TriggerState::Waiting,
+        TriggerState::Paused,
+        TriggerState::Blocked,
+        TriggerState::PausedBlocked,
+        TriggerState::Error,
+    ];
 
     /// Quartz's name, as stored in TRIGGER_STATE.
     pub fn as_str(self) -> &'static str {

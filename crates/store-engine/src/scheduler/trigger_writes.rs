@@ -236,10 +236,7 @@ pub fn trigger_pause(sched: &str, scope: PauseScope<'_>, now: Timestamp) -> Vec<
 pub fn paused_group_insert(sched: &str, group: &str) -> Vec<Write> {
     vec![
         paused_group_delete(sched, group),
-        w(
-            "INSERT INTO QRTZ_PAUSED_TRIGGER_GRPS (SCHED_NAME, TRIGGER_GROUP) VALUES (?, ?)",
-            vec![t(sched), t(group)],
-        ),
+        w("INSERT INTO QRTZ_PAUSED_TRIGGER_GRPS (SCHED_NAME, TRIGGER_GROUP) VALUES (?, ?)", vec![t(sched), t(group)]),
     ]
 }
 
