@@ -55,16 +55,14 @@ async fn the_scheduler_findings_select_their_triggers(store: Arc<dyn Store>) {
     assert_eq!(q::trigger_count(store, SCHED).await.unwrap(), 6);
     assert_eq!(q::trigger_count(store, "other").await.unwrap(), 0);
     let now = store.db_now().await.unwrap();
-    let names = |l: Vec<q::TriggerFinding>| l.into_iter().map(|f| format!("{}.{}", f.group, f.name)).collect::<Vec<_>>();
+    let names =
+        |l: Vec<q::TriggerFinding>| l.into_iter().map(|f| format!("{}.{}", f.group, f.name)).collect::<Vec<_>>();
     let found = q::triggers_late(store, SCHED, now.as_millisecond()).await.unwrap();
     assert_eq!(found[0].next_fire_time, late.next_fire_time.map(s::ts_to_ms));
     assert_eq!(names(found), ["A.late"]);
     assert_eq!(names(q::triggers_in_error(store, SCHED).await.unwrap()), ["A.broken"]);
     assert_eq!(names(q::triggers_without_trigger_job(store, SCHED).await.unwrap()), ["A.late"]);
-    store
-        .write_all(&[s::trigger_job_insert(SCHED, "A", "late", 5, now, now, SignedDuration::ZERO)])
-        .await
-        .unwrap();
+    store.write_all(&[s::trigger_job_insert(SCHED, "A", "late", 5, now, now, SignedDuration::ZERO)]).await.unwrap();
     assert!(q::triggers_without_trigger_job(store, SCHED).await.unwrap().is_empty());
     let paused = q::triggers_paused(store, SCHED).await.unwrap();
     let flags: Vec<(String, bool)> = paused.iter().map(|f| (f.name.clone(), f.group_paused)).collect();
@@ -111,9 +109,12 @@ async fn the_job_findings_select_backlog_retries_and_durations(store: Arc<dyn St
     }
     let attempts = cluster::recent_attempt_times(store, 1000).await.unwrap();
     assert_eq!(attempts.len(), 1, "not the abandoned one");
-    let took = attempts[0].end.as_ref().and_then(Shown::at).unwrap().duration_since(
-        attempts[0].start.as_ref().and_then(Shown::at).unwrap(),
-    );
+    let took = attempts[0]
+        .end
+        .as_ref()
+        .and_then(Shown::at)
+        .unwrap()
+        .duration_since(attempts[0].start.as_ref().and_then(Shown::at).unwrap());
     assert_eq!((attempts[0].handler.as_str(), attempts[0].job_id.as_str(), took.as_secs()), ("slow", "job1", 9));
 }
 
@@ -139,14 +140,14 @@ async fn the_instance_findings_read_runs_history_and_waits(store: Arc<dyn Store>
     sql(
         store,
         "INSERT INTO ACT_RU_TASK (ID_, PROC_INST_ID_, TASK_DEF_KEY_, NAME_, CREATE_TIME_) VALUES ('t1', 'p1', 'task', 'Check', ?)",
-        &[now.clone()],
+        std::slice::from_ref(&now),
     )
     .await;
     sql(
         store,
         "INSERT INTO ACT_RU_EVENT_SUBSCR (ID_, EVENT_TYPE_, EVENT_NAME_, EXECUTION_ID_, PROC_INST_ID_, ACTIVITY_ID_, CREATED_) \
          VALUES ('s1', 'message', 'go', 'e2', 'p1', 'start', ?)",
-        &[now.clone()],
+        std::slice::from_ref(&now),
     )
     .await;
     assert_eq!(instance::running_of_business_key(store, "k").await.unwrap(), ["p1"]);
@@ -159,7 +160,10 @@ async fn the_instance_findings_read_runs_history_and_waits(store: Arc<dyn Store>
     assert!(instance::history_of(store, "p0").await.unwrap().unwrap().end_time.is_some());
     assert!(instance::history_of(store, "nope").await.unwrap().is_none());
     let tasks = instance::open_tasks(store, "p1").await.unwrap();
-    assert_eq!((tasks[0].task_def_key.as_deref(), tasks[0].name.as_deref(), tasks[0].assignee.as_deref()), (Some("task"), Some("Check"), None));
+    assert_eq!(
+        (tasks[0].task_def_key.as_deref(), tasks[0].name.as_deref(), tasks[0].assignee.as_deref()),
+        (Some("task"), Some("Check"), None)
+    );
     let subs = instance::subscriptions(store, "p1").await.unwrap();
     assert_eq!((subs[0].event_type.as_str(), subs[0].event_name.as_deref()), ("message", Some("go")));
     assert_eq!(instance::activities(store, "p1").await.unwrap(), ["task"]);

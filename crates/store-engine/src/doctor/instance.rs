@@ -19,7 +19,7 @@ pub async fn running_of_business_key(store: &dyn Store, key: &str) -> Result<Vec
         )
         .await?;
     let rows = Rows::new("ACT_RU_EXECUTION", &["ID_", "PROC_INST_ID_"], rows)?;
-    rows.iter().map(|r| Ok(r.opt_text("PROC_INST_ID_")?.map_or_else(|| r.text("ID_"), Ok)?)).collect()
+    rows.iter().map(|r| r.opt_text("PROC_INST_ID_")?.map_or_else(|| r.text("ID_"), Ok)).collect()
 }
 
 /// A finished instance in ACT_HI_PROCINST.

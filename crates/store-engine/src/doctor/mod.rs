@@ -8,10 +8,10 @@
 //! reports on rows kairos cannot read too, so a stored instant that is not one is shown as it
 //! is stored rather than failing the diagnosis (the `unreadable-row` finding names that row).
 //!
-//! - [`cluster`]: ACT_RU_JOB's backlog by TYPE_ and jobs without retries, ACT_HI_PROCINST's
+//! - [`cluster`] — ACT_RU_JOB's backlog by TYPE_ and jobs without retries, ACT_HI_PROCINST's
 //!   ended instances with runtime rows, ACT_HI_JOB_LOG's handler durations;
-//! - [`instance`]: one process instance, or a business key's, and what it waits for;
-//! - [`scheduler`]: the QRTZ_* checks of seed 004 §5.
+//! - [`instance`] — one process instance, or a business key's, and what it waits for;
+//! - [`scheduler`] — the QRTZ_* checks of seed 004 §5.
 //!
 //! [`Store::sql_query`]: kairos_store::Store::sql_query
 //! [`Store::read`]: kairos_store::Store::read

@@ -7,14 +7,14 @@
 //! commits (often staged with a trigger job's completion). One statement text serves both
 //! backends: `?` placeholders, instants as BIGINT epoch milliseconds, booleans bound as such.
 //!
-//! - [`jobs`]: QRTZ_JOB_DETAILS;
-//! - [`triggers`]: reading QRTZ_TRIGGERS with its type tables into a [`kairos_schedule::Trigger`]
+//! - [`jobs`] — QRTZ_JOB_DETAILS;
+//! - [`triggers`] — reading QRTZ_TRIGGERS with its type tables into a [`kairos_schedule::Trigger`]
 //!   (a row that cannot be read is set aside as an [`kairos_store::Unreadable`]), and
 //!   QRTZ_PAUSED_TRIGGER_GRPS;
-//! - [`trigger_writes`]: inserting, moving on, pausing and deleting triggers;
-//! - [`calendars`]: QRTZ_CALENDARS;
-//! - [`fire`]: trigger jobs, work jobs and QRTZ_FIRED_TRIGGERS;
-//! - [`checkin`]: QRTZ_SCHEDULER_STATE and the check-in's sweep.
+//! - [`trigger_writes`] — inserting, moving on, pausing and deleting triggers;
+//! - [`calendars`] — QRTZ_CALENDARS;
+//! - [`fire`] — trigger jobs, work jobs and QRTZ_FIRED_TRIGGERS;
+//! - [`checkin`] — QRTZ_SCHEDULER_STATE and the check-in's sweep.
 
 pub mod calendars;
 pub mod checkin;
