@@ -110,6 +110,22 @@ async fn blocked_triggers_are_found_and_unblocked(store: Arc<dyn Store>) {
     assert_eq!((state("a").await, state("b").await), (TriggerState::Waiting, TriggerState::Paused));
 }
 
+async fn an_unreadable_blocked_trigger_is_set_aside(store: Arc<dyn Store>) {
+    let store = &*store;
+    // SQLite keeps text in a BIGINT column; PostgreSQL's types hold.
+    if store.backend() != kairos_store::Backend::Sqlite {
+        return;
+    }
+    setup(store, &[("a", TriggerState::Blocked), ("z", TriggerState::Blocked)]).await;
+    store.sql_execute("UPDATE QRTZ_TRIGGERS SET NEXT_FIRE_TIME = 'soon' WHERE TRIGGER_NAME = 'z'", &[]).await.unwrap();
+    let names = |l: Vec<s::TriggerKeyRow>| l.into_iter().map(|r| r.name).collect::<Vec<_>>();
+    assert_eq!(names(s::triggers_blocked_of_job(store, SCHED, "G", "j").await.unwrap()), ["a"]);
+    assert_eq!(names(s::triggers_blocked_without_firing(store, SCHED).await.unwrap()), ["a"]);
+    let list = s::trigger_list(store, SCHED, None, None).await.unwrap();
+    let bad: Vec<String> = list.into_iter().filter_map(|r| r.err()).map(|u| u.id).collect();
+    assert_eq!(bad, ["TG.z"], "named where triggers are listed");
+}
+
 async fn check_ins_are_written_listed_and_forgotten(store: Arc<dyn Store>) {
     let store = &*store;
     let now = store.db_now().await.unwrap().as_millisecond();
@@ -141,6 +157,7 @@ async fn a_bad_check_in_time_is_named(store: Arc<dyn Store>) {
 on_both_backends!(
     a_firing_is_listed_until_its_work_is_done,
     blocked_triggers_are_found_and_unblocked,
+    an_unreadable_blocked_trigger_is_set_aside,
     check_ins_are_written_listed_and_forgotten,
     a_bad_check_in_time_is_named,
 );

@@ -9,7 +9,6 @@
 //! - two job handlers do the firing: `quartz-trigger` (a trigger's due time came: fire it and
 //!   move it on) and `quartz-job` (the work of one firing: the job detail's handler);
 //! - a check-in loop writes QRTZ_SCHEDULER_STATE and sweeps finished firings.
-
 //!
 //! Every statement is `kairos_store_engine::scheduler`'s, behind a typed function; this module
 //! decides which to run. Every change of a trigger's state names its transition in the table of
@@ -37,6 +36,7 @@ use kairos_store_engine::scheduler as rows;
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 use std::sync::Arc;
+
 /// Quartz's default group.
 pub const DEFAULT_GROUP: &str = "DEFAULT";
 /// Quartz's name and group limits (VARCHAR(200)); the scheduler name is VARCHAR(120).

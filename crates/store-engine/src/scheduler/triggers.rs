@@ -310,14 +310,18 @@ pub struct TriggerKeyRow {
     pub next_fire_time: Option<i64>,
 }
 
+/// The rows as [`TriggerKeyRow`]s. A row that cannot be read is set aside, as every read of
+/// triggers does (it is named by [`trigger_list`]'s [`Unreadable`]s, and so by the doctor), so
+/// that one bad trigger does not fail the firing that unblocks the others.
 pub(crate) fn key_rows(rows: &Rows) -> Result<Vec<TriggerKeyRow>> {
-    rows.iter()
-        .map(|r| {
-            Ok(TriggerKeyRow {
-                name: r.text("TRIGGER_NAME")?,
-                group: r.text("TRIGGER_GROUP")?,
-                next_fire_time: r.opt_int("NEXT_FIRE_TIME")?,
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            Some(TriggerKeyRow {
+                name: r.text("TRIGGER_NAME").ok()?,
+                group: r.text("TRIGGER_GROUP").ok()?,
+                next_fire_time: r.opt_int("NEXT_FIRE_TIME").ok()?,
             })
         })
-        .collect()
+        .collect())
 }
