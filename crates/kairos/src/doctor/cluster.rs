@@ -187,7 +187,7 @@ pub(super) async fn backlog(
     if counts.executable == 0 || late <= OVERDUE_AFTER {
         return Ok(());
     }
-    // Seed 000 §4.5's `SELECT TYPE_, COUNT(*) … GROUP BY TYPE_`, on the due, unlocked jobs.
+    // Seed 000 §4.5's count of jobs by TYPE_, on the due, unlocked ones.
     let by_type = q::backlog_by_type(store, ctx.now).await?;
     let types: Vec<String> = by_type
         .iter()
