@@ -47,6 +47,22 @@ fn per_trigger<R: Keyed>(
     );
 }
 
+/// The rows a check reads, or none when one of them cannot be read: that row is then a finding
+/// of its own (`unreadable-row`, naming its table, row and column) and the other checks go on,
+/// so a bad QRTZ_* value never hides the rest of the diagnosis.
+fn readable<T>(read: Result<Vec<T>, kairos_store::Error>, out: &mut Vec<Finding>) -> Result<Vec<T>, Error> {
+    match read {
+        Ok(rows) => Ok(rows),
+        Err(e) => match e.unreadable.as_deref() {
+            Some(u) => {
+                out.push(super::unreadable::finding_of(u));
+                Ok(Vec::new())
+            }
+            None => Err(e.into()),
+        },
+    }
+}
+
 /// A row about one trigger: its (group, name).
 trait Keyed {
     fn key(&self) -> (String, String);
@@ -75,7 +91,7 @@ pub(super) async fn checks(engine: &Engine, ctx: &Ctx, out: &mut Vec<Finding>) -
     let trigger_count = q::trigger_count(store, &sched).await?;
     checkins(store, ctx, &sched, trigger_count, out).await?;
     // What each firing is really in (EXECUTING when its work job is locked).
-    let fired = fired_by_time(store, &sched).await?;
+    let fired = readable(fired_by_time(store, &sched).await, out)?;
     if trigger_count > 0 {
         not_firing(store, ctx, &sched, &fired, out).await?;
     }
@@ -92,7 +108,7 @@ async fn checkins(
     out: &mut Vec<Finding>,
 ) -> Result<(), Error> {
     let now_ms = ctx.now.as_millisecond();
-    let checkins = checkins_by_node(store, sched).await?;
+    let checkins = readable(checkins_by_node(store, sched).await, out)?;
     let stale = |r: &SchedulerNode| now_ms - r.last_checkin_time.as_millisecond() > 2 * r.checkin_interval_ms.max(1000);
     if trigger_count > 0 && !checkins.iter().any(|r| !stale(r)) && !ctx.from_tool {
         out.push(finding(
@@ -149,7 +165,7 @@ async fn not_firing(
     out: &mut Vec<Finding>,
 ) -> Result<(), Error> {
     let now_ms = ctx.now.as_millisecond();
-    let late = q::triggers_late(store, sched, now_ms - LATE_AFTER_MS).await?;
+    let late = readable(q::triggers_late(store, sched, now_ms - LATE_AFTER_MS).await, out)?;
     per_trigger(out, &late, "trigger-late", "late WAITING triggers", |r, group, name| {
         let next = r.next_fire_time.unwrap_or(now_ms);
         finding(
@@ -160,7 +176,7 @@ async fn not_firing(
             "Check that executors run (`executor-off`, `no-live-node` above) and have free workers (the `backlog` finding); a trigger more than the misfire threshold late follows its misfire instruction when it is picked up.".into(),
         )
     });
-    let errors = q::triggers_in_error(store, sched).await?;
+    let errors = readable(q::triggers_in_error(store, sched).await, out)?;
     per_trigger(out, &errors, "trigger-error", "triggers in ERROR", |_, group, name| {
         finding(
             Severity::Error,
@@ -171,7 +187,7 @@ async fn not_firing(
             format!("Fix the cause, then PUT /scheduler/triggers/{group}/{name} {{\"action\": \"resume\"}}."),
         )
     });
-    let jobless = q::triggers_without_trigger_job(store, sched).await?;
+    let jobless = readable(q::triggers_without_trigger_job(store, sched).await, out)?;
     per_trigger(out, &jobless, "trigger-without-job", "WAITING triggers without a trigger job", |_, group, name| {
         finding(
             Severity::Error,
@@ -188,7 +204,7 @@ async fn not_firing(
 
 /// Seed 004 §5.2: `TRIGGER_STATE != WAITING (PAUSED …): look at qrtz_paused_trigger_grps`.
 async fn paused(store: &dyn Store, sched: &str, out: &mut Vec<Finding>) -> Result<(), Error> {
-    let rows = q::triggers_paused(store, sched).await?;
+    let rows = readable(q::triggers_paused(store, sched).await, out)?;
     let (by_group, own): (Vec<TriggerFinding>, Vec<TriggerFinding>) = rows.into_iter().partition(|r| r.group_paused);
     per_trigger(out, &by_group, "trigger-group-paused", "triggers of paused groups", |_, group, name| {
         finding(
@@ -218,7 +234,7 @@ async fn paused(store: &dyn Store, sched: &str, out: &mut Vec<Finding>) -> Resul
 /// BLOCKED: the trigger's job is non-concurrent and a firing of it is under way. With no firing
 /// of that job left, nothing will unblock it.
 async fn blocked(store: &dyn Store, sched: &str, fired: &[FiredTrigger], out: &mut Vec<Finding>) -> Result<(), Error> {
-    let rows = q::triggers_blocked(store, sched).await?;
+    let rows = readable(q::triggers_blocked(store, sched).await, out)?;
     per_trigger(out, &rows, "trigger-blocked", "blocked triggers", |r, group, name| {
         let (job_name, job_group) = (r.job_name.clone().unwrap_or_default(), r.job_group.clone().unwrap_or_default());
         let running = fired.iter().any(|f| f.job_name == r.job_name && f.job_group == r.job_group);
@@ -258,7 +274,7 @@ async fn time_zones(store: &dyn Store, ctx: &Ctx, sched: &str, out: &mut Vec<Fin
     if zones.is_empty() {
         return Ok(());
     }
-    let rows = q::cron_triggers_with_zone(store, sched).await?;
+    let rows = readable(q::cron_triggers_with_zone(store, sched).await, out)?;
     let other: Vec<TriggerFinding> =
         rows.into_iter().filter(|r| r.time_zone.as_deref().is_some_and(|z| !zones.contains(&z))).collect();
     let nodes = zones.join(", ");
