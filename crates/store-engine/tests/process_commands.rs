@@ -117,7 +117,7 @@ async fn messages_and_signals_find_their_waiting_instances(store: Arc<dyn Store>
         let mut inst = instance(pi, &def, "k");
         inst.subscriptions.push(kairos_process::Subscription {
             id: format!("{pi}-sig"),
-            event_type: "signal".into(),
+            event_type: kairos_process::EventType::Signal,
             event_name: "alarm".into(),
             ..inst.subscriptions[0].clone()
         });

@@ -5,6 +5,7 @@
 
 use super::instance::{dead_letter, describe, walk_job};
 use super::*;
+use kairos_store_engine::doctor::cluster as q;
 
 pub(super) async fn cluster(engine: &Engine, ctx: &Ctx, out: &mut Vec<Finding>) -> Result<(), Error> {
     let store = engine.store().as_ref();
@@ -186,24 +187,13 @@ pub(super) async fn backlog(
     if counts.executable == 0 || late <= OVERDUE_AFTER {
         return Ok(());
     }
-    // Seed 000 §4.5's `SELECT TYPE_, COUNT(*) … GROUP BY TYPE_`, on the due, unlocked jobs.
-    let by_type = store
-        .sql_query(
-            "SELECT TYPE_, COUNT(*), MIN(COALESCE(DUEDATE_, CREATE_TIME_)) FROM ACT_RU_JOB \
-             WHERE RETRIES_ > 0 AND (DUEDATE_ IS NULL OR DUEDATE_ <= ?) AND (LOCK_OWNER_ IS NULL OR LOCK_EXP_TIME_ <= ?) \
-             GROUP BY TYPE_ ORDER BY TYPE_",
-            &[SqlValue::Timestamp(ctx.now), SqlValue::Timestamp(ctx.now)],
-        )
-        .await?;
+    // Seed 000 §4.5's count of jobs by TYPE_, on the due, unlocked ones.
+    let by_type = q::backlog_by_type(store, ctx.now).await?;
     let types: Vec<String> = by_type
         .iter()
         .map(|r| {
-            let since = rfc3339(r.get(2)).map(|t| format!(", oldest waiting since {t}")).unwrap_or_default();
-            format!(
-                "{} {}{since}",
-                text(r.first()).unwrap_or_default(),
-                r.get(1).and_then(SqlValue::as_i64).unwrap_or(0)
-            )
+            let since = r.oldest.as_ref().map(|t| format!(", oldest waiting since {t}")).unwrap_or_default();
+            format!("{} {}{since}", r.job_type, r.count)
         })
         .collect();
     out.push(finding(
@@ -222,13 +212,7 @@ pub(super) async fn backlog(
 /// Jobs in ACT_RU_JOB with RETRIES_ <= 0 that the walk or the lists above did not name: standalone
 /// jobs, and jobs still locked by a node that is gone (whose lease has not expired yet).
 async fn without_retries(store: &dyn Store, ctx: &Ctx, out: &mut Vec<Finding>) -> Result<(), Error> {
-    let rows = store
-        .sql_query(
-            &format!("SELECT ID_ FROM ACT_RU_JOB WHERE RETRIES_ <= 0 ORDER BY ID_ LIMIT {DIAGNOSTICS_LIMIT}"),
-            &[],
-        )
-        .await?;
-    for id in rows.iter().filter_map(|r| text(r.first())) {
+    for id in q::jobs_without_retries(store, DIAGNOSTICS_LIMIT).await? {
         if out.iter().any(|f| f.job_id.as_deref() == Some(id.as_str())) {
             continue;
         }
@@ -245,24 +229,15 @@ async fn without_retries(store: &dyn Store, ctx: &Ctx, out: &mut Vec<Finding>) -
 /// Seed 003 §5.1: ACT_HI_PROCINST says the instance ended, yet its root execution is still in
 /// ACT_RU_EXECUTION, so it shows as running everywhere.
 async fn ended_with_runtime_rows(store: &dyn Store, out: &mut Vec<Finding>) -> Result<(), Error> {
-    let rows = store
-        .sql_query(
-            &format!(
-                "SELECT e.ID_, h.END_TIME_ FROM ACT_RU_EXECUTION e JOIN ACT_HI_PROCINST h ON h.PROC_INST_ID_ = e.ID_ \
-                 WHERE e.PARENT_ID_ IS NULL AND h.END_TIME_ IS NOT NULL ORDER BY e.ID_ LIMIT {DIAGNOSTICS_LIMIT}"
-            ),
-            &[],
-        )
-        .await?;
-    for r in &rows {
-        let id = text(r.first()).unwrap_or_default();
+    for r in q::ended_with_runtime_rows(store, DIAGNOSTICS_LIMIT).await? {
+        let id = r.process_instance_id;
         let mut f = finding(
             Severity::Warning,
             "ended-with-runtime-rows",
             format!("Process instance {id} has ended in history but is still in the runtime tables"),
             format!(
                 "ACT_HI_PROCINST gives it an END_TIME_ ({}), yet its root execution remains in ACT_RU_EXECUTION, so it is listed as running (seed 003 §5.1). kairos ends an instance and deletes its runtime rows in one transaction, so this comes from a hand-made change or a restore that mixed two moments.",
-                rfc3339(r.get(1)).unwrap_or_default()
+                r.end_time.map(|t| t.to_string()).unwrap_or_default()
             ),
             format!(
                 "If any job of it still waits (listed here), let it finish; otherwise remove the leftovers through kairos, never with a bare DELETE: DELETE /runtime/process-instances/{id}?deleteReason=leftover (it also removes its tasks, variables, subscriptions and jobs)."
@@ -283,28 +258,17 @@ const JOB_LOG_SAMPLE: u32 = 1000;
 /// job then runs twice.
 async fn lock_time_vs_handlers(store: &dyn Store, ctx: &Ctx, out: &mut Vec<Finding>) -> Result<(), Error> {
     let Some((node, lock_time)) = ctx.shortest_lock_time() else { return Ok(()) };
-    let rows = store
-        .sql_query(
-            &format!(
-                "SELECT HANDLER_TYPE_, START_TIME_, END_TIME_, JOB_ID_ FROM ACT_HI_JOB_LOG \
-                 WHERE START_TIME_ IS NOT NULL AND END_TIME_ IS NOT NULL AND OUTCOME_ <> 'abandoned' \
-                 ORDER BY END_TIME_ DESC LIMIT {JOB_LOG_SAMPLE}"
-            ),
-            &[],
-        )
-        .await?;
     let mut longest: Vec<(String, SignedDuration, String)> = Vec::new();
-    for r in &rows {
-        let (Some(start), Some(end)) = (instant(r.get(1)), instant(r.get(2))) else { continue };
+    for r in q::recent_attempt_times(store, JOB_LOG_SAMPLE).await? {
+        let (Some(start), Some(end)) = (r.start.and_then(|t| t.at()), r.end.and_then(|t| t.at())) else { continue };
         let took = end.duration_since(start);
         if took <= lock_time {
             continue;
         }
-        let handler = text(r.first()).unwrap_or_default();
-        match longest.iter_mut().find(|(h, _, _)| *h == handler) {
-            Some(e) if e.1 < took => *e = (handler, took, text(r.get(3)).unwrap_or_default()),
+        match longest.iter_mut().find(|(h, _, _)| *h == r.handler) {
+            Some(e) if e.1 < took => *e = (r.handler, took, r.job_id),
             Some(_) => {}
-            None => longest.push((handler, took, text(r.get(3)).unwrap_or_default())),
+            None => longest.push((r.handler, took, r.job_id)),
         }
     }
     if longest.is_empty() {

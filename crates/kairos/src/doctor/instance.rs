@@ -1,28 +1,18 @@
 //! The five-step walk of seed 000 §4.1 for one process instance and its jobs.
 
 use super::*;
+use kairos_store_engine::doctor::instance as q;
 
 pub(super) async fn instances_of_business_key(
     store: &dyn Store,
     key: &str,
     out: &mut Vec<Finding>,
 ) -> Result<Vec<String>, Error> {
-    let running = store
-        .sql_query(
-            "SELECT ID_, PROC_INST_ID_ FROM ACT_RU_EXECUTION WHERE BUSINESS_KEY_ = ? AND PARENT_ID_ IS NULL ORDER BY ID_",
-            &[SqlValue::Text(key.into())],
-        )
-        .await?;
-    let ids: Vec<String> = running.iter().filter_map(|r| text(r.get(1)).or_else(|| text(r.first()))).collect();
-    let ended = store
-        .sql_query(
-            "SELECT PROC_INST_ID_, END_TIME_, DELETE_REASON_ FROM ACT_HI_PROCINST WHERE BUSINESS_KEY_ = ? AND END_TIME_ IS NOT NULL ORDER BY END_TIME_",
-            &[SqlValue::Text(key.into())],
-        )
-        .await?;
-    for row in &ended {
-        let id = text(row.first()).unwrap_or_default();
-        out.push(ended_finding(&id, rfc3339(row.get(1)), text(row.get(2)), Severity::Info));
+    let ids = q::running_of_business_key(store, key).await?;
+    let ended = q::ended_of_business_key(store, key).await?;
+    for e in &ended {
+        let end = e.end_time.as_ref().map(|t| t.to_string());
+        out.push(ended_finding(&e.process_instance_id, end, e.delete_reason.clone(), Severity::Info));
     }
     if ids.is_empty() {
         let mut f = finding(
@@ -45,14 +35,8 @@ pub(super) async fn instances_of_business_key(
 
 /// Reports whether the instance runs, ended, or never existed.
 pub(super) async fn instance_state(store: &dyn Store, id: &str, out: &mut Vec<Finding>) -> Result<(), Error> {
-    let running = store
-        .sql_query(
-            "SELECT ID_, SUSPENSION_STATE_ FROM ACT_RU_EXECUTION WHERE ID_ = ? AND PARENT_ID_ IS NULL",
-            &[SqlValue::Text(id.into())],
-        )
-        .await?;
-    if let Some(row) = running.first() {
-        if row.get(1).and_then(SqlValue::as_i64) == Some(2) {
+    if let Some(suspended) = q::running_suspended(store, id).await? {
+        if suspended {
             let mut f = finding(
                 Severity::Warning,
                 "instance-suspended",
@@ -67,15 +51,9 @@ pub(super) async fn instance_state(store: &dyn Store, id: &str, out: &mut Vec<Fi
         }
         return Ok(());
     }
-    let ended = store
-        .sql_query(
-            "SELECT END_TIME_, DELETE_REASON_ FROM ACT_HI_PROCINST WHERE PROC_INST_ID_ = ?",
-            &[SqlValue::Text(id.into())],
-        )
-        .await?;
-    match ended.first() {
-        Some(row) if text(row.first()).is_some() => {
-            out.push(ended_finding(id, rfc3339(row.first()), text(row.get(1)), Severity::Warning));
+    match q::history_of(store, id).await? {
+        Some(h) if h.end_time.is_some() => {
+            out.push(ended_finding(id, h.end_time.map(|t| t.to_string()), h.delete_reason, Severity::Warning));
         }
         _ => {
             let mut f = finding(
@@ -153,42 +131,25 @@ pub(super) async fn walk_instance(store: &dyn Store, ctx: &Ctx, id: &str, out: &
 /// signal or conditional subscription) needs none, so that is no finding worth a warning; one
 /// waiting for neither is.
 async fn no_jobs(store: &dyn Store, id: &str, out: &mut Vec<Finding>) -> Result<(), Error> {
-    let pi = || vec![SqlValue::Text(id.into())];
-    let tasks = store
-        .sql_query(
-            "SELECT TASK_DEF_KEY_, NAME_, ASSIGNEE_ FROM ACT_RU_TASK WHERE PROC_INST_ID_ = ? ORDER BY CREATE_TIME_, ID_",
-            &pi(),
-        )
-        .await?;
-    let subscriptions = store
-        .sql_query(
-            "SELECT EVENT_TYPE_, EVENT_NAME_, ACTIVITY_ID_ FROM ACT_RU_EVENT_SUBSCR WHERE PROC_INST_ID_ = ? ORDER BY CREATED_, ID_",
-            &pi(),
-        )
-        .await?;
+    let tasks = q::open_tasks(store, id).await?;
+    let subscriptions = q::subscriptions(store, id).await?;
     let mut waits: Vec<String> = tasks
         .iter()
         .map(|r| {
-            let at = text(r.first()).unwrap_or_default();
-            let name = text(r.get(1)).map(|n| format!(" \"{n}\"")).unwrap_or_default();
-            let who = text(r.get(2)).map_or_else(|| "unassigned".to_string(), |a| format!("assigned to {a}"));
+            let at = r.task_def_key.clone().unwrap_or_default();
+            let name = r.name.as_ref().map(|n| format!(" \"{n}\"")).unwrap_or_default();
+            let who = r.assignee.as_ref().map_or_else(|| "unassigned".to_string(), |a| format!("assigned to {a}"));
             format!("user task {at}{name} ({who})")
         })
         .collect();
     waits.extend(subscriptions.iter().map(|r| {
-        let kind = text(r.first()).unwrap_or_default();
-        let name = text(r.get(1)).map(|n| format!(" \"{n}\"")).unwrap_or_default();
-        let at = text(r.get(2)).map(|a| format!(" at {a}")).unwrap_or_default();
+        let kind = &r.event_type;
+        let name = r.event_name.as_ref().map(|n| format!(" \"{n}\"")).unwrap_or_default();
+        let at = r.activity_id.as_ref().map(|a| format!(" at {a}")).unwrap_or_default();
         format!("{kind} event{name}{at}")
     }));
     let mut f = if waits.is_empty() {
-        let at = store
-            .sql_query(
-                "SELECT ACT_ID_ FROM ACT_RU_EXECUTION WHERE PROC_INST_ID_ = ? AND ACT_ID_ IS NOT NULL ORDER BY ID_",
-                &pi(),
-            )
-            .await?;
-        let acts: Vec<String> = at.iter().filter_map(|r| text(r.first())).collect();
+        let acts = q::activities(store, id).await?;
         finding(
             Severity::Warning,
             "no-jobs",
@@ -221,19 +182,11 @@ async fn no_jobs(store: &dyn Store, id: &str, out: &mut Vec<Finding>) -> Result<
 /// Seed 003 §5.2: an execution whose ACT_ID_ is null is no lost data when it waits on an event
 /// subscription (an event sub-process's start, an event scope); say so, and name the event.
 async fn event_waits(store: &dyn Store, id: &str, out: &mut Vec<Finding>) -> Result<(), Error> {
-    let rows = store
-        .sql_query(
-            "SELECT e.ID_, s.EVENT_TYPE_, s.EVENT_NAME_, s.ACTIVITY_ID_, e.IS_EVENT_SCOPE_ FROM ACT_RU_EXECUTION e \
-             JOIN ACT_RU_EVENT_SUBSCR s ON s.EXECUTION_ID_ = e.ID_ \
-             WHERE e.PROC_INST_ID_ = ? AND e.ACT_ID_ IS NULL ORDER BY e.ID_, s.ID_",
-            &[SqlValue::Text(id.into())],
-        )
-        .await?;
-    for r in &rows {
-        let exec = text(r.first()).unwrap_or_default();
-        let kind = text(r.get(1)).unwrap_or_default();
-        let name = text(r.get(2)).map(|n| format!(" \"{n}\"")).unwrap_or_default();
-        let at = text(r.get(3)).map(|a| format!(" for {a}")).unwrap_or_default();
+    for r in q::event_waits_without_activity(store, id).await? {
+        let exec = r.execution_id.clone().unwrap_or_default();
+        let kind = &r.event_type;
+        let name = r.event_name.as_ref().map(|n| format!(" \"{n}\"")).unwrap_or_default();
+        let at = r.activity_id.as_ref().map(|a| format!(" for {a}")).unwrap_or_default();
         let mut f = finding(
             Severity::Info,
             "event-wait",

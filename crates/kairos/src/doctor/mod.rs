@@ -25,7 +25,7 @@
 use crate::{Engine, Error};
 use jiff::{SignedDuration, Timestamp};
 use kairos_core::{Job, JobTable, JobType, NodeInfo};
-use kairos_store::{JobCounts, JobDiagnostics, JobFilter, SqlValue, Store};
+use kairos_store::{JobCounts, JobDiagnostics, JobFilter, Store};
 use std::collections::HashSet;
 use std::fmt;
 
@@ -280,36 +280,3 @@ fn human(d: SignedDuration) -> String {
     }
     format!("{:#}", SignedDuration::from_secs(secs))
 }
-
-/// An instant read by operator SQL: PostgreSQL gives a timestamp, SQLite its stored UTC text
-/// (`2026-01-01 08:00:00.000`), QRTZ_* columns epoch milliseconds.
-fn instant(v: Option<&SqlValue>) -> Option<Timestamp> {
-    match v? {
-        SqlValue::Timestamp(t) => Some(*t),
-        SqlValue::Int(ms) => Timestamp::from_millisecond(*ms).ok(),
-        SqlValue::Text(s) => s.parse::<Timestamp>().ok().or_else(|| {
-            let civil = s.parse::<jiff::civil::DateTime>().ok()?;
-            jiff::tz::Offset::UTC.to_timestamp(civil).ok()
-        }),
-        _ => None,
-    }
-}
-
-/// An instant as the report prints every instant: RFC 3339 (UTC), or `raw` when unreadable.
-fn rfc3339(v: Option<&SqlValue>) -> Option<String> {
-    instant(v).map(|t| t.to_string()).or_else(|| text(v))
-}
-
-fn text(v: Option<&SqlValue>) -> Option<String> {
-    match v? {
-        SqlValue::Null => None,
-        SqlValue::Text(s) => Some(s.clone()),
-        SqlValue::Timestamp(t) => Some(t.to_string()),
-        SqlValue::Int(i) => Some(i.to_string()),
-        SqlValue::Float(x) => Some(x.to_string()),
-        SqlValue::Bool(b) => Some(b.to_string()),
-        SqlValue::Bytes(_) => Some("<bytes>".into()),
-    }
-}
-
-// ----- step 0: which instances -----------------------------------------------------------

@@ -16,27 +16,24 @@
 //! [`DIAGNOSTICS_LIMIT`] of a kind; a `truncated` finding says how many there are in all.
 
 use super::*;
+use kairos_store_engine::doctor::scheduler::{self as q, TriggerFinding};
+use kairos_store_engine::scheduler::{FiredTrigger, SchedulerNode, checkins_by_node, fired_by_time};
 
 /// Seed 004 §5.2: a WAITING trigger this late means the scheduler is behind.
 const LATE_AFTER_MS: i64 = 5_000;
 /// Seed 004 §5.3: a firing ACQUIRED this long has no worker.
 const ACQUIRED_TOO_LONG_MS: i64 = 30_000;
 
-/// The (group, name) of a row whose first two columns are TRIGGER_NAME, TRIGGER_GROUP.
-fn trigger_of(r: &[SqlValue]) -> (String, String) {
-    (text(r.get(1)).unwrap_or_default(), text(r.first()).unwrap_or_default())
-}
-
 /// One finding per trigger row (at most [`DIAGNOSTICS_LIMIT`]), then a `truncated` note.
-fn per_trigger(
+fn per_trigger<R: Keyed>(
     out: &mut Vec<Finding>,
-    rows: &[Vec<SqlValue>],
+    rows: &[R],
     code: &'static str,
     what: &str,
-    mut make: impl FnMut(&[SqlValue], &str, &str) -> Finding,
+    mut make: impl FnMut(&R, &str, &str) -> Finding,
 ) {
     for r in rows.iter().take(DIAGNOSTICS_LIMIT as usize) {
-        let (group, name) = trigger_of(r);
+        let (group, name) = r.key();
         let f = make(r, &group, &name);
         out.push(f.of_trigger(group, name));
     }
@@ -50,9 +47,37 @@ fn per_trigger(
     );
 }
 
-/// An integer column (epoch milliseconds, an interval, a count); 0 when null.
-fn int(v: Option<&SqlValue>) -> i64 {
-    v.and_then(SqlValue::as_i64).unwrap_or(0)
+/// The rows a check reads, or none when one of them cannot be read: that row is then a finding
+/// of its own (`unreadable-row`, naming its table, row and column) and the other checks go on,
+/// so a bad QRTZ_* value never hides the rest of the diagnosis.
+fn readable<T>(read: Result<Vec<T>, kairos_store::Error>, out: &mut Vec<Finding>) -> Result<Vec<T>, Error> {
+    match read {
+        Ok(rows) => Ok(rows),
+        Err(e) => match e.unreadable.as_deref() {
+            Some(u) => {
+                out.push(super::unreadable::finding_of(u));
+                Ok(Vec::new())
+            }
+            None => Err(e.into()),
+        },
+    }
+}
+
+/// A row about one trigger: its (group, name).
+trait Keyed {
+    fn key(&self) -> (String, String);
+}
+
+impl Keyed for TriggerFinding {
+    fn key(&self) -> (String, String) {
+        (self.group.clone(), self.name.clone())
+    }
+}
+
+impl Keyed for &FiredTrigger {
+    fn key(&self) -> (String, String) {
+        (self.trigger_group.clone(), self.trigger_name.clone())
+    }
 }
 
 /// An epoch-millisecond QRTZ_* column in RFC 3339.
@@ -63,21 +88,15 @@ fn at(ms: i64) -> String {
 pub(super) async fn checks(engine: &Engine, ctx: &Ctx, out: &mut Vec<Finding>) -> Result<(), Error> {
     let store = engine.store().as_ref();
     let sched = engine.scheduler().settings().name.clone();
-    let triggers = store.read("SELECT COUNT(*) FROM QRTZ_TRIGGERS WHERE SCHED_NAME = ?", &[t(&sched)]).await?;
-    let trigger_count = triggers.first().map_or(0, |r| int(r.first()));
+    let trigger_count = q::trigger_count(store, &sched).await?;
     checkins(store, ctx, &sched, trigger_count, out).await?;
-    // What each firing is really in (crate::scheduler's FIRED_SELECT: ENTRY_ID, TRIGGER_NAME,
-    // TRIGGER_GROUP, JOB_NAME, JOB_GROUP, node, FIRED_TIME, SCHED_TIME, PRIORITY, state, …).
-    let fired = store.read(&format!("{} ORDER BY f.FIRED_TIME", crate::scheduler::FIRED_SELECT), &[t(&sched)]).await?;
+    // What each firing is really in (EXECUTING when its work job is locked).
+    let fired = readable(fired_by_time(store, &sched).await, out)?;
     if trigger_count > 0 {
         not_firing(store, ctx, &sched, &fired, out).await?;
     }
     firings(ctx, &fired, out);
     Ok(())
-}
-
-fn t(s: &str) -> SqlValue {
-    SqlValue::Text(s.into())
 }
 
 /// Seed 004 §5.1.
@@ -89,13 +108,8 @@ async fn checkins(
     out: &mut Vec<Finding>,
 ) -> Result<(), Error> {
     let now_ms = ctx.now.as_millisecond();
-    let checkins = store
-        .read(
-            "SELECT INSTANCE_NAME, LAST_CHECKIN_TIME, CHECKIN_INTERVAL FROM QRTZ_SCHEDULER_STATE WHERE SCHED_NAME = ? ORDER BY INSTANCE_NAME",
-            &[t(sched)],
-        )
-        .await?;
-    let stale = |r: &Vec<SqlValue>| now_ms - int(r.get(1)) > 2 * int(r.get(2)).max(1000);
+    let checkins = readable(checkins_by_node(store, sched).await, out)?;
+    let stale = |r: &SchedulerNode| now_ms - r.last_checkin_time.as_millisecond() > 2 * r.checkin_interval_ms.max(1000);
     if trigger_count > 0 && !checkins.iter().any(|r| !stale(r)) && !ctx.from_tool {
         out.push(finding(
             Severity::Warning,
@@ -106,8 +120,8 @@ async fn checkins(
         ));
     }
     for r in checkins.iter().filter(|r| stale(r)) {
-        let node = text(r.first()).unwrap_or_default();
-        let last = int(r.get(1));
+        let node = r.instance_name.clone();
+        let last = r.last_checkin_time.as_millisecond();
         let stopped = ctx.node(&node).is_some_and(|n| n.state == "stopped");
         let (severity, why, action) = if stopped {
             (
@@ -134,7 +148,7 @@ async fn checkins(
             ),
             format!(
                 "Its check-in interval is {} ms; a row older than twice that is a node that is gone. {why}",
-                int(r.get(2))
+                r.checkin_interval_ms
             ),
             action,
         ));
@@ -147,19 +161,13 @@ async fn not_firing(
     store: &dyn Store,
     ctx: &Ctx,
     sched: &str,
-    fired: &[Vec<SqlValue>],
+    fired: &[FiredTrigger],
     out: &mut Vec<Finding>,
 ) -> Result<(), Error> {
     let now_ms = ctx.now.as_millisecond();
-    let late = store
-        .read(
-            "SELECT TRIGGER_NAME, TRIGGER_GROUP, NEXT_FIRE_TIME FROM QRTZ_TRIGGERS WHERE SCHED_NAME = ? AND TRIGGER_STATE = 'WAITING' \
-             AND NEXT_FIRE_TIME < ? ORDER BY NEXT_FIRE_TIME, TRIGGER_GROUP, TRIGGER_NAME",
-            &[t(sched), SqlValue::Int(now_ms - LATE_AFTER_MS)],
-        )
-        .await?;
+    let late = readable(q::triggers_late(store, sched, now_ms - LATE_AFTER_MS).await, out)?;
     per_trigger(out, &late, "trigger-late", "late WAITING triggers", |r, group, name| {
-        let next = int(r.get(2));
+        let next = r.next_fire_time.unwrap_or(now_ms);
         finding(
             Severity::Warning,
             "trigger-late",
@@ -168,12 +176,7 @@ async fn not_firing(
             "Check that executors run (`executor-off`, `no-live-node` above) and have free workers (the `backlog` finding); a trigger more than the misfire threshold late follows its misfire instruction when it is picked up.".into(),
         )
     });
-    let errors = store
-        .read(
-            "SELECT TRIGGER_NAME, TRIGGER_GROUP FROM QRTZ_TRIGGERS WHERE SCHED_NAME = ? AND TRIGGER_STATE = 'ERROR' ORDER BY TRIGGER_GROUP, TRIGGER_NAME",
-            &[t(sched)],
-        )
-        .await?;
+    let errors = readable(q::triggers_in_error(store, sched).await, out)?;
     per_trigger(out, &errors, "trigger-error", "triggers in ERROR", |_, group, name| {
         finding(
             Severity::Error,
@@ -184,14 +187,7 @@ async fn not_firing(
             format!("Fix the cause, then PUT /scheduler/triggers/{group}/{name} {{\"action\": \"resume\"}}."),
         )
     });
-    let jobless = store
-        .read(
-            "SELECT tr.TRIGGER_NAME, tr.TRIGGER_GROUP FROM QRTZ_TRIGGERS tr WHERE tr.SCHED_NAME = ? AND tr.TRIGGER_STATE = 'WAITING' \
-             AND NOT EXISTS (SELECT 1 FROM ACT_RU_JOB j WHERE j.SCOPE_ID_ = tr.TRIGGER_NAME AND j.SCOPE_DEFINITION_ID_ = tr.TRIGGER_GROUP \
-             AND j.SCOPE_TYPE_ = ? AND j.HANDLER_TYPE_ = 'quartz-trigger') ORDER BY tr.TRIGGER_GROUP, tr.TRIGGER_NAME",
-            &[t(sched), SqlValue::Text(format!("quartz:{sched}"))],
-        )
-        .await?;
+    let jobless = readable(q::triggers_without_trigger_job(store, sched).await, out)?;
     per_trigger(out, &jobless, "trigger-without-job", "WAITING triggers without a trigger job", |_, group, name| {
         finding(
             Severity::Error,
@@ -208,16 +204,8 @@ async fn not_firing(
 
 /// Seed 004 §5.2: `TRIGGER_STATE != WAITING (PAUSED …): look at qrtz_paused_trigger_grps`.
 async fn paused(store: &dyn Store, sched: &str, out: &mut Vec<Finding>) -> Result<(), Error> {
-    let rows = store
-        .read(
-            "SELECT tr.TRIGGER_NAME, tr.TRIGGER_GROUP, tr.TRIGGER_STATE, \
-             (SELECT COUNT(*) FROM QRTZ_PAUSED_TRIGGER_GRPS p WHERE p.SCHED_NAME = tr.SCHED_NAME AND p.TRIGGER_GROUP = tr.TRIGGER_GROUP) \
-             FROM QRTZ_TRIGGERS tr WHERE tr.SCHED_NAME = ? AND tr.TRIGGER_STATE IN ('PAUSED', 'PAUSED_BLOCKED') \
-             ORDER BY tr.TRIGGER_GROUP, tr.TRIGGER_NAME",
-            &[t(sched)],
-        )
-        .await?;
-    let (by_group, own): (Vec<Vec<SqlValue>>, Vec<Vec<SqlValue>>) = rows.into_iter().partition(|r| int(r.get(3)) > 0);
+    let rows = readable(q::triggers_paused(store, sched).await, out)?;
+    let (by_group, own): (Vec<TriggerFinding>, Vec<TriggerFinding>) = rows.into_iter().partition(|r| r.group_paused);
     per_trigger(out, &by_group, "trigger-group-paused", "triggers of paused groups", |_, group, name| {
         finding(
             Severity::Info,
@@ -245,18 +233,11 @@ async fn paused(store: &dyn Store, sched: &str, out: &mut Vec<Finding>) -> Resul
 
 /// BLOCKED: the trigger's job is non-concurrent and a firing of it is under way. With no firing
 /// of that job left, nothing will unblock it.
-async fn blocked(store: &dyn Store, sched: &str, fired: &[Vec<SqlValue>], out: &mut Vec<Finding>) -> Result<(), Error> {
-    let rows = store
-        .read(
-            "SELECT TRIGGER_NAME, TRIGGER_GROUP, JOB_NAME, JOB_GROUP FROM QRTZ_TRIGGERS WHERE SCHED_NAME = ? AND TRIGGER_STATE = 'BLOCKED' \
-             ORDER BY TRIGGER_GROUP, TRIGGER_NAME",
-            &[t(sched)],
-        )
-        .await?;
+async fn blocked(store: &dyn Store, sched: &str, fired: &[FiredTrigger], out: &mut Vec<Finding>) -> Result<(), Error> {
+    let rows = readable(q::triggers_blocked(store, sched).await, out)?;
     per_trigger(out, &rows, "trigger-blocked", "blocked triggers", |r, group, name| {
-        let (job_name, job_group) = (text(r.get(2)).unwrap_or_default(), text(r.get(3)).unwrap_or_default());
-        let running =
-            fired.iter().any(|f| text(f.get(3)) == Some(job_name.clone()) && text(f.get(4)) == Some(job_group.clone()));
+        let (job_name, job_group) = (r.job_name.clone().unwrap_or_default(), r.job_group.clone().unwrap_or_default());
+        let running = fired.iter().any(|f| f.job_name == r.job_name && f.job_group == r.job_group);
         if running {
             finding(
                 Severity::Info,
@@ -293,25 +274,19 @@ async fn time_zones(store: &dyn Store, ctx: &Ctx, sched: &str, out: &mut Vec<Fin
     if zones.is_empty() {
         return Ok(());
     }
-    let rows = store
-        .read(
-            "SELECT c.TRIGGER_NAME, c.TRIGGER_GROUP, c.TIME_ZONE_ID, c.CRON_EXPRESSION FROM QRTZ_CRON_TRIGGERS c \
-             WHERE c.SCHED_NAME = ? AND c.TIME_ZONE_ID IS NOT NULL ORDER BY c.TRIGGER_GROUP, c.TRIGGER_NAME",
-            &[t(sched)],
-        )
-        .await?;
-    let other: Vec<Vec<SqlValue>> =
-        rows.into_iter().filter(|r| text(r.get(2)).is_some_and(|z| !zones.contains(&z.as_str()))).collect();
+    let rows = readable(q::cron_triggers_with_zone(store, sched).await, out)?;
+    let other: Vec<TriggerFinding> =
+        rows.into_iter().filter(|r| r.time_zone.as_deref().is_some_and(|z| !zones.contains(&z))).collect();
     let nodes = zones.join(", ");
     per_trigger(out, &other, "trigger-time-zone", "cron triggers in another time zone", |r, group, name| {
-        let zone = text(r.get(2)).unwrap_or_default();
+        let zone = r.time_zone.clone().unwrap_or_default();
         finding(
             Severity::Info,
             "trigger-time-zone",
             format!("Cron trigger {group}.{name} fires by time zone {zone}, not the nodes' {nodes}"),
             format!(
                 "Its expression \"{}\" is read in {zone} (QRTZ_CRON_TRIGGERS.TIME_ZONE_ID), while the nodes run in {nodes}; a fire time then looks shifted by the difference (seed 004 §5.4: Asia/Shanghai vs GMT+8).",
-                text(r.get(3)).unwrap_or_default()
+                r.cron_expression.as_deref().unwrap_or_default()
             ),
             format!(
                 "If {zone} is not what was meant, schedule the trigger again with the right timeZone (GET /scheduler/triggers/{group}/{name} shows its next fire time)."
@@ -322,55 +297,44 @@ async fn time_zones(store: &dyn Store, ctx: &Ctx, sched: &str, out: &mut Vec<Fin
 }
 
 /// Seed 004 §5.3.
-fn firings(ctx: &Ctx, fired: &[Vec<SqlValue>], out: &mut Vec<Finding>) {
+fn firings(ctx: &Ctx, fired: &[FiredTrigger], out: &mut Vec<Finding>) {
     let now_ms = ctx.now.as_millisecond();
-    let state = |r: &Vec<SqlValue>| text(r.get(9));
-    let age = |r: &Vec<SqlValue>| now_ms - r.get(6).and_then(SqlValue::as_i64).unwrap_or(now_ms);
-    let acquired: Vec<Vec<SqlValue>> = fired
-        .iter()
-        .filter(|r| state(r).as_deref() == Some("ACQUIRED") && age(r) > ACQUIRED_TOO_LONG_MS)
-        .map(|r| r[1..].to_vec())
-        .collect();
+    let age = |r: &FiredTrigger| now_ms - r.fired_time.as_millisecond();
+    let acquired: Vec<&FiredTrigger> =
+        fired.iter().filter(|r| r.state == "ACQUIRED" && age(r) > ACQUIRED_TOO_LONG_MS).collect();
     per_trigger(out, &acquired, "fired-not-started", "firings waiting for a worker", |r, group, name| {
         finding(
             Severity::Warning,
             "fired-not-started",
-            format!("A firing of trigger {group}.{name} has waited {} for a worker", human(SignedDuration::from_millis(age_of(r, now_ms)))),
-            format!("Seed 004 §5.3: ACQUIRED since {}, not EXECUTING.", at(int(r.get(5)))),
+            format!("A firing of trigger {group}.{name} has waited {} for a worker", human(SignedDuration::from_millis(age(r)))),
+            format!("Seed 004 §5.3: ACQUIRED since {}, not EXECUTING.", at(r.fired_time.as_millisecond())),
             "Workers are all busy or no executor runs: add workers (`kairos serve --workers`) or nodes; a non-concurrent job's firings also wait for each other.".into(),
         )
     });
-    let long: Vec<Vec<SqlValue>> = fired
+    let long: Vec<&FiredTrigger> = fired
         .iter()
         .filter(|r| {
-            let node = text(r.get(5)).unwrap_or_default();
-            let lock_ms = i64::try_from(ctx.lock_time_of(&node).as_millis()).unwrap_or(i64::MAX);
-            state(r).as_deref() == Some("EXECUTING") && age(r) > lock_ms
+            let lock_ms = i64::try_from(ctx.lock_time_of(&r.instance_name).as_millis()).unwrap_or(i64::MAX);
+            r.state == "EXECUTING" && age(r) > lock_ms
         })
-        .map(|r| r[1..].to_vec())
         .collect();
     per_trigger(out, &long, "fired-running-long", "firings running long", |r, group, name| {
-        let node = text(r.get(4)).unwrap_or_default();
+        let node = &r.instance_name;
         finding(
             Severity::Warning,
             "fired-running-long",
             format!(
                 "A firing of trigger {group}.{name} has run {} on node {node}, longer than its lock time {}",
-                human(SignedDuration::from_millis(age_of(r, now_ms))),
-                human(ctx.lock_time_of(&node))
+                human(SignedDuration::from_millis(age(r))),
+                human(ctx.lock_time_of(node))
             ),
             format!(
                 "Seed 004 §5.3: EXECUTING since {}; its lease is extended while node {node} lives, so nothing else will run it while the handler hangs.",
-                at(int(r.get(5)))
+                at(r.fired_time.as_millisecond())
             ),
             format!(
                 "Take a thread dump (or the log) of node {node} to see where the handler hangs (seed 004 §5.3); the job's handler timeout ends it. If node {node} is dead, its firing is taken over once a live node declares it dead."
             ),
         )
     });
-}
-
-/// The age of a firing row shifted by one column (TRIGGER_NAME first): FIRED_TIME at index 5.
-fn age_of(r: &[SqlValue], now_ms: i64) -> i64 {
-    now_ms - r.get(5).and_then(SqlValue::as_i64).unwrap_or(now_ms)
 }

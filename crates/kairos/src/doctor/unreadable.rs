@@ -21,7 +21,7 @@ pub(super) async fn check(engine: &Engine, out: &mut Vec<Finding>) -> Result<(),
     Ok(())
 }
 
-fn finding_of(u: &Unreadable) -> Finding {
+pub(super) fn finding_of(u: &Unreadable) -> Finding {
     let job = u.table.starts_with("ACT_RU_") && u.table.ends_with("JOB");
     let action = if job {
         let dead = if u.table == "ACT_RU_DEADLETTER_JOB" { " --dead" } else { "" };

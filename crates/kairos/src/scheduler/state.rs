@@ -3,29 +3,19 @@
 //! Quartz's state names are kept, so seed 004's queries and Quartz runbooks read them. One
 //! invariant ties the table to the job engine: a trigger has its trigger job (the
 //! `quartz-trigger` row in ACT_RU_JOB) exactly when it is [`TriggerState::Waiting`] (the doctor
-//! reports a WAITING trigger without one). The statements that change TRIGGER_STATE carry out
-//! these transitions; unlike the job lifecycle, no conformance check compares them with the
-//! table yet.
+//! reports a WAITING trigger without one).
+//!
+//! The table is checked against the code two ways, as the job lifecycle is: every state change
+//! the scheduler writes names its event through [`edge`], which finds it in the table (a change
+//! the table does not define panics where it is made, in debug builds and tests); and
+//! `crates/kairos/tests/trigger_lifecycle.rs` drives triggers through fire, pause, resume,
+//! block, error and their last fire on both backends, reading the state before and after each
+//! step, and asserts every pair is an edge of the table ([`TriggerLifecycle::allows`]). Drawn in
+//! docs/scheduler-model.md.
 
 use serde::Serialize;
 
-/// Where a trigger is in its life. A trigger that will never fire again is deleted (Quartz's
-/// transient `COMPLETE`), so it has no state here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum TriggerState {
-    /// Its trigger job waits for NEXT_FIRE_TIME.
-    Waiting,
-    /// Paused (itself, its group or its job); no trigger job.
-    Paused,
-    /// Its job is non-concurrent and another firing of it has not finished; no trigger job.
-    Blocked,
-    /// Both paused and blocked.
-    PausedBlocked,
-    /// Its row could not be used (e.g. its calendar is gone); no trigger job until an operator
-    /// resumes it. The reason is in the trigger job's dead letter.
-    Error,
-}
+pub use kairos_store_engine::scheduler::TriggerState;
 
 /// What happens to a trigger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -47,6 +37,9 @@ pub enum TriggerEvent {
     Resume,
     /// Its row could not be read or its calendar is gone.
     Fail,
+    /// Its calendar was replaced: it moves to its next fire time under the new one (Quartz's
+    /// updateTriggers).
+    Reschedule,
     /// Fired for the last time, misfired past its end, unscheduled, or its job deleted: the row
     /// goes.
     Delete,
@@ -69,6 +62,7 @@ pub const TRANSITIONS: &[(Option<TriggerState>, TriggerEvent, Option<TriggerStat
         (None, ScheduleInPausedGroup, Some(Paused)),
         (Some(Waiting), Fire, Some(Waiting)),
         (Some(Waiting), SkipMisfired, Some(Waiting)),
+        (Some(Waiting), Reschedule, Some(Waiting)),
         (Some(Waiting), Block, Some(Blocked)),
         (Some(Blocked), Unblock, Some(Waiting)),
         (Some(PausedBlocked), Unblock, Some(Paused)),
@@ -90,37 +84,47 @@ pub const TRANSITIONS: &[(Option<TriggerState>, TriggerEvent, Option<TriggerStat
     ]
 };
 
-impl TriggerState {
-    /// Quartz's name, as stored in TRIGGER_STATE.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TriggerState::Waiting => "WAITING",
-            TriggerState::Paused => "PAUSED",
-            TriggerState::Blocked => "BLOCKED",
-            TriggerState::PausedBlocked => "PAUSED_BLOCKED",
-            TriggerState::Error => "ERROR",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<TriggerState> {
-        [Self::Waiting, Self::Paused, Self::Blocked, Self::PausedBlocked, Self::Error]
-            .into_iter()
-            .find(|t| t.as_str() == s)
-    }
-
-    /// Whether a trigger in this state has its trigger job in ACT_RU_JOB.
-    pub fn has_trigger_job(self) -> bool {
-        self == TriggerState::Waiting
-    }
-
+/// The table's answers about [`TriggerState`] (a trait: the state type is the store layer's,
+/// whose rows carry it; its lifecycle is the scheduler's).
+pub trait TriggerLifecycle: Sized {
     /// The state after `event`, or the transition the table does not allow.
-    pub fn apply(from: Option<TriggerState>, event: TriggerEvent) -> Result<Option<TriggerState>, InvalidTransition> {
+    fn apply(from: Option<Self>, event: TriggerEvent) -> Result<Option<Self>, InvalidTransition>;
+
+    /// Whether `event` takes a trigger from `from` to `to` by the table.
+    fn allows(from: Option<Self>, event: TriggerEvent, to: Option<Self>) -> bool;
+}
+
+impl TriggerLifecycle for TriggerState {
+    fn apply(from: Option<TriggerState>, event: TriggerEvent) -> Result<Option<TriggerState>, InvalidTransition> {
         TRANSITIONS
             .iter()
             .find(|(f, e, _)| *f == from && *e == event)
             .map(|(_, _, to)| *to)
             .ok_or(InvalidTransition { from, event })
     }
+
+    fn allows(from: Option<TriggerState>, event: TriggerEvent, to: Option<TriggerState>) -> bool {
+        TriggerState::apply(from, event) == Ok(to)
+    }
+}
+
+/// The state a change the scheduler writes leads to: every statement that sets TRIGGER_STATE
+/// (or deletes the row) is built from this, so each names its transition, and one the table
+/// does not define is a bug of the scheduler, caught where it is made (a panic in debug builds
+/// and tests; a release build writes `from` unchanged rather than a state nobody designed).
+pub(crate) fn edge(from: Option<TriggerState>, event: TriggerEvent) -> Option<TriggerState> {
+    match TriggerState::apply(from, event) {
+        Ok(to) => to,
+        Err(e) => {
+            debug_assert!(false, "{e}: the trigger lifecycle table (scheduler/state.rs) does not define it");
+            from
+        }
+    }
+}
+
+/// [`edge`] for a change that keeps the row, into the state the table gives.
+pub(crate) fn edge_to(from: TriggerState, event: TriggerEvent) -> TriggerState {
+    edge(Some(from), event).unwrap_or(from)
 }
 
 #[cfg(test)]

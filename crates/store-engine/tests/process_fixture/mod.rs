@@ -48,7 +48,7 @@ fn execution(id: &str, parent: Option<&str>, activity: Option<&str>, start: Time
         is_event_scope: false,
         is_mi_root: false,
         start_time: start,
-        suspension_state: 1,
+        suspension_state: SuspensionState::Active,
     }
 }
 
@@ -93,7 +93,7 @@ pub fn instance(pi: &str, def: &str, key: &str) -> Instance {
             due_date: Some(at("2026-12-02T10:00:00Z")),
             form_key: Some("form".into()),
             claim_time: None,
-            suspension_state: 1,
+            suspension_state: SuspensionState::Active,
             candidate_users: vec!["bob".into()],
             candidate_groups: vec!["clerks".into()],
         }],
@@ -107,7 +107,7 @@ pub fn instance(pi: &str, def: &str, key: &str) -> Instance {
         ],
         subscriptions: vec![Subscription {
             id: format!("{pi}-s"),
-            event_type: "message".into(),
+            event_type: EventType::Message,
             event_name: "poke".into(),
             execution_id: token.clone(),
             activity_id: "review".into(),
@@ -139,7 +139,7 @@ pub fn instance(pi: &str, def: &str, key: &str) -> Instance {
         }],
         ended: None,
         delete_reason: None,
-        suspension_state: 1,
+        suspension_state: SuspensionState::Active,
         ended_tasks: Vec::new(),
         thrown_signals: Vec::new(),
         interrupted_calls: Vec::new(),

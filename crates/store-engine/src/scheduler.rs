@@ -1,1 +1,0 @@
-//! The scheduler's tables: QRTZ_*.
