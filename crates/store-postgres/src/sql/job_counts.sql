@@ -2,14 +2,15 @@
 -- by an unexpired lease, as in JobState::of. The executable backlog is what acquisition could
 -- take (acquire_candidates.sql, and the SQLite store's job_counts.sql): external-worker jobs
 -- wait for their workers, not for the executor, and a job of a suspended process instance waits
--- for its activation. A job without DUEDATE_ (an async continuation) has been due since its
--- CREATE_TIME_.
+-- for its activation. An orphan (its execution gone, which acquisition never takes either) is
+-- counted: the backlog shows it, and the doctor names it apart. A job without DUEDATE_ (an async
+-- continuation) has been due since its CREATE_TIME_.
 WITH j AS (
     SELECT RES.DUEDATE_, RES.CREATE_TIME_, RES.RETRIES_, RES.LOCK_OWNER_, RES.EXCEPTION_MSG_,
            (RES.TYPE_ IN ('message', 'timer')
-             AND (RES.EXECUTION_ID_ IS NULL OR EXISTS (
+             AND NOT EXISTS (
                    SELECT 1 FROM ACT_RU_EXECUTION PI
-                   WHERE PI.ID_ = RES.PROCESS_INSTANCE_ID_ AND PI.SUSPENSION_STATE_ = 1))) AS runnable,
+                   WHERE PI.ID_ = RES.PROCESS_INSTANCE_ID_ AND PI.SUSPENSION_STATE_ <> 1)) AS runnable,
            coalesce(RES.LOCK_OWNER_ IS NOT NULL AND RES.LOCK_EXP_TIME_ > now(), false) AS leased
     FROM ACT_RU_JOB RES
 )

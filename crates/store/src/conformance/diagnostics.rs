@@ -88,7 +88,7 @@ pub async fn counts_age_a_job_without_due_date_from_its_creation(store: &dyn Sto
 
 /// "Executable" is acquisition's rule on both backends (unlocked or lease expired, RETRIES_ > 0,
 /// due, not of a suspended instance): a job of a suspended instance waits for its activation,
-/// so it is neither counted nor the oldest.
+/// so it is neither counted nor the oldest; an orphan is counted (the backlog shows it).
 pub async fn counts_leave_out_the_jobs_acquisition_would_not_take(store: &dyn Store) {
     let t0 = ms(now(store).await);
     execution(store, "pi-active", "pi-active", 1).await;
@@ -107,6 +107,10 @@ pub async fn counts_leave_out_the_jobs_acquisition_would_not_take(store: &dyn St
     );
     assert_eq!(c.oldest_executable_due, Some(t0 - secs(60)), "{c:?}");
     assert_eq!(ids(&acquire(store, "n1", Some(t0), 10, LOCK).await), vec![active.id], "acquisition agrees");
+    // An orphan (its instance gone) is in the backlog on both backends, though never taken: the
+    // doctor names it apart (diagnostics' orphan_jobs).
+    insert(store, of_instance("ex-gone", "pi-gone", t0 - secs(30))).await;
+    assert_eq!(store.job_counts().await.unwrap().executable, 1, "the orphan; the active job is leased now");
 }
 
 pub async fn diagnostics_find_orphans_ended_instances_expired_locks_and_dead_letters(store: &dyn Store) {
