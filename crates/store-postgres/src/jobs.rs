@@ -61,6 +61,7 @@ fn resolve_due(job: &NewJob, db_now: Option<Timestamp>) -> Result<Option<Timesta
 /// (SPEC C1): business rows and the job commit or roll back together. A relative due date is
 /// resolved against `now()` of that same transaction.
 pub async fn job_insert_in(conn: &mut PgConnection, job: &NewJob) -> Result<Job> {
+    job.check_columns()?;
     let now = if needs_clock(&job.due) { Some(db_now(&mut *conn).await?) } else { None };
     let due = resolve_due(job, now)?;
     let row = sqlx::query(INSERT)
@@ -103,6 +104,9 @@ pub(crate) async fn insert(pool: &PgPool, job: &NewJob) -> Result<Job> {
 pub(crate) async fn insert_many(pool: &PgPool, jobs: &[NewJob]) -> Result<u64> {
     if jobs.is_empty() {
         return Ok(0);
+    }
+    for job in jobs {
+        job.check_columns()?;
     }
     let mut tx = pool.begin().await.db()?;
     let now = if jobs.iter().any(|j| needs_clock(&j.due)) { Some(db_now(&mut *tx).await?) } else { None };

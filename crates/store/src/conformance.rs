@@ -56,6 +56,7 @@ macro_rules! conformance_suite {
             job_insert_round_trips_every_field,
             job_insert_resolves_due_by_the_database_clock,
             job_insert_refuses_a_duplicate_id,
+            job_insert_refuses_a_value_its_column_cannot_hold_naming_the_field,
             job_insert_many_inserts_every_job_in_one_go,
             job_get_answers_none_for_absent_jobs,
             job_list_filters_pages_and_counts,
