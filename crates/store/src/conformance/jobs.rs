@@ -243,7 +243,7 @@ pub async fn job_insert_refuses_a_value_its_column_cannot_hold_naming_the_field(
         ("tenantId", 255, |j, v| j.tenant_id = Some(v)),
     ];
     for (field, width, set) in fields {
-        for bad in ["é".repeat(width + 1), format!("a\0b")] {
+        for bad in ["é".repeat(width + 1), "a\0b".to_string()] {
             let mut job = message("work");
             set(&mut job, bad.clone());
             let e = store.job_insert(&job).await.expect_err(field);
