@@ -156,7 +156,7 @@ impl EnqueueRequest {
             check_name("tenantId", t, false)?;
         }
         let job_type = if repeat.is_some() || !matches!(due, Due::Now) { JobType::Timer } else { JobType::Message };
-        Ok(NewJob {
+        let job = NewJob {
             id: new_id(),
             job_type,
             due,
@@ -173,7 +173,65 @@ impl EnqueueRequest {
             handler_type: self.handler.clone(),
             handler_cfg,
             tenant_id: self.tenant_id.clone(),
-        })
+        };
+        job.check_columns()?;
+        Ok(job)
+    }
+}
+
+/// The text columns of ACT_RU_JOB a [`NewJob`] fills, by the field that names it in the API,
+/// with their width in characters (PostgreSQL's VARCHAR(n) counts characters; SQLite keeps any
+/// length, so both stores check these first and refuse the same values).
+const JOB_COLUMN_WIDTHS: [(&str, usize); 11] = [
+    ("id", 64),
+    ("executionId", 64),
+    ("processInstanceId", 64),
+    ("processDefinitionId", 64),
+    ("elementId", 255),
+    ("elementName", 255),
+    ("exclusiveKey", 255),
+    ("retryCycle", 255),
+    ("repeat", 255),
+    ("handler", 255),
+    ("tenantId", 255),
+];
+
+impl NewJob {
+    /// Checks every string against its ACT_RU_JOB column before any write: too long for it, or
+    /// holding a NUL (which PostgreSQL cannot store), is [`Error::Invalid`] naming the field.
+    /// Both stores call this on every insert, so they accept and refuse the same jobs and no
+    /// database error reaches the caller as its mistake (docs/limits.md).
+    pub fn check_columns(&self) -> Result<()> {
+        let values = [
+            Some(self.id.as_str()),
+            self.execution_id.as_deref(),
+            self.process_instance_id.as_deref(),
+            self.proc_def_id.as_deref(),
+            self.element_id.as_deref(),
+            self.element_name.as_deref(),
+            self.exclusive_key.as_deref(),
+            self.retry_cycle.as_deref(),
+            self.repeat.as_deref(),
+            Some(self.handler_type.as_str()),
+            self.tenant_id.as_deref(),
+        ];
+        for ((field, width), value) in JOB_COLUMN_WIDTHS.iter().zip(values) {
+            let Some(value) = value else { continue };
+            let chars = value.chars().count();
+            if chars > *width {
+                return Err(Error::invalid(
+                    field,
+                    format!("is {chars} characters long; at most {width} fit its column"),
+                ));
+            }
+            if value.contains('\0') {
+                return Err(Error::invalid(field, "contains a NUL character, which cannot be stored"));
+            }
+        }
+        if self.handler_cfg.as_deref().is_some_and(|c| c.contains('\0')) {
+            return Err(Error::invalid("payload", "contains a NUL character, which cannot be stored"));
+        }
+        Ok(())
     }
 }
 

@@ -341,3 +341,19 @@ async fn an_unreadable_job_row_is_listed_named_and_deletable() {
     let r = app.get("/management/jobs").await;
     assert!(ok_json(&r, StatusCode::OK).get("unreadable").is_none(), "no key when every row reads");
 }
+
+/// A job string longer than its ACT_RU_JOB column is a 400 naming the field, before any write,
+/// on every store (SQLite stored it; PostgreSQL answered with its raw "value too long").
+#[tokio::test]
+async fn a_job_string_longer_than_its_column_is_a_400_naming_the_field() {
+    let app = app().await;
+    let every: Vec<String> = (0..60).map(|n| n.to_string()).collect();
+    let long_cron = format!("{} {} 12 * * ?", every.join(","), every.join(","));
+    assert!(long_cron.len() > 255);
+    let r = app.post("/management/jobs", json!({"handler": "log", "repeat": long_cron})).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{r:?}");
+    let body: serde_json::Value = serde_json::from_str(&r.text).unwrap();
+    assert_eq!(body["error"]["field"], "repeat", "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("at most 255"), "{body}");
+    assert_eq!(app.job_rows().await, 0, "nothing written");
+}

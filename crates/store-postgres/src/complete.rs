@@ -20,6 +20,8 @@ const RESCHEDULE: &str = include_str!("sql/complete_reschedule.sql");
 const RETRY: &str = include_str!("sql/complete_retry.sql");
 const DEAD_LETTER: &str = include_str!("sql/complete_dead_letter.sql");
 const LEASE_EXTEND: &str = include_str!("sql/lease_extend.sql");
+const LEASE_STILL_OURS: &str = include_str!("sql/lease_still_ours.sql");
+const LEASE_EXTEND_WAIT: &str = include_str!("sql/lease_extend_wait.sql");
 const RELEASE: &str = include_str!("sql/job_release.sql");
 const ALREADY_APPLIED: &str = include_str!("sql/complete_already_applied.sql");
 
@@ -235,13 +237,44 @@ pub(crate) async fn lease_extend(pool: &PgPool, params: &LeaseExtendParams) -> R
     };
     let rows = sqlx::query(LEASE_EXTEND)
         .bind(&params.node)
-        .bind(ids)
-        .bind(attempts)
+        .bind(&ids)
+        .bind(&attempts)
         .bind(lock_time)
         .fetch_all(pool)
         .await
         .db()?;
-    rows.iter().map(|r| get(r, "id_")).collect()
+    let mut kept: Vec<String> = rows.iter().map(|r| get(r, "id_")).collect::<Result<_>>()?;
+    if kept.len() == ids.len() {
+        return Ok(kept);
+    }
+    // Rows the statement skipped because another transaction held them locked (an operator's
+    // UPDATE, a completion batch) are not lost leases: those the committed state still shows
+    // as ours are extended one by one, each waiting for its row (bounded by the session's
+    // lock_timeout; an error then, never "lost"). One row per statement holds no lock while it
+    // waits, so this cannot deadlock with a batch locking rows in another order.
+    let missing: (Vec<String>, Vec<i32>) = ids.into_iter().zip(attempts).filter(|(id, _)| !kept.contains(id)).unzip();
+    let ours = sqlx::query(LEASE_STILL_OURS)
+        .bind(&params.node)
+        .bind(&missing.0)
+        .bind(&missing.1)
+        .fetch_all(pool)
+        .await
+        .db()?;
+    for row in &ours {
+        let (id, attempt): (String, i32) = (get(row, "id_")?, get(row, "attempts_")?);
+        let extended = sqlx::query(LEASE_EXTEND_WAIT)
+            .bind(&params.node)
+            .bind(&id)
+            .bind(attempt)
+            .bind(lock_time)
+            .fetch_optional(pool)
+            .await
+            .db()?;
+        if extended.is_some() {
+            kept.push(id);
+        }
+    }
+    Ok(kept)
 }
 
 pub(crate) async fn release(pool: &PgPool, params: &JobReleaseParams) -> Result<u64> {

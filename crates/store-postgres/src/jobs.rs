@@ -17,6 +17,7 @@ const INSERT_MANY: &str = include_str!("sql/job_insert_many.sql");
 const EXECUTE_NOW: &str = include_str!("sql/job_execute_now.sql");
 const NEXT_DUE: &str = include_str!("sql/job_next_due.sql");
 const DEADLETTER_MOVE: &str = include_str!("sql/deadletter_move.sql");
+const DEADLETTER_LOCK: &str = include_str!("sql/deadletter_lock.sql");
 
 static GET: LazyLock<PerTable> = LazyLock::new(|| PerTable::new(include_str!("sql/job_get.sql")));
 static LIST: LazyLock<PerTable> = LazyLock::new(|| PerTable::new(include_str!("sql/job_list.sql")));
@@ -60,6 +61,7 @@ fn resolve_due(job: &NewJob, db_now: Option<Timestamp>) -> Result<Option<Timesta
 /// (SPEC C1): business rows and the job commit or roll back together. A relative due date is
 /// resolved against `now()` of that same transaction.
 pub async fn job_insert_in(conn: &mut PgConnection, job: &NewJob) -> Result<Job> {
+    job.check_columns()?;
     let now = if needs_clock(&job.due) { Some(db_now(&mut *conn).await?) } else { None };
     let due = resolve_due(job, now)?;
     let row = sqlx::query(INSERT)
@@ -102,6 +104,9 @@ pub(crate) async fn insert(pool: &PgPool, job: &NewJob) -> Result<Job> {
 pub(crate) async fn insert_many(pool: &PgPool, jobs: &[NewJob]) -> Result<u64> {
     if jobs.is_empty() {
         return Ok(0);
+    }
+    for job in jobs {
+        job.check_columns()?;
     }
     let mut tx = pool.begin().await.db()?;
     let now = if jobs.iter().any(|j| needs_clock(&j.due)) { Some(db_now(&mut *tx).await?) } else { None };
@@ -236,9 +241,17 @@ pub(crate) async fn deadletter_move(pool: &PgPool, id: &str, retries: i32) -> Re
             format!("retries {retries} is not allowed: a job needs at least 1 to run again"),
         ));
     }
-    let row = sqlx::query(DEADLETTER_MOVE).bind(id).bind(retries).fetch_optional(pool).await.map_err(db)?;
-    match row {
-        Some(row) => rows::job(&row),
-        None => Err(Error::not_found("dead letter", id)),
-    }
+    // One transaction, the dead letter read (and locked) first: one that cannot be read is
+    // refused naming its row and nothing moves, as on SQLite; were the moved row unreadable
+    // after all, dropping the transaction rolls the move back.
+    let mut tx = pool.begin().await.map_err(db)?;
+    let dead = sqlx::query(DEADLETTER_LOCK).bind(id).fetch_optional(&mut *tx).await.db()?;
+    match dead {
+        Some(row) => rows::job_of(JobTable::DeadLetter, &row)?,
+        None => return Err(Error::not_found("dead letter", id)),
+    };
+    let row = sqlx::query(DEADLETTER_MOVE).bind(id).bind(retries).fetch_one(&mut *tx).await.map_err(db)?;
+    let job = rows::job(&row)?;
+    tx.commit().await.map_err(db)?;
+    Ok(job)
 }

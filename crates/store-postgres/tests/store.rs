@@ -381,3 +381,62 @@ async fn an_unreachable_database_is_unavailable() {
     let e = kairos_store_postgres::PgStore::connect("postgres://kairos:kairos@127.0.0.1:1/kairos").await.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unavailable, "{e}");
 }
+
+/// Waits (bounded) until a statement is blocked by the session `blocker`, or `task` ends.
+async fn blocked_by<T>(
+    store: &kairos_store_postgres::PgStore,
+    blocker: i32,
+    task: &tokio::task::JoinHandle<T>,
+) -> bool {
+    for _ in 0..500 {
+        let waiting: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))")
+                .bind(blocker)
+                .fetch_one(store.pool())
+                .await
+                .unwrap();
+        if waiting > 0 {
+            return true;
+        }
+        if task.is_finished() {
+            return false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    false
+}
+
+/// A lease that is still this node's is not reported lost because another transaction holds its
+/// row locked (an operator's UPDATE, a completion batch): the extension waits for the lock and
+/// extends it. Skipping the row made `mark_started` drop a job it still held.
+#[tokio::test]
+async fn a_lease_extension_waits_for_a_row_another_transaction_holds() {
+    let Some(store) = test_store().await else { return };
+    let inserted = store.job_insert(&job("log")).await.unwrap();
+    let got = store.job_acquire(&acquire("n1", 10, None)).await.unwrap();
+    let taken = got.jobs[0].job.clone();
+    let extend = |store: kairos_store_postgres::PgStore| {
+        let params = LeaseExtendParams {
+            node: "n1".into(),
+            jobs: vec![(taken.id.clone(), taken.attempts)],
+            lock_time: SignedDuration::from_mins(10),
+        };
+        tokio::spawn(async move { store.job_lease_extend(&params).await })
+    };
+    for (change, kept) in [
+        // An operator's statement that leaves the lease alone: extended once the lock is gone.
+        ("UPDATE ACT_RU_JOB SET EXCEPTION_MSG_ = NULL WHERE ID_ = $1", true),
+        // Taken over meanwhile: lost, as before.
+        ("UPDATE ACT_RU_JOB SET LOCK_OWNER_ = 'n2', ATTEMPTS_ = ATTEMPTS_ + 1 WHERE ID_ = $1", false),
+    ] {
+        let mut other = store.pool().begin().await.unwrap();
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *other).await.unwrap();
+        sqlx::query(change).bind(&inserted.id).execute(&mut *other).await.unwrap();
+        let task = extend(store.clone());
+        let waited = blocked_by(&store, pid, &task).await;
+        other.commit().await.unwrap();
+        let result = task.await.unwrap().unwrap();
+        assert!(waited, "the extension waits for the row lock instead of skipping the row: {result:?} ({change})");
+        assert_eq!(result.contains(&taken.id), kept, "{change}: {result:?}");
+    }
+}

@@ -50,6 +50,7 @@ fn due_text(job: &NewJob, now: Timestamp) -> Result<String> {
 /// transaction that has already read may fail with SQLITE_BUSY when it comes to write.
 pub async fn job_insert_in(conn: &mut SqliteConnection, job: &NewJob) -> Result<Job> {
     const OP: &str = "job_insert";
+    job.check_columns()?;
     let now = now_on(conn, None, OP).await?;
     let row = sqlx::query(include_str!("sql/job_insert.sql"))
         .bind(&job.id)
@@ -109,6 +110,9 @@ impl SqliteStore {
     /// the same database now.
     pub(crate) async fn insert_many(&self, jobs: &[NewJob]) -> Result<u64> {
         const OP: &str = "job_insert_many";
+        for job in jobs {
+            job.check_columns()?;
+        }
         if jobs.is_empty() {
             return Ok(0);
         }

@@ -198,9 +198,13 @@ fn parse_piece(s: &str) -> Result<RepeatCycle, Fail> {
         duration::parse_piece(piece)
             .map_err(|f| Fail::new(f.at, format!("period {:?}: {}", clip(piece), f.reason)).shift(at))
     };
+    // An instant beyond the date library's years is refused in the words every instant field
+    // uses (years 1970 through 9998), not the library's range.
     let instant = |(at, piece, _): (usize, &str, bool), role: &str| {
-        instant::parse_piece(piece)
-            .map_err(|f| Fail::new(f.at, format!("{role} {:?}: {}", clip(piece), f.reason)).shift(at))
+        instant::parse_piece(piece).map_err(|f| {
+            let reason = if f.out_of_range { instant::outside_accepted_years(piece) } else { f.reason };
+            Fail::new(f.at, format!("{role} {:?}: {reason}", clip(piece))).shift(at)
+        })
     };
     let kinds: Vec<bool> = rest.iter().map(|r| r.2).collect();
     let (start, period, end) = match kinds.as_slice() {

@@ -52,11 +52,19 @@ pub(crate) enum Kind {
 pub(crate) struct Fail {
     pub(crate) at: usize,
     pub(crate) reason: String,
+    /// The text is a well-formed instant whose year the date library cannot hold (beyond
+    /// ±9999): a caller may refuse it with its own range instead of this reason.
+    pub(crate) out_of_range: bool,
 }
 
 impl Fail {
     pub(crate) fn new(at: usize, reason: impl Into<String>) -> Self {
-        Fail { at, reason: reason.into() }
+        Fail { at, reason: reason.into(), out_of_range: false }
+    }
+
+    /// A [`Fail`] for a well-formed instant beyond the date library's years.
+    pub(crate) fn out_of_range(at: usize, reason: impl Into<String>) -> Self {
+        Fail { out_of_range: true, ..Fail::new(at, reason) }
     }
 
     /// Moves the offset by `by` bytes: used when a sub-parser ran on a slice

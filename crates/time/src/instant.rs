@@ -103,7 +103,7 @@ pub(crate) fn parse_piece(s: &str) -> Result<Timestamp, Fail> {
     }
 
     if !(-9999..=9999).contains(&year) {
-        return Err(Fail::new(year_at, format!("year {year} out of range -9999..=9999")));
+        return Err(Fail::out_of_range(year_at, format!("year {year} out of range -9999..=9999")));
     }
     if !(1..=12).contains(&month) {
         return Err(Fail::new(month_at, format!("month {month:02} out of range 01..=12")));
@@ -122,7 +122,9 @@ pub(crate) fn parse_piece(s: &str) -> Result<Timestamp, Fail> {
     let dt = DateTime::new(year as i16, month as i8, day as i8, hour as i8, minute as i8, second as i8, nanos)
         .map_err(|_| Fail::new(day_at, format!("day {day:02} does not exist in {year:04}-{month:02}")))?;
     let offset = Offset::from_seconds(offset_secs).map_err(|_| Fail::new(offset_at, "UTC offset out of range"))?;
-    offset.to_timestamp(dt).map_err(|_| Fail::new(0, "instant is outside the supported range (years -9999..=9999)"))
+    offset
+        .to_timestamp(dt)
+        .map_err(|_| Fail::out_of_range(0, "instant is outside the supported range (years -9999..=9999)"))
 }
 
 /// The years of the instants kairos takes from callers (a job's `dueDate`, a trigger's

@@ -101,3 +101,21 @@ fn rejections() {
     rejects("Я/PT1H", 1, "found 'Я'");
     rejects("R/PT1H/2026-01-01T00:00:00Z[Europe/Paris]", 28, "time zone annotations");
 }
+
+/// An instant the date library cannot hold, as a cycle's start or end, is refused in the words
+/// every instant field uses (years 1970 through 9998), naming start or end, not in the
+/// library's range (-9999..=9999).
+#[test]
+fn a_start_or_end_beyond_the_date_librarys_years_is_refused_in_kaiross_words() {
+    for (s, role) in [
+        ("R/+010000-01-01T00:00:00Z/PT1H", "start"),
+        ("R/-010000-01-01T00:00:00Z/PT1H", "start"),
+        ("R3/9999-12-31T23:59:59Z/PT1H", "start"),
+        ("R/PT1H/+010000-01-01T00:00:00Z", "end"),
+        ("R/2026-01-01T00:00:00Z/PT1H/9999-12-31T23:59:59-01:00", "end"),
+    ] {
+        let msg = RepeatCycle::parse(s).expect_err(s).to_string();
+        assert!(msg.contains(&format!("{role} \"")) && msg.contains("years 1970 through 9998"), "{s}: {msg}");
+        assert!(!msg.contains("-9999..=9999"), "{s}: {msg}");
+    }
+}

@@ -8,8 +8,9 @@
 -- batches (several at once) delete rows this statement would extend, and waiting on each other
 -- in different row orders deadlocked. A skipped row is one being completed here (the executor
 -- does not treat a completing job's missing extension as a lost lease) or one another command
--- is deleting or moving (its lease is going anyway); the next extension, a third of the lock
--- time later, sees it again.
+-- is deleting or moving, or one an operator's statement holds: complete.rs then extends, one
+-- row at a time and waiting for its lock (lease_extend_wait.sql), each skipped lease that is
+-- still this node's, so a lock alone never makes a lease look lost.
 -- An extension is also how a node says the handler of a job it took ahead of its due date
 -- starts now: LOCK_TIME_ (the attempt's start) moves from the acquisition to the due date, and
 -- from then on a take-over counts the attempt (acquire_candidates.sql).

@@ -73,10 +73,20 @@ WITH undated AS (
 -- the query): each candidate as [ID_, EXCLUSIVE_, EXCLUSIVE_KEY_, LOCK_OWNER_, ATTEMPTS_,
 -- LOCK_TIME_, LOCK_EXP_TIME_, RETRIES_, STARTED_], in due order; STARTED_ says whether the
 -- handler of an expired lease's attempt had started (see job_acquire_lock.sql).
+-- A BLOB (which JSON cannot hold) goes as its SQL literal x'00ff': that candidate cannot be read
+-- and is set aside, instead of failing the statement and with it every acquisition.
 SELECT COUNT(*) AS FETCHED_,
        json_group_array(
-           json_array(ID_, EXCLUSIVE_, EXCLUSIVE_KEY_, LOCK_OWNER_, ATTEMPTS_, LOCK_TIME_, LOCK_EXP_TIME_, RETRIES_,
-                      NOT coalesce(DUEDATE_ > LOCK_TIME_, 0))
+           json_array(
+               CASE WHEN typeof(ID_) = 'blob' THEN lower(quote(ID_)) ELSE ID_ END,
+               CASE WHEN typeof(EXCLUSIVE_) = 'blob' THEN lower(quote(EXCLUSIVE_)) ELSE EXCLUSIVE_ END,
+               CASE WHEN typeof(EXCLUSIVE_KEY_) = 'blob' THEN lower(quote(EXCLUSIVE_KEY_)) ELSE EXCLUSIVE_KEY_ END,
+               CASE WHEN typeof(LOCK_OWNER_) = 'blob' THEN lower(quote(LOCK_OWNER_)) ELSE LOCK_OWNER_ END,
+               CASE WHEN typeof(ATTEMPTS_) = 'blob' THEN lower(quote(ATTEMPTS_)) ELSE ATTEMPTS_ END,
+               CASE WHEN typeof(LOCK_TIME_) = 'blob' THEN lower(quote(LOCK_TIME_)) ELSE LOCK_TIME_ END,
+               CASE WHEN typeof(LOCK_EXP_TIME_) = 'blob' THEN lower(quote(LOCK_EXP_TIME_)) ELSE LOCK_EXP_TIME_ END,
+               CASE WHEN typeof(RETRIES_) = 'blob' THEN lower(quote(RETRIES_)) ELSE RETRIES_ END,
+               NOT coalesce(DUEDATE_ > LOCK_TIME_, 0))
            ORDER BY DUEDATE_ NULLS FIRST, PRIORITY_ DESC, ID_
        ) AS CANDIDATES_
 FROM picked

@@ -86,6 +86,33 @@ pub async fn counts_age_a_job_without_due_date_from_its_creation(store: &dyn Sto
     assert_eq!(c.oldest_executable_due, Some(t0 - hour * 2), "waiting since it was created: {c:?}");
 }
 
+/// "Executable" is acquisition's rule on both backends (unlocked or lease expired, RETRIES_ > 0,
+/// due, not of a suspended instance): a job of a suspended instance waits for its activation,
+/// so it is neither counted nor the oldest; an orphan is counted (the backlog shows it).
+pub async fn counts_leave_out_the_jobs_acquisition_would_not_take(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    execution(store, "pi-active", "pi-active", 1).await;
+    execution(store, "pi-held", "pi-held", 2).await;
+    let active = insert(store, of_instance("pi-active", "pi-active", t0 - secs(60))).await;
+    let held = insert(store, of_instance("pi-held", "pi-held", t0 - secs(120))).await;
+    let expired_held = insert(store, of_instance("pi-held", "pi-held", t0 - secs(180))).await;
+    lock_by_hand(store, &expired_held.id, "gone", t0 - secs(170), t0 - secs(10)).await;
+    let spent = insert(store, due_at("spent", t0 - secs(240))).await;
+    fixture(store, "UPDATE ACT_RU_JOB SET RETRIES_ = 0 WHERE ID_ = ?", &[text(&spent.id)]).await;
+    let c = store.job_counts().await.expect("job_counts");
+    assert_eq!(
+        c.executable, 1,
+        "only {}'s job; {} and {} belong to a suspended instance: {c:?}",
+        active.id, held.id, expired_held.id
+    );
+    assert_eq!(c.oldest_executable_due, Some(t0 - secs(60)), "{c:?}");
+    assert_eq!(ids(&acquire(store, "n1", Some(t0), 10, LOCK).await), vec![active.id], "acquisition agrees");
+    // An orphan (its instance gone) is in the backlog on both backends, though never taken: the
+    // doctor names it apart (diagnostics' orphan_jobs).
+    insert(store, of_instance("ex-gone", "pi-gone", t0 - secs(30))).await;
+    assert_eq!(store.job_counts().await.unwrap().executable, 1, "the orphan; the active job is leased now");
+}
+
 pub async fn diagnostics_find_orphans_ended_instances_expired_locks_and_dead_letters(store: &dyn Store) {
     let t0 = ms(now(store).await);
     execution(store, "pi-live", "pi-live", 1).await;

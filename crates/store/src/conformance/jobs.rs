@@ -222,3 +222,42 @@ pub async fn job_list_filters_pages_and_counts(store: &dyn Store) {
         (JobType::Timer, "remind", Some(t0), None)
     );
 }
+
+/// Every string of a job is checked against its ACT_RU_JOB column before anything is written:
+/// one character over its width (counted in characters, as PostgreSQL's VARCHAR counts them) or
+/// a NUL is an `Invalid` error naming the field, alike on both backends (SQLite would keep any
+/// length; PostgreSQL answered with its raw 22001). A value that just fits is stored whole.
+pub async fn job_insert_refuses_a_value_its_column_cannot_hold_naming_the_field(store: &dyn Store) {
+    type Set = fn(&mut NewJob, String);
+    let fields: [(&str, usize, Set); 11] = [
+        ("id", 64, |j, v| j.id = v),
+        ("executionId", 64, |j, v| j.execution_id = Some(v)),
+        ("processInstanceId", 64, |j, v| j.process_instance_id = Some(v)),
+        ("processDefinitionId", 64, |j, v| j.proc_def_id = Some(v)),
+        ("elementId", 255, |j, v| j.element_id = Some(v)),
+        ("elementName", 255, |j, v| j.element_name = Some(v)),
+        ("exclusiveKey", 255, |j, v| j.exclusive_key = Some(v)),
+        ("retryCycle", 255, |j, v| j.retry_cycle = Some(v)),
+        ("repeat", 255, |j, v| j.repeat = Some(v)),
+        ("handler", 255, |j, v| j.handler_type = v),
+        ("tenantId", 255, |j, v| j.tenant_id = Some(v)),
+    ];
+    for (field, width, set) in fields {
+        for bad in ["é".repeat(width + 1), "a\0b".to_string()] {
+            let mut job = message("work");
+            set(&mut job, bad.clone());
+            let e = store.job_insert(&job).await.expect_err(field);
+            assert_eq!(e.kind, ErrorKind::Invalid, "{field}: {e:?}");
+            assert!(e.message.contains(field), "{field} is named: {}", e.message);
+            let e = store.job_insert_many(&[message("ok"), job]).await.expect_err(field);
+            assert_eq!(e.kind, ErrorKind::Invalid, "{field} in a batch: {e:?}");
+        }
+    }
+    assert_eq!(scalar(store, "SELECT COUNT(*) FROM ACT_RU_JOB", &[]).await, 0, "nothing written");
+    // Multi-byte characters up to the width fit on both backends, and read back whole.
+    let mut fits = message("work");
+    fits.id = "é".repeat(64);
+    fits.element_id = Some("ü".repeat(255));
+    let stored = insert(store, fits.clone()).await;
+    assert_eq!((stored.id, stored.element_id), (fits.id, fits.element_id));
+}

@@ -246,7 +246,16 @@ pub async fn node_register_records_the_settings_the_node_runs_with(store: &dyn S
 
     store.node_heartbeat(&node("n1", 4)).await.expect("node_heartbeat");
     assert_eq!(by_id(nodes(store).await, "n1").settings.as_ref(), Some(&settings), "kept by a bare heartbeat");
-    let changed = kairos_core::NodeSettings { lock_time: SignedDuration::from_mins(5), ..settings };
+    let changed = kairos_core::NodeSettings { lock_time: SignedDuration::from_mins(5), ..settings.clone() };
     store.node_heartbeat(&NodeRegistration { settings: Some(changed.clone()), ..node("n2", 2) }).await.unwrap();
     assert_eq!(by_id(nodes(store).await, "n2").settings, Some(changed), "written by a heartbeat too");
+
+    // Written at registration only: a heartbeat of a node that has them leaves them alone (a
+    // running node's settings never change), here seen through a column changed by hand.
+    fixture(store, "UPDATE KAIROS_NODE SET LOCK_TIME_MS_ = 1234 WHERE ID_ = 'n1'", &[]).await;
+    store.node_heartbeat(&with).await.expect("node_heartbeat");
+    let kept = by_id(nodes(store).await, "n1").settings.expect("n1 has settings");
+    assert_eq!(kept.lock_time, SignedDuration::from_millis(1234), "not rewritten by a heartbeat");
+    register(store, &with).await;
+    assert_eq!(by_id(nodes(store).await, "n1").settings.as_ref(), Some(&settings), "written again at registration");
 }

@@ -132,3 +132,80 @@ pub async fn unreadable_rows_are_listed_got_and_deleted_by_name(store: &dyn Stor
     assert!(store.job_get(JobTable::Runtime, &id).await.unwrap().is_none());
     assert!(store.job_unreadable(10).await.unwrap().is_empty());
 }
+
+/// A dead letter that cannot be read is not moved back: the move is refused with the
+/// unreadable-row error naming it, and nothing changes (it stays a dead letter, as stored).
+pub async fn deadletter_move_of_an_unreadable_dead_letter_changes_nothing(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let c = due_corruptions(store.backend())[0];
+    let id = corrupt(store, t0, c).await;
+    let a = acquire(store, "n1", Some(t0), 10, LOCK).await;
+    assert_eq!(a.set_aside.iter().map(|u| u.id.clone()).collect::<Vec<_>>(), vec![id.clone()]);
+    let rev = scalar(store, "SELECT REV_ FROM ACT_RU_DEADLETTER_JOB WHERE ID_ = ?", &[text(&id)]).await;
+
+    let e = store.deadletter_move(&id, 3).await.expect_err("an unreadable dead letter is not moved");
+    let u = unreadable_of(e);
+    assert_eq!((u.table.as_str(), u.id.as_str(), u.column.as_str()), ("ACT_RU_DEADLETTER_JOB", id.as_str(), c.1));
+    assert_eq!(scalar(store, "SELECT COUNT(*) FROM ACT_RU_JOB WHERE ID_ = ?", &[text(&id)]).await, 0, "not moved");
+    assert_eq!(
+        scalar(store, "SELECT REV_ FROM ACT_RU_DEADLETTER_JOB WHERE ID_ = ?", &[text(&id)]).await,
+        rev,
+        "still a dead letter, unchanged"
+    );
+    let listed = store.job_unreadable(10).await.unwrap();
+    assert_eq!(
+        listed.iter().map(|u| (u.table.as_str(), u.id.as_str())).collect::<Vec<_>>(),
+        [("ACT_RU_DEADLETTER_JOB", id.as_str())]
+    );
+}
+
+/// SQLite keeps a BLOB in any column (`UPDATE ACT_RU_JOB SET RETRIES_ = X'01'`): such a row is
+/// an unreadable row like any other, its stored value shown as the SQL literal (`x'01'`):
+/// acquisition sets it aside and takes the rest, listings and gets name it. (PostgreSQL's
+/// column types refuse a bytea, so there is nothing to check there.)
+pub async fn a_blob_in_a_job_column_is_an_unreadable_row(store: &dyn Store) {
+    if store.backend() != Backend::Sqlite {
+        return;
+    }
+    let t0 = ms(now(store).await);
+    let healthy = insert(store, due_at("work", t0 - secs(1))).await.id;
+    let retries = corrupt(store, t0, ("UPDATE ACT_RU_JOB SET RETRIES_ = X'01' WHERE ID_ = ?", "RETRIES_")).await;
+    let lock = corrupt(store, t0, ("UPDATE ACT_RU_JOB SET LOCK_TIME_ = X'00ff' WHERE ID_ = ?", "LOCK_TIME_")).await;
+    let idle = corrupt(store, t0, ("UPDATE ACT_RU_JOB SET DUEDATE_ = X'00ff' WHERE ID_ = ?", "DUEDATE_")).await;
+
+    let page = store.job_list(&JobFilter::default()).await.expect("a list with a BLOB in a row still answers");
+    assert_eq!(page.data.iter().map(|j| j.id.clone()).collect::<Vec<_>>(), vec![healthy.clone()]);
+    let mut named: Vec<(String, String, Option<String>)> =
+        page.unreadable.iter().map(|u| (u.id.clone(), u.column.clone(), u.raw.clone())).collect();
+    named.sort();
+    let mut want = vec![
+        (retries.clone(), "RETRIES_".to_string(), Some("x'01'".to_string())),
+        (lock.clone(), "LOCK_TIME_".to_string(), Some("x'00ff'".to_string())),
+        (idle.clone(), "DUEDATE_".to_string(), Some("x'00ff'".to_string())),
+    ];
+    want.sort();
+    assert_eq!(named, want, "each named with its column and the stored bytes");
+    let u = unreadable_of(store.job_get(JobTable::Runtime, &idle).await.unwrap_err());
+    assert_eq!((u.column.as_str(), u.raw.as_deref()), ("DUEDATE_", Some("x'00ff'")));
+    assert_eq!(store.job_unreadable(10).await.unwrap().len(), 3, "the scan finds all three");
+    store.job_counts().await.expect("counts with a BLOB in a row");
+    store.job_next_due().await.expect("the next due date with a BLOB in a row");
+    store.job_diagnostics(10).await.expect("diagnostics with a BLOB in a row");
+
+    let a = acquire(store, "n1", Some(t0), 10, LOCK).await;
+    assert_eq!(ids(&a), vec![healthy], "the healthy job is taken");
+    let mut aside: Vec<String> = a.set_aside.iter().map(|u| u.id.clone()).collect();
+    aside.sort();
+    let mut due = vec![retries.clone(), lock.clone()];
+    due.sort();
+    assert_eq!(aside, due, "the due ones are set aside: {:?}", a.set_aside);
+    let page = store.job_list(&JobFilter { table: JobTable::DeadLetter, ..JobFilter::default() }).await.unwrap();
+    // As stored, but unlocked: the bad LOCK_TIME_ is cleared with the lock, so that one reads.
+    assert_eq!(page.unreadable.iter().map(|u| u.id.clone()).collect::<Vec<_>>(), vec![retries.clone()]);
+    assert_eq!(page.data.iter().map(|j| j.id.clone()).collect::<Vec<_>>(), vec![lock.clone()]);
+    for id in [&retries, &lock] {
+        store.job_delete(JobTable::DeadLetter, id, false).await.expect("a BLOB row can be deleted");
+    }
+    store.job_delete(JobTable::Runtime, &idle, true).await.expect("a forced delete of a BLOB row");
+    assert!(store.job_unreadable(10).await.unwrap().is_empty());
+}
