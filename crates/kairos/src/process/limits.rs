@@ -8,8 +8,7 @@
 
 use crate::Error;
 use kairos_process::{ErrorKind, Instance, ProcessError};
-use std::collections::{HashMap, HashSet};
-use std::sync::{LazyLock, Mutex};
+use std::collections::HashSet;
 
 /// Largest value of one variable, as JSON: 1 MiB (a job payload's limit too).
 pub const MAX_VARIABLE_BYTES: usize = 1024 * 1024;
@@ -18,32 +17,21 @@ pub const MAX_VARIABLE_BYTES: usize = 1024 * 1024;
 pub const MAX_INSTANCE_VARIABLE_BYTES: usize = 10 * 1024 * 1024;
 
 /// Refuses an instance whose variables are over either limit, naming the variable (for the
-/// total: the largest).
-///
-/// Only the values this command set ([`Instance::variable_log`]) are measured: every other
-/// variable is as loaded, and was checked when it was written. The total stays exact: an
-/// unchanged variable's size is the one measured when its row (id, REV_: a write bumps it) was
-/// first seen ([`SIZES`]), so a command on an instance with megabytes of variables measures
-/// what it changed, not the whole instance again.
+/// total: the largest). Every value is measured as JSON is written out, without building it:
+/// the total must be exact, and a cache of sizes shared by every command would put a lock on
+/// the hot path. (Storing each row's size beside it would make this O(change).)
 pub(crate) fn check_variables(inst: &Instance) -> Result<(), Error> {
-    let set: HashSet<&str> = inst.variable_log.iter().map(|c| c.variable_id.as_str()).collect();
     let mut total = 0usize;
     let mut largest: Option<(&str, usize)> = None;
-    let mut sizes = SIZES.lock().unwrap_or_else(|e| e.into_inner());
     for v in &inst.variables {
-        let bytes = if set.contains(v.id.as_str()) {
-            let bytes = json_len(&v.value);
-            if bytes > MAX_VARIABLE_BYTES {
-                return Err(refused(format!(
-                    "variable '{}' is {bytes} bytes as JSON; the limit is {MAX_VARIABLE_BYTES} bytes (1 MiB) per value: \
-                     keep large data in your own tables and store its id",
-                    v.name
-                )));
-            }
-            bytes
-        } else {
-            sizes.of(&v.id, v.rev, &v.value)
-        };
+        let bytes = json_len(&v.value);
+        if bytes > MAX_VARIABLE_BYTES {
+            return Err(refused(format!(
+                "variable '{}' is {bytes} bytes as JSON; the limit is {MAX_VARIABLE_BYTES} bytes (1 MiB) per value: \
+                 keep large data in your own tables and store its id",
+                v.name
+            )));
+        }
         total += bytes;
         if largest.is_none_or(|(_, b)| bytes > b) {
             largest = Some((&v.name, bytes));
@@ -56,37 +44,6 @@ pub(crate) fn check_variables(inst: &Instance) -> Result<(), Error> {
             inst.id
         ))),
         _ => Ok(()),
-    }
-}
-
-/// Sizes as JSON of stored variable values, by (ID_, REV_): a row's value never changes without
-/// its REV_ (every write of a variable bumps it), so one measured once stays right. Only values
-/// of at least [`MEASURED_ONCE_BYTES`] are kept (smaller ones cost less to measure again than to
-/// keep), at most [`SIZES_KEPT`] of them (then it starts over); kairos's ids are unique across
-/// databases, so one map serves every engine of the process.
-static SIZES: LazyLock<Mutex<Sizes>> = LazyLock::new(|| Mutex::new(Sizes(HashMap::new())));
-
-const MEASURED_ONCE_BYTES: usize = 1024;
-const SIZES_KEPT: usize = 100_000;
-
-/// A variable's ID_ → (REV_, size as JSON).
-struct Sizes(HashMap<String, (i32, usize)>);
-
-impl Sizes {
-    fn of(&mut self, id: &str, rev: i32, value: &serde_json::Value) -> usize {
-        if let Some((r, bytes)) = self.0.get(id)
-            && *r == rev
-        {
-            return *bytes;
-        }
-        let bytes = json_len(value);
-        if bytes >= MEASURED_ONCE_BYTES {
-            if self.0.len() >= SIZES_KEPT {
-                self.0.clear();
-            }
-            self.0.insert(id.to_string(), (rev, bytes));
-        }
-        bytes
     }
 }
 
