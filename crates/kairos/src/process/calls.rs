@@ -31,9 +31,11 @@ impl Processes {
         inst.super_exec = Some(call.execution_id.clone());
         inst.super_instance = Some(caller.to_string());
         let mut rt = Runtime::new(env, inst);
-        let step = rt.apply(Command::Start { variables: call.variables.clone(), start_user: None, start_event: None });
+        let command = Command::Start { variables: call.variables.clone(), start_user: None, start_event: None };
+        let step = super::heavy::run(super::heavy::command(rt.instance(), &command), || rt.apply(command));
         let (after, mut staged) = self.drive(&mut rt, step).await?;
-        let mut writes = tables::instance_writes(None, &after, self.history);
+        let heavy = super::heavy::instance(&after);
+        let mut writes = super::heavy::run(heavy, || tables::instance_writes(None, &after, self.history));
         writes.append(&mut staged);
         Ok((after, writes))
     }

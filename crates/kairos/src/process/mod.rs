@@ -17,6 +17,7 @@ mod cleanup;
 mod deploy;
 mod events;
 mod external;
+mod heavy;
 mod history;
 pub mod limits;
 mod migrate;
@@ -207,13 +208,15 @@ impl Processes {
             let mut env = Env { definitions: &defs, process, now, ids: &mut ids };
             let inst = Runtime::new_instance(&mut env, &def.id, req.business_key.clone());
             let mut rt = Runtime::new(env, inst);
-            let step = rt.apply(Command::Start {
+            let command = Command::Start {
                 variables: req.variables.clone(),
                 start_user: req.start_user.clone(),
                 start_event: req.start_event.clone(),
-            });
+            };
+            let heavy = heavy::command(rt.instance(), &command);
+            let step = heavy::run(heavy, || rt.apply(command));
             let (after, staged) = self.drive(&mut rt, step).await?;
-            let mut w = tables::instance_writes(None, &after, self.history);
+            let mut w = heavy::run(heavy::instance(&after), || tables::instance_writes(None, &after, self.history));
             w.extend(staged);
             (after, w)
         };
@@ -249,7 +252,7 @@ impl Processes {
             let mut ids = kairos_core::new_id;
             let env = Env { definitions: &defs, process, now, ids: &mut ids };
             let mut rt = Runtime::new(env, before.clone());
-            let step = rt.apply(command.clone());
+            let step = heavy::run(heavy::command(&before, &command), || rt.apply(command.clone()));
             let result = match self.drive(&mut rt, step).await {
                 Ok(r) => r,
                 // A task or subscription that a concurrent command took first: a conflict.
@@ -260,7 +263,8 @@ impl Processes {
             };
             let (after, staged) = result;
             let mut writes = first.to_vec();
-            writes.extend(tables::instance_writes(Some(&before), &after, self.history));
+            let heavy = heavy::instance(&before) || heavy::instance(&after);
+            writes.extend(heavy::run(heavy, || tables::instance_writes(Some(&before), &after, self.history)));
             writes.extend(staged);
             writes.extend(extra.iter().cloned());
             self.cancel_called(&after.interrupted_calls, None, &mut writes).await?;
@@ -298,9 +302,10 @@ impl Processes {
         let mut ids = kairos_core::new_id;
         let env = Env { definitions: &defs, process, now, ids: &mut ids };
         let mut rt = Runtime::new(env, before.clone());
-        let step = rt.apply(command);
+        let step = heavy::run(heavy::command(before, &command), || rt.apply(command));
         let (after, staged) = self.drive(&mut rt, step).await?;
-        let mut writes = tables::instance_writes(Some(before), &after, self.history);
+        let heavy = heavy::instance(before) || heavy::instance(&after);
+        let mut writes = heavy::run(heavy, || tables::instance_writes(Some(before), &after, self.history));
         writes.extend(staged);
         Ok((after, writes))
     }
@@ -347,7 +352,7 @@ impl Processes {
                             }
                         }
                     };
-                    step = rt.resume(answer);
+                    step = heavy::run(heavy::instance(rt.instance()), || rt.resume(answer));
                 }
                 Step::StartCalled(call) => {
                     let caller = rt.instance();
