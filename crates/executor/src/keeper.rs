@@ -166,6 +166,7 @@ async fn extend_leases(shared: &Shared, limit: Duration) -> bool {
         node: shared.config.node_id.clone(),
         jobs: leases.clone(),
         lock_time: shared.config.lock_time,
+        start: false,
     };
     let sent = Instant::now();
     match tokio::time::timeout(limit, shared.store.job_lease_extend(&params)).await {

@@ -177,6 +177,7 @@ async fn mark_started(shared: &Shared, job: &Job) -> bool {
         node: shared.config.node_id.clone(),
         jobs: vec![(job.id.clone(), job.attempts)],
         lock_time: shared.config.lock_time,
+        start: true,
     };
     match shared.store.job_lease_extend(&params).await {
         Ok(kept) if kept.contains(&job.id) => true,

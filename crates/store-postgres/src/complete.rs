@@ -240,6 +240,7 @@ pub(crate) async fn lease_extend(pool: &PgPool, params: &LeaseExtendParams) -> R
         .bind(&ids)
         .bind(&attempts)
         .bind(lock_time)
+        .bind(params.start)
         .fetch_all(pool)
         .await
         .db()?;
@@ -267,6 +268,7 @@ pub(crate) async fn lease_extend(pool: &PgPool, params: &LeaseExtendParams) -> R
             .bind(&id)
             .bind(attempt)
             .bind(lock_time)
+            .bind(params.start)
             .fetch_optional(pool)
             .await
             .db()?;

@@ -182,6 +182,7 @@ async fn leases_are_extended_only_for_their_owner_and_attempt_and_released_on_sh
             node: "n1".into(),
             jobs: vec![(a.id.clone(), 1), (b.id.clone(), 7)],
             lock_time: SignedDuration::from_mins(30),
+            start: false,
         })
         .await
         .unwrap();
@@ -420,6 +421,7 @@ async fn a_lease_extension_waits_for_a_row_another_transaction_holds() {
             node: "n1".into(),
             jobs: vec![(taken.id.clone(), taken.attempts)],
             lock_time: SignedDuration::from_mins(10),
+            start: false,
         };
         tokio::spawn(async move { store.job_lease_extend(&params).await })
     };

@@ -26,6 +26,7 @@ impl SqliteStore {
             .bind(&p.node)
             .bind(to_text(add(now, p.lock_time, "lock time")?)?)
             .bind(to_text(now)?)
+            .bind(p.start)
             .fetch_all(&mut *w.tx)
             .await
             .map_err(db_err(OP))?;

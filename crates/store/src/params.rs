@@ -103,6 +103,12 @@ pub struct LeaseExtendParams {
     /// (job id, attempt) pairs: the lease is the pair plus the owner.
     pub jobs: Vec<(String, i32)>,
     pub lock_time: SignedDuration,
+    /// This extension marks the start of the handler of a job taken ahead of its due date
+    /// (the runner, just before it starts): LOCK_TIME_ moves from the acquisition to the due
+    /// date, and a take-over from then on counts the attempt. The keeper's periodic renewals
+    /// leave it alone: a job still waiting for its due date has not started, however often its
+    /// lease is renewed.
+    pub start: bool,
 }
 
 /// The end of one attempt, fenced by its lease.

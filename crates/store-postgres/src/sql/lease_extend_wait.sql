@@ -5,7 +5,7 @@
 -- extended. One row per statement, so the wait holds no other lock (no deadlock).
 UPDATE ACT_RU_JOB j
 SET LOCK_EXP_TIME_ = date_trunc('milliseconds', now()) + $4,
-    LOCK_TIME_ = CASE WHEN j.DUEDATE_ > j.LOCK_TIME_ THEN j.DUEDATE_ ELSE j.LOCK_TIME_ END
+    LOCK_TIME_ = CASE WHEN $5 AND j.DUEDATE_ > j.LOCK_TIME_ THEN j.DUEDATE_ ELSE j.LOCK_TIME_ END
 WHERE j.ID_ = $2 AND j.ATTEMPTS_ IS NOT DISTINCT FROM $3
   AND j.LOCK_OWNER_ = $1
   AND j.LOCK_EXP_TIME_ > now()

@@ -265,6 +265,7 @@ pub async fn lease_extension_is_fenced_by_owner_and_attempt(store: &dyn Store) {
         node: node.into(),
         jobs,
         lock_time: SignedDuration::from_mins(10),
+        start: false,
     };
 
     let before = now(store).await;
@@ -306,6 +307,7 @@ pub async fn lease_extension_does_not_revive_an_expired_lease(store: &dyn Store)
             node: "n1".into(),
             jobs: vec![(j.id.clone(), 1)],
             lock_time: SignedDuration::from_mins(10),
+            start: false,
         })
         .await
         .expect("job_lease_extend");
@@ -327,7 +329,21 @@ pub async fn acquire_takes_over_an_unstarted_lookahead_lease_without_spending_a_
     assert_eq!(store.job_acquire(&ahead).await.expect("job_acquire").jobs.len(), 2);
 
     // n1 reaches the due date of one job and marks its start before running the handler.
-    let mark = crate::LeaseExtendParams { node: "n1".into(), jobs: vec![(started.id.clone(), 1)], lock_time: LOCK };
+    // The keeper renews both leases first: a renewal is no start.
+    let renew = crate::LeaseExtendParams {
+        node: "n1".into(),
+        jobs: vec![(started.id.clone(), 1), (unstarted.id.clone(), 1)],
+        lock_time: LOCK,
+        start: false,
+    };
+    assert_eq!(store.job_lease_extend(&renew).await.expect("job_lease_extend").len(), 2);
+    assert_eq!(must_get(store, &started.id).await.lock_time, Some(t0), "a renewal does not start the attempt");
+    let mark = crate::LeaseExtendParams {
+        node: "n1".into(),
+        jobs: vec![(started.id.clone(), 1)],
+        lock_time: LOCK,
+        start: true,
+    };
     assert_eq!(store.job_lease_extend(&mark).await.expect("job_lease_extend"), vec![started.id.clone()]);
     assert_eq!(
         must_get(store, &started.id).await.lock_time,
