@@ -83,13 +83,6 @@ impl std::fmt::Display for EventType {
     }
 }
 
-/// Compares with the stored text, as code reading the rows does.
-impl PartialEq<&str> for EventType {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
 /// A row of ACT_RU_EXECUTION.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Execution {

@@ -91,13 +91,13 @@ pub fn run(xml: &str) -> Result<Vec<String>, String> {
         command = if let Some(s) = inst
             .subscriptions
             .iter()
-            .find(|s| s.event_type == "message" && (drive.is_empty() || drive.contains(&s.event_name)))
+            .find(|s| s.event_type == EventType::Message && (drive.is_empty() || drive.contains(&s.event_name)))
         {
             Command::Message { name: s.event_name.clone(), variables: Map::new() }
         } else if let Some(s) = inst
             .subscriptions
             .iter()
-            .find(|s| s.event_type == "signal" && (drive.is_empty() || drive.contains(&s.event_name)))
+            .find(|s| s.event_type == EventType::Signal && (drive.is_empty() || drive.contains(&s.event_name)))
         {
             Command::Signal { name: s.event_name.clone(), variables: Map::new() }
         } else if let Some(j) = boundary_timer.filter(|_| timers_first) {
