@@ -17,6 +17,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod business;
 pub mod doctor;
 mod engine;
 mod error;
@@ -37,4 +38,4 @@ pub use kairos_core::{
 pub use kairos_executor::{
     ExecutorConfig, Handler, HandlerError, Handlers, JobContext, Metrics, SystemClock, handler_fn,
 };
-pub use kairos_store::{self as store, Backend, Store};
+pub use kairos_store::{self as store, Backend, Sql, Store};

@@ -2,7 +2,7 @@
 //!
 //! The job tables have a method each on [`kairos_store::Store`], implemented per backend. The
 //! process runtime's, the history's, the scheduler's and the doctor's tables are read and written
-//! with one statement text for both backends, through [`Store::read`] and [`Store::write_all`]
+//! with one statement text for both backends, through [`Sql::read`] and [`Sql::write_all`]
 //! (the [`kairos_store::Dialect`] covers the few spellings that differ). Those texts live here,
 //! behind typed functions, so that nothing in `kairos` or `kairos-server` writes SQL and every
 //! statement is pinned by this crate's tests on both backends (`tests/`).
@@ -10,8 +10,8 @@
 //! Rows are decoded by column name ([`Row`]): a value that cannot be read is an error naming the
 //! table, the column and the row ([`kairos_store::ErrorKind::Unreadable`]), never a default.
 //!
-//! [`Store::read`]: kairos_store::Store::read
-//! [`Store::write_all`]: kairos_store::Store::write_all
+//! [`Sql::read`]: kairos_store::Sql::read
+//! [`Sql::write_all`]: kairos_store::Sql::write_all
 
 mod row;
 

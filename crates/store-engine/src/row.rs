@@ -1,16 +1,16 @@
 //! Reading rows by column name.
 //!
-//! [`Store::read`] answers rows as positional values. A statement of this crate reads through
+//! [`Sql::read`] answers rows as positional values. A statement of this crate reads through
 //! [`Rows::read`] instead, with the names of the columns it selects (in its select order), and
 //! its callers ask each [`Row`] for a column by name and type. A value of the wrong type — text
 //! in REV_, garbage in DUEDATE_, a NULL where a value is required — is an error of kind
 //! [`ErrorKind::Unreadable`] naming the table, the row (its first column) and the column: never
 //! `""`, `0` or 1970, which a later write would store over the operator's evidence.
 //!
-//! [`Store::read`]: kairos_store::Store::read
+//! [`Sql::read`]: kairos_store::Sql::read
 
 use jiff::Timestamp;
-use kairos_store::{Error, ErrorKind, Result, SqlValue, Store, Unreadable};
+use kairos_store::{Error, ErrorKind, Result, Sql, SqlValue, Unreadable};
 
 /// The rows of one read, with the names of their columns.
 #[derive(Debug)]
@@ -24,7 +24,7 @@ impl Rows {
     /// Runs `sql` (which must select exactly `columns`, in that order) and keeps the names with
     /// the rows. `table` names the rows in errors: the table the first column's id belongs to.
     pub async fn read(
-        store: &dyn Store,
+        store: &dyn Sql,
         table: &'static str,
         columns: &'static [&'static str],
         sql: &str,

@@ -1,5 +1,5 @@
 //! One round trip for a run of inserts: consecutive `INSERT … VALUES` writes of a
-//! [`Store::write_all`](kairos_store::Store::write_all) become one statement, each insert a
+//! [`Sql::write_all`](kairos_store::Sql::write_all) become one statement, each insert a
 //! data-modifying `WITH` part.
 //!
 //! Why: every statement is a round trip, and starting a process instance is five inserts

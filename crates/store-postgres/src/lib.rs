@@ -33,6 +33,7 @@ mod jobs;
 mod nodes;
 mod operator_sql;
 mod rows;
+mod session;
 mod tables;
 
 #[cfg(feature = "test-support")]
@@ -40,6 +41,11 @@ pub mod test_support;
 
 pub use connect::SessionTimeouts;
 pub use jobs::job_insert_in;
+pub use session::InTransaction;
+
+/// PostgreSQL's spellings of what SQL does not agree on.
+pub(crate) const DIALECT: Dialect =
+    Dialect { json_array: "json_build_array", now: "date_trunc('milliseconds', now())", empty_table: "TRUNCATE" };
 
 use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
@@ -82,16 +88,8 @@ impl Store for PgStore {
         WriteConcurrency::Many
     }
 
-    fn dialect(&self) -> &'static Dialect {
-        &Dialect { json_array: "json_build_array", now: "date_trunc('milliseconds', now())", empty_table: "TRUNCATE" }
-    }
-
     async fn migrate(&self) -> Result<()> {
         connect::migrate(&self.pool).await
-    }
-
-    async fn db_now(&self) -> Result<Timestamp> {
-        jobs::db_now(&self.pool).await
     }
 
     async fn job_insert(&self, job: &NewJob) -> Result<Job> {
@@ -182,6 +180,25 @@ impl Store for PgStore {
         nodes::reap_dead(&self.pool, stale_after).await
     }
 
+    async fn sql_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
+        operator_sql::query(&self.pool, sql, binds).await
+    }
+
+    async fn sql_execute(&self, sql: &str, binds: &[SqlValue]) -> Result<u64> {
+        operator_sql::execute(&self.pool, sql, binds).await
+    }
+}
+
+#[async_trait]
+impl kairos_store::Sql for PgStore {
+    fn dialect(&self) -> &'static Dialect {
+        &DIALECT
+    }
+
+    async fn db_now(&self) -> Result<Timestamp> {
+        jobs::db_now(&self.pool).await
+    }
+
     async fn read(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
         operator_sql::engine_read(&self.pool, sql, binds).await
     }
@@ -191,13 +208,5 @@ impl Store for PgStore {
             return self.group.write(&self.pool, writes).await;
         }
         operator_sql::engine_write_all(&self.pool, writes, true).await
-    }
-
-    async fn sql_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
-        operator_sql::query(&self.pool, sql, binds).await
-    }
-
-    async fn sql_execute(&self, sql: &str, binds: &[SqlValue]) -> Result<u64> {
-        operator_sql::execute(&self.pool, sql, binds).await
     }
 }

@@ -275,6 +275,39 @@ pub(crate) async fn engine_read(pool: &PgPool, sql: &str, binds: &[SqlValue]) ->
     rows.iter().map(|row| decode_row(row, &[])).collect()
 }
 
+/// [`engine_read`] on a connection the caller holds (inside its transaction).
+pub(crate) async fn engine_read_on(
+    conn: &mut sqlx::PgConnection,
+    sql: &str,
+    binds: &[SqlValue],
+) -> Result<Vec<Vec<SqlValue>>> {
+    let sql = engine_sql(sql, binds)?;
+    let rows = bind_all(sqlx::query(AssertSqlSafe(sql)), binds).fetch_all(&mut *conn).await.db()?;
+    rows.iter().map(|row| decode_row(row, &[])).collect()
+}
+
+/// [`engine_write_all`] inside a transaction the caller holds: in a savepoint, so a list that
+/// fails (a conflict, a refused value: PostgreSQL would abort the whole transaction) is rolled
+/// back alone and the caller's transaction goes on.
+pub(crate) async fn engine_write_all_on(
+    conn: &mut sqlx::PgConnection,
+    writes: &[kairos_store::Write],
+) -> Result<Vec<u64>> {
+    let steps = crate::fuse::plan(writes);
+    sqlx::raw_sql("SAVEPOINT kairos_write").execute(&mut *conn).await.db()?;
+    match run_steps(conn, writes, steps, true).await {
+        Ok(affected) => {
+            sqlx::raw_sql("RELEASE SAVEPOINT kairos_write").execute(&mut *conn).await.db()?;
+            Ok(affected)
+        }
+        Err(e) => {
+            sqlx::raw_sql("ROLLBACK TO SAVEPOINT kairos_write").execute(&mut *conn).await.db()?;
+            sqlx::raw_sql("RELEASE SAVEPOINT kairos_write").execute(&mut *conn).await.db()?;
+            Err(e)
+        }
+    }
+}
+
 /// The engine's own writes in one transaction, each checked against the rows it must affect.
 /// Runs of inserts are fused into one statement each ([`crate::fuse`]); a list that is one
 /// statement without a check needs no transaction of its own (the statement is atomic).

@@ -5,6 +5,7 @@
 use jiff::{SignedDuration, Timestamp};
 use kairos_core::enqueue::Due;
 use kairos_core::{Completion, EnqueueRequest, JobLogOutcome, JobTable, NewJob};
+use kairos_store::Sql;
 use kairos_store::{
     ErrorKind, JobAcquireParams, JobCompletion, JobFilter, JobLogFilter, JobReleaseParams, LeaseExtendParams,
     NodeRegistration, SqlValue, Store,

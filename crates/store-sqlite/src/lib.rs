@@ -26,10 +26,16 @@ mod nodes;
 mod now;
 mod operator;
 mod rows;
+mod session;
 mod time;
 
 pub use connect::BUSY_TIMEOUT;
 pub use jobs::job_insert_in;
+pub use session::InTransaction;
+
+/// SQLite's spellings of what SQL does not agree on.
+pub(crate) const DIALECT: Dialect =
+    Dialect { json_array: "json_array", now: "strftime('%Y-%m-%d %H:%M:%f', 'now')", empty_table: "DELETE FROM" };
 
 use async_trait::async_trait;
 use errors::db_err;
@@ -46,7 +52,7 @@ pub struct SqliteStore {
     pool: SqlitePool,
     /// Queues this process's write transactions (see the crate docs).
     writer: Arc<Mutex<()>>,
-    /// The engine's write lists waiting for the next group commit (see `Store::write_all`).
+    /// The engine's write lists waiting for the next group commit (see `Sql::write_all`).
     group: Arc<std::sync::Mutex<Vec<operator::Pending>>>,
     /// Why the last write failed, while no write has committed since (`Store::write_failure`).
     write_failure: Arc<std::sync::Mutex<Option<String>>>,
@@ -129,21 +135,12 @@ impl Store for SqliteStore {
         WriteConcurrency::One
     }
 
-    fn dialect(&self) -> &'static Dialect {
-        &Dialect { json_array: "json_array", now: "strftime('%Y-%m-%d %H:%M:%f', 'now')", empty_table: "DELETE FROM" }
-    }
-
     async fn migrate(&self) -> Result<()> {
         self.run_migrations().await
     }
 
     fn write_failure(&self) -> Option<String> {
         self.write_failure.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    async fn db_now(&self) -> Result<Timestamp> {
-        let mut conn = self.pool.acquire().await.map_err(db_err("db_now"))?;
-        now_on(&mut conn, None, "db_now").await
     }
 
     async fn job_insert(&self, job: &NewJob) -> Result<Job> {
@@ -234,19 +231,31 @@ impl Store for SqliteStore {
         self.reap_dead(stale_after).await
     }
 
-    async fn read(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
-        self.engine_read(sql, binds).await
-    }
-
-    async fn write_all(&self, writes: &[kairos_store::Write]) -> Result<Vec<u64>> {
-        self.noted(self.engine_write_all(writes).await, always)
-    }
-
     async fn sql_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
         self.operator_query(sql, binds).await
     }
 
     async fn sql_execute(&self, sql: &str, binds: &[SqlValue]) -> Result<u64> {
         self.noted(self.operator_execute(sql, binds).await, |n| *n > 0)
+    }
+}
+
+#[async_trait]
+impl kairos_store::Sql for SqliteStore {
+    fn dialect(&self) -> &'static Dialect {
+        &DIALECT
+    }
+
+    async fn db_now(&self) -> Result<Timestamp> {
+        let mut conn = self.pool.acquire().await.map_err(db_err("db_now"))?;
+        now_on(&mut conn, None, "db_now").await
+    }
+
+    async fn read(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
+        self.engine_read(sql, binds).await
+    }
+
+    async fn write_all(&self, writes: &[kairos_store::Write]) -> Result<Vec<u64>> {
+        self.noted(self.engine_write_all(writes).await, always)
     }
 }

@@ -57,7 +57,7 @@ pub(crate) struct Pending {
 }
 
 /// What became of one caller's writes inside the group's transaction.
-enum Savepoint {
+pub(crate) enum Savepoint {
     /// Applied (`Ok`) or rolled back alone (`Err`, the caller's error); the transaction goes on.
     Done(Result<Vec<u64>>),
     /// A statement failed and SQLite rolled the whole transaction back with it (SQLITE_FULL,
@@ -67,12 +67,9 @@ enum Savepoint {
 
 /// Runs one caller's writes inside a savepoint of the group's transaction: on any failure they
 /// are rolled back alone and the error is that caller's.
-async fn run_in_savepoint(
-    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
-    writes: &[kairos_store::Write],
-) -> Savepoint {
+pub(crate) async fn run_in_savepoint(tx: &mut sqlx::SqliteConnection, writes: &[kairos_store::Write]) -> Savepoint {
     const OP: &str = "write_all";
-    if let Err(e) = sqlx::query("SAVEPOINT kairos_write").execute(&mut **tx).await {
+    if let Err(e) = sqlx::query("SAVEPOINT kairos_write").execute(&mut *tx).await {
         return Savepoint::Aborted(db_err(OP)(e));
     }
     let mut affected = Vec::with_capacity(writes.len());
@@ -83,7 +80,7 @@ async fn run_in_savepoint(
                 failure = Some(e);
                 break;
             }
-            Ok(q) => match q.execute(&mut **tx).await {
+            Ok(q) => match q.execute(&mut *tx).await {
                 Err(e) => {
                     failure = Some(operator_err(OP)(e));
                     break;
@@ -100,15 +97,15 @@ async fn run_in_savepoint(
         }
     }
     if let Some(e) = failure {
-        if sqlx::query("ROLLBACK TO kairos_write").execute(&mut **tx).await.is_err() {
+        if sqlx::query("ROLLBACK TO kairos_write").execute(&mut *tx).await.is_err() {
             return Savepoint::Aborted(e);
         }
-        if let Err(e) = sqlx::query("RELEASE kairos_write").execute(&mut **tx).await {
+        if let Err(e) = sqlx::query("RELEASE kairos_write").execute(&mut *tx).await {
             return Savepoint::Aborted(db_err(OP)(e));
         }
         return Savepoint::Done(Err(e));
     }
-    match sqlx::query("RELEASE kairos_write").execute(&mut **tx).await {
+    match sqlx::query("RELEASE kairos_write").execute(&mut *tx).await {
         Ok(_) => Savepoint::Done(Ok(affected)),
         Err(e) => Savepoint::Aborted(db_err(OP)(e)),
     }
@@ -126,6 +123,16 @@ fn fail_all(batch: Vec<Pending>, cause: &kairos_store::Error) {
 pub(crate) async fn execute_effect(conn: &mut sqlx::SqliteConnection, sql: &str, binds: &[SqlValue]) -> Result<u64> {
     let done = bind_all(sql, binds)?.execute(&mut *conn).await.map_err(operator_err("job effect"))?;
     Ok(done.rows_affected())
+}
+
+/// The engine's own reads on a connection the caller holds (inside its transaction).
+pub(crate) async fn engine_read_on(
+    conn: &mut sqlx::SqliteConnection,
+    sql: &str,
+    binds: &[SqlValue],
+) -> Result<Vec<Vec<SqlValue>>> {
+    let rows = bind_all(sql, binds)?.fetch_all(&mut *conn).await.map_err(operator_err("read"))?;
+    rows.iter().map(decode_row).collect()
 }
 
 impl SqliteStore {
@@ -171,7 +178,7 @@ impl SqliteStore {
         };
         let mut results = Vec::with_capacity(batch.len());
         for p in &batch {
-            match run_in_savepoint(&mut tx, &p.writes).await {
+            match run_in_savepoint(&mut *tx, &p.writes).await {
                 Savepoint::Done(r) => results.push(r),
                 Savepoint::Aborted(cause) => return fail_all(batch, &cause),
             }

@@ -8,6 +8,7 @@
 
 use kairos_core::enqueue::Due;
 use kairos_core::{JobType, NewJob, new_id};
+use kairos_store::Sql;
 use kairos_store::{ErrorKind, SqlValue, Store, Write};
 use kairos_store_sqlite::SqliteStore;
 use sqlx::AssertSqlSafe;

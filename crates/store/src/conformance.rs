@@ -15,7 +15,7 @@
 //! the store did wrong. Cases use only the [`Store`] trait; fixtures go through
 //! [`Store::sql_execute`] with `?` placeholders and SQL that SQLite and PostgreSQL both accept
 //! (TRUE/FALSE literals, instants bound as [`SqlValue::Timestamp`]). Nothing sleeps: time is
-//! pinned through the params' `now`, or fixtures are placed relative to [`Store::db_now`].
+//! pinned through the params' `now`, or fixtures are placed relative to [`Sql::db_now`].
 
 mod acquire;
 mod admin;

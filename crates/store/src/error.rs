@@ -59,7 +59,7 @@ impl From<kairos_core::Error> for Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The conflict [`crate::Store::write_all`] reports when statement `i` affected `got` rows instead
+/// The conflict [`crate::Sql::write_all`] reports when statement `i` affected `got` rows instead
 /// of `want` (a REV_ that moved on: another command changed the row first).
 pub fn write_conflict(i: usize, write: &crate::Write, want: u64, got: u64) -> Error {
     let head: String = write.sql.split_whitespace().take(6).collect::<Vec<_>>().join(" ");

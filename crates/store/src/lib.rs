@@ -13,6 +13,7 @@
 mod coalesce;
 mod error;
 mod params;
+mod sql;
 mod unreadable;
 
 #[cfg(feature = "conformance")]
@@ -21,6 +22,7 @@ pub mod conformance;
 pub use coalesce::{coalesce, varies_with_rows};
 pub use error::{Error, ErrorKind, Result, write_conflict};
 pub use params::*;
+pub use sql::Sql;
 pub use unreadable::Unreadable;
 
 use async_trait::async_trait;
@@ -58,14 +60,14 @@ pub enum WriteConcurrency {
 }
 
 /// The few spellings in which the two backends' SQL differs, for the statements the engine
-/// writes once for both ([`Store::read`], [`Store::write_all`]): callers put these into their
+/// writes once for both ([`Sql::read`], [`Sql::write_all`]): callers put these into their
 /// text instead of asking which backend they are on.
 #[derive(Debug)]
 pub struct Dialect {
     /// The function that makes a JSON array of its arguments.
     pub json_array: &'static str,
     /// The database's now, cut to the milliseconds the columns keep, in the form
-    /// [`Store::read`] returns instants: the value [`Store::db_now`] gives, inside any statement.
+    /// [`Sql::read`] returns instants: the value [`Sql::db_now`] gives, inside any statement.
     pub now: &'static str,
     /// Empties a table, then names it: `TRUNCATE` on PostgreSQL (no dead rows left behind for
     /// vacuum), `DELETE FROM` on SQLite.
@@ -74,7 +76,7 @@ pub struct Dialect {
 
 /// Every operation kairos performs on its tables.
 #[async_trait]
-pub trait Store: Send + Sync + std::fmt::Debug + 'static {
+pub trait Store: Sql + Send + Sync + std::fmt::Debug + 'static {
     fn backend(&self) -> Backend;
 
     /// Whether this backend takes concurrent write transactions. The completer writes up to
@@ -84,15 +86,9 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// callers do overlap (the conformance suite writes batches side by side on both).
     fn write_concurrency(&self) -> WriteConcurrency;
 
-    /// How this backend spells what SQL does not agree on.
-    fn dialect(&self) -> &'static Dialect;
-
     /// Creates or upgrades the schema (embedded migrations). Idempotent; safe to run from several
     /// nodes at once.
     async fn migrate(&self) -> Result<()>;
-
-    /// The database's current instant: the one clock of the cluster (SPEC J9).
-    async fn db_now(&self) -> Result<Timestamp>;
 
     /// Why this node cannot write, if it cannot: the message of the last write that failed
     /// because the database could not take it ([`ErrorKind::Unavailable`]: a full disk, an I/O
@@ -210,17 +206,7 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
 
     // ----- the engine's own SQL (process engine) ------------------------------------------
 
-    /// The engine's own read query, `?` placeholders bound in order; prepared once per
-    /// connection (unlike [`Store::sql_query`], which describes the operator's statement first).
-    /// Booleans come back as `Bool` (PostgreSQL) or `Int` (SQLite), instants as `Timestamp`
-    /// (PostgreSQL) or stored text (SQLite): read them with [`SqlValue::as_bool`] and
-    /// [`SqlValue::as_timestamp`].
-    async fn read(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>>;
-
-    /// The engine's own writes, in order, in one transaction. A statement that affects other
-    /// than its [`Write::expect`]ed rows rolls everything back with an
-    /// [`ErrorKind::Conflict`] naming it. Returns the rows each statement affected.
-    async fn write_all(&self, writes: &[Write]) -> Result<Vec<u64>>;
+    // (read and write_all: the supertrait [`Sql`], which a caller's transaction has too.)
 
     // ----- operator SQL ------------------------------------------------------------------
 

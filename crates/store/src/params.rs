@@ -138,7 +138,7 @@ pub struct JobCompletion {
 /// executor then hands the job back (no retry spent) so that it runs again on fresh state.
 pub type JobEffect = Write;
 
-/// One statement of [`crate::Store::write_all`], with the number of rows it must affect.
+/// One statement of [`crate::Sql::write_all`], with the number of rows it must affect.
 ///
 /// The process engine writes a command's whole outcome (executions, tasks, variables, history,
 /// jobs) as one list of these: `expect` is how optimistic locking on REV_ is enforced (an

@@ -2,7 +2,7 @@
 //! run async continuations and timers through the job executor.
 //!
 //! Each command is load → [`kairos_process::Runtime`] (pure) → one REV_-checked
-//! [`Store::write_all`]; a conflict (another command on the same instance committed first)
+//! [`Sql::write_all`]; a conflict (another command on the same instance committed first)
 //! re-runs the command on fresh rows. Commands run by jobs stage their writes with the job's
 //! completion instead ([`JobContext::stage`]): they commit only under the job's lease, and a
 //! conflict hands the job back to run again.

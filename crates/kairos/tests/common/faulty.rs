@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use kairos::store::{
     Acquired, Backend, Dialect, Error, ErrorKind, JobAcquireParams, JobCompletion, JobCounts, JobDiagnostics,
     JobFilter, JobLogFilter, JobReleaseParams, LeaseExtendParams, NextDue, NodeRegistered, NodeRegistration, Page,
-    Result, SqlValue, Write, WriteConcurrency,
+    Result, Sql, SqlValue, Write, WriteConcurrency,
 };
 use kairos::{Completion, Job, JobLogEntry, JobTable, NewJob, NodeInfo, SignedDuration, Store, Timestamp};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -145,22 +145,6 @@ pass_through! {
             self.inner.write_concurrency()
         }
 
-        fn dialect(&self) -> &'static Dialect {
-            self.inner.dialect()
-        }
-
-        async fn write_all(&self, writes: &[Write]) -> Result<Vec<u64>> {
-            let binds = |v: &str| writes.iter().any(|w| w.binds.iter().any(|b| b.as_str() == Some(v)));
-            {
-                let mut failing = self.failing_write.lock().unwrap();
-                if failing.as_deref().is_some_and(binds) {
-                    *failing = None;
-                    return Err(Error::new(ErrorKind::Unavailable, "simulated outage: the database cannot be reached"));
-                }
-            }
-            self.inner.write_all(writes).await
-        }
-
         async fn job_acquire(&self, params: &JobAcquireParams) -> Result<Acquired> {
             self.acquisitions.fetch_add(1, Ordering::SeqCst);
             self.inner.job_acquire(params).await
@@ -209,7 +193,6 @@ pass_through! {
     }
 
     fn migrate(&self) -> Result<()>;
-    fn db_now(&self) -> Result<Timestamp>;
     fn job_insert(&self, job: &NewJob) -> Result<Job>;
     fn job_insert_many(&self, jobs: &[NewJob]) -> Result<u64>;
     fn job_get(&self, table: JobTable, id: &str) -> Result<Option<Job>>;
@@ -228,7 +211,33 @@ pass_through! {
     fn node_stop(&self, id: &str) -> Result<()>;
     fn node_list(&self) -> Result<Vec<NodeInfo>>;
     fn node_reap_dead(&self, stale_after: SignedDuration) -> Result<Vec<String>>;
-    fn read(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>>;
     fn sql_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>>;
     fn sql_execute(&self, sql: &str, binds: &[SqlValue]) -> Result<u64>;
+}
+
+#[async_trait]
+impl Sql for Faulty {
+    fn dialect(&self) -> &'static Dialect {
+        self.inner.dialect()
+    }
+
+    async fn write_all(&self, writes: &[Write]) -> Result<Vec<u64>> {
+        let binds = |v: &str| writes.iter().any(|w| w.binds.iter().any(|b| b.as_str() == Some(v)));
+        {
+            let mut failing = self.failing_write.lock().unwrap();
+            if failing.as_deref().is_some_and(binds) {
+                *failing = None;
+                return Err(Error::new(ErrorKind::Unavailable, "simulated outage: the database cannot be reached"));
+            }
+        }
+        self.inner.write_all(writes).await
+    }
+
+    async fn db_now(&self) -> Result<Timestamp> {
+        self.inner.db_now().await
+    }
+
+    async fn read(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
+        self.inner.read(sql, binds).await
+    }
 }

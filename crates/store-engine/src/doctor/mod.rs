@@ -4,7 +4,7 @@
 //!
 //! The queries on the job and process tables are the seeds' diagnostic SQL, run as an
 //! operator's ([`Store::sql_query`]); the scheduler's use the engine's read
-//! ([`Store::read`]). Rows are decoded by column name; an instant is a [`Shown`]: the doctor
+//! ([`Sql::read`]). Rows are decoded by column name; an instant is a [`Shown`]: the doctor
 //! reports on rows kairos cannot read too, so a stored instant that is not one is shown as it
 //! is stored rather than failing the diagnosis (the `unreadable-row` finding names that row).
 //!
@@ -14,7 +14,7 @@
 //! - [`scheduler`] — the QRTZ_* checks of seed 004 §5.
 //!
 //! [`Store::sql_query`]: kairos_store::Store::sql_query
-//! [`Store::read`]: kairos_store::Store::read
+//! [`Sql::read`]: kairos_store::Sql::read
 
 pub mod cluster;
 pub mod instance;

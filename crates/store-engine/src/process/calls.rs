@@ -4,13 +4,13 @@
 
 use super::{JOB_COLUMNS, JOB_COLUMNS_UNLOCKED, opt, ot, t};
 use crate::Rows;
-use kairos_store::{Result, SqlValue, Store, Write};
+use kairos_store::{Result, Sql, SqlValue, Write};
 
 /// The instances waiting for message `name` (of instance `instance` and/or with business key
 /// `business_key`, when given), by when they started waiting; an instance waiting in two
 /// places is listed twice.
 pub async fn message_waiting(
-    store: &dyn Store,
+    store: &dyn Sql,
     name: &str,
     instance: Option<&str>,
     business_key: Option<&str>,
@@ -30,7 +30,7 @@ pub async fn message_waiting(
 
 /// The instances waiting for signal `name` (not the start events it starts), in instance order (ids are time-ordered: a
 /// retried delivery meets them as before), each once.
-pub async fn signal_waiting(store: &dyn Store, name: &str) -> Result<Vec<String>> {
+pub async fn signal_waiting(store: &dyn Sql, name: &str) -> Result<Vec<String>> {
     let rows = Rows::read(
         store,
         "ACT_RU_EVENT_SUBSCR",
@@ -58,11 +58,7 @@ pub struct StartSubscription {
 }
 
 /// The start events (of the latest versions) that message or signal `name` starts.
-pub async fn start_subscriptions(
-    store: &dyn Store,
-    trigger: StartTrigger,
-    name: &str,
-) -> Result<Vec<StartSubscription>> {
+pub async fn start_subscriptions(store: &dyn Sql, trigger: StartTrigger, name: &str) -> Result<Vec<StartSubscription>> {
     let sql = match trigger {
         StartTrigger::Message => {
             "SELECT ID_, CONFIGURATION_, ACTIVITY_ID_ FROM ACT_RU_EVENT_SUBSCR \
@@ -83,7 +79,7 @@ pub async fn start_subscriptions(
 }
 
 /// The instances called by call activity execution `execution_id`.
-pub async fn called_instances(store: &dyn Store, execution_id: &str) -> Result<Vec<String>> {
+pub async fn called_instances(store: &dyn Sql, execution_id: &str) -> Result<Vec<String>> {
     let rows = Rows::read(
         store,
         "ACT_RU_EXECUTION",
@@ -96,7 +92,7 @@ pub async fn called_instances(store: &dyn Store, execution_id: &str) -> Result<V
 }
 
 /// The instances called by any call activity of instance `pi`.
-pub async fn called_by_instance(store: &dyn Store, pi: &str) -> Result<Vec<String>> {
+pub async fn called_by_instance(store: &dyn Sql, pi: &str) -> Result<Vec<String>> {
     let rows = Rows::read(
         store,
         "ACT_RU_EXECUTION",

@@ -5,7 +5,7 @@
 use super::{i, t, ts};
 use crate::Rows;
 use jiff::Timestamp;
-use kairos_store::{Result, Store, Write};
+use kairos_store::{Result, Sql, Write};
 
 /// The history tables an instance has rows in, with the column naming the instance; the
 /// instance row last.
@@ -19,7 +19,7 @@ const TABLES: [(&str, &str); 6] = [
 ];
 
 /// The distinct times to live (in days) of the deployed definitions that have one.
-pub async fn history_ttls(store: &dyn Store) -> Result<Vec<i64>> {
+pub async fn history_ttls(store: &dyn Sql) -> Result<Vec<i64>> {
     let rows = Rows::read(
         store,
         "ACT_RE_PROCDEF",
@@ -33,7 +33,7 @@ pub async fn history_ttls(store: &dyn Store) -> Result<Vec<i64>> {
 
 /// At most `limit` instances of definitions with a time to live of `days` that ended before
 /// `cutoff`, the earliest ended first.
-pub async fn history_expired(store: &dyn Store, days: i64, cutoff: Timestamp, limit: usize) -> Result<Vec<String>> {
+pub async fn history_expired(store: &dyn Sql, days: i64, cutoff: Timestamp, limit: usize) -> Result<Vec<String>> {
     let rows = Rows::read(
         store,
         "ACT_HI_PROCINST",
@@ -61,18 +61,18 @@ pub fn history_delete(ids: &[String]) -> Vec<Write> {
 
 /// Deletes at most `limit` rows of the job log (any job's) that ended before `cutoff`, the
 /// oldest first; returns how many.
-pub async fn job_log_delete_older(store: &dyn Store, cutoff: Timestamp, limit: usize) -> Result<u64> {
+pub async fn job_log_delete_older(store: &dyn Sql, cutoff: Timestamp, limit: usize) -> Result<u64> {
     delete_older(store, ("ACT_HI_JOB_LOG", "ID_", "END_TIME_"), cutoff, limit).await
 }
 
 /// Deletes at most `limit` recorded requestIds made before `cutoff`, the oldest first;
 /// returns how many.
-pub async fn requests_delete_older(store: &dyn Store, cutoff: Timestamp, limit: usize) -> Result<u64> {
+pub async fn requests_delete_older(store: &dyn Sql, cutoff: Timestamp, limit: usize) -> Result<u64> {
     delete_older(store, ("KAIROS_REQUEST", "REQUEST_ID_", "CREATE_TIME_"), cutoff, limit).await
 }
 
 async fn delete_older(
-    store: &dyn Store,
+    store: &dyn Sql,
     (table, key, time): (&str, &str, &str),
     cutoff: Timestamp,
     limit: usize,

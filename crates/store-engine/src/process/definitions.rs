@@ -5,7 +5,7 @@
 use super::{TIMER_START, b, i, ot, t, ts};
 use crate::{Row, Rows};
 use jiff::Timestamp;
-use kairos_store::{Result, SqlValue, Store, Write};
+use kairos_store::{Result, Sql, SqlValue, Write};
 use serde::Serialize;
 
 /// A process definition as the API returns it.
@@ -47,7 +47,7 @@ pub enum Lookup<'a> {
 
 /// The definition, if any, with the database's now, read by the same statement: a start needs
 /// both, and that is one round trip instead of two.
-pub async fn definition_lookup(store: &dyn Store, which: Lookup<'_>) -> Result<Option<(DefinitionInfo, Timestamp)>> {
+pub async fn definition_lookup(store: &dyn Sql, which: Lookup<'_>) -> Result<Option<(DefinitionInfo, Timestamp)>> {
     const COLUMNS: &[&str] =
         &["ID_", "KEY_", "VERSION_", "NAME_", "DEPLOYMENT_ID_", "RESOURCE_NAME_", "SUSPENSION_STATE_", "NOW"];
     let now = store.dialect().now;
@@ -61,7 +61,7 @@ pub async fn definition_lookup(store: &dyn Store, which: Lookup<'_>) -> Result<O
 }
 
 /// Definitions, optionally of one key and/or only the latest versions, by key and version.
-pub async fn definition_list(store: &dyn Store, key: Option<&str>, latest_only: bool) -> Result<Vec<DefinitionInfo>> {
+pub async fn definition_list(store: &dyn Sql, key: Option<&str>, latest_only: bool) -> Result<Vec<DefinitionInfo>> {
     let sql = format!(
         "SELECT {DEF_SELECT} FROM ACT_RE_PROCDEF d WHERE (CAST(? AS VARCHAR(255)) IS NULL OR KEY_ = ?) \
          AND (? = 0 OR VERSION_ = (SELECT MAX(VERSION_) FROM ACT_RE_PROCDEF x WHERE x.KEY_ = d.KEY_ AND x.TENANT_ID_ = d.TENANT_ID_)) \
@@ -74,7 +74,7 @@ pub async fn definition_list(store: &dyn Store, key: Option<&str>, latest_only: 
 }
 
 /// The BPMN XML definition `id` was deployed from, if the definition exists.
-pub async fn definition_resource(store: &dyn Store, id: &str) -> Result<Option<String>> {
+pub async fn definition_resource(store: &dyn Sql, id: &str) -> Result<Option<String>> {
     let rows = Rows::read(
         store,
         "ACT_RE_PROCDEF",
@@ -93,7 +93,7 @@ pub async fn definition_resource(store: &dyn Store, id: &str) -> Result<Option<S
 }
 
 /// Suspends or activates definition `id`; `false` when there is no such definition.
-pub async fn definition_set_suspended(store: &dyn Store, id: &str, suspended: bool) -> Result<bool> {
+pub async fn definition_set_suspended(store: &dyn Sql, id: &str, suspended: bool) -> Result<bool> {
     let n = store
         .write_all(&[Write::new(
             "UPDATE ACT_RE_PROCDEF SET SUSPENSION_STATE_ = ?, REV_ = REV_ + 1 WHERE ID_ = ?",

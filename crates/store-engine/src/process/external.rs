@@ -5,7 +5,7 @@
 use super::{JOB_COLUMNS, JOB_COLUMNS_UNLOCKED, i, t, ts};
 use crate::Rows;
 use jiff::Timestamp;
-use kairos_store::{Result, Store, Write};
+use kairos_store::{Result, Sql, Write};
 
 /// An external task locked by [`external_lock`], as [`external_locked`] reads it back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub struct ExternalLock {
 /// re-checked on the row PostgreSQL finally updates, so two workers racing for one task
 /// cannot both get it.
 pub async fn external_lock(
-    store: &dyn Store,
+    store: &dyn Sql,
     topic: &str,
     worker: &str,
     now: Timestamp,
@@ -55,7 +55,7 @@ pub async fn external_lock(
 
 /// The tasks of `topic` that `worker` locked at `locked_at`, oldest first.
 pub async fn external_locked(
-    store: &dyn Store,
+    store: &dyn Sql,
     topic: &str,
     worker: &str,
     locked_at: Timestamp,
@@ -97,7 +97,7 @@ pub async fn external_locked(
 }
 
 /// The lock of external task `id`, if there is such a task.
-pub async fn external_lock_of(store: &dyn Store, id: &str) -> Result<Option<ExternalLock>> {
+pub async fn external_lock_of(store: &dyn Sql, id: &str) -> Result<Option<ExternalLock>> {
     let rows = Rows::read(
         store,
         "ACT_RU_JOB",
@@ -114,7 +114,7 @@ pub async fn external_lock_of(store: &dyn Store, id: &str) -> Result<Option<Exte
 }
 
 /// The retries external task `id` has left, if there is such a task.
-pub async fn external_retries(store: &dyn Store, id: &str) -> Result<Option<i64>> {
+pub async fn external_retries(store: &dyn Sql, id: &str) -> Result<Option<i64>> {
     let rows = Rows::read(
         store,
         "ACT_RU_JOB",

@@ -5,7 +5,7 @@ use super::values::row_value;
 use super::{bound, finished_code, t};
 use crate::{Row, Rows};
 use jiff::Timestamp;
-use kairos_store::{Result, SqlValue, Store};
+use kairos_store::{Result, Sql, SqlValue};
 use serde::Serialize;
 
 /// A row of ACT_HI_DETAIL in Flowable's REST shape (`HistoricDetailResponse`): a variable
@@ -69,14 +69,14 @@ const DETAIL_COLUMNS: &[&str] = &[
 ];
 
 /// How many rows a `SELECT COUNT(*) …` counted.
-async fn count(store: &dyn Store, table: &'static str, sql: &str, binds: &[SqlValue]) -> Result<u64> {
+async fn count(store: &dyn Sql, table: &'static str, sql: &str, binds: &[SqlValue]) -> Result<u64> {
     let rows = Rows::read(store, table, &["COUNT"], sql, binds).await?;
     Ok(rows.first().map(|r| r.int("COUNT")).transpose()?.unwrap_or(0).max(0) as u64)
 }
 
 /// A page of ACT_HI_DETAIL (oldest change first) and how many rows match in all.
 pub async fn historic_details(
-    store: &dyn Store,
+    store: &dyn Sql,
     q: &DetailQuery,
     start: u64,
     size: u64,
@@ -153,7 +153,7 @@ const TASK_WHERE: &str = "WHERE (CAST(? AS VARCHAR(64)) IS NULL OR PROC_INST_ID_
 /// A page of ACT_HI_TASKINST (oldest first) of one instance or all, every task or only the
 /// `finished` (or unfinished) ones, and how many match in all.
 pub async fn historic_tasks(
-    store: &dyn Store,
+    store: &dyn Sql,
     instance: Option<&str>,
     finished: Option<bool>,
     start: u64,

@@ -3,7 +3,7 @@
 use super::values::row_value;
 use crate::{Row, Rows};
 use kairos_process::*;
-use kairos_store::{Dialect, Error, ErrorKind, Result, SqlValue, Store};
+use kairos_store::{Dialect, Error, ErrorKind, Result, Sql, SqlValue};
 use serde_json::Value as Json;
 
 /// One table's rows of an instance.
@@ -192,7 +192,7 @@ fn sort_part(rows: &mut [Vec<SqlValue>], part: &Part) {
     rows.sort_by(|a, b| keys.iter().map(|&k| cmp(&a[k], &b[k])).find(|o| o.is_ne()).unwrap_or(Ordering::Equal));
 }
 
-/// One row of a part, from its JSON array: values as [`Store::read`] gives them (instants as
+/// One row of a part, from its JSON array: values as [`Sql::read`] gives them (instants as
 /// text, which [`SqlValue::as_timestamp`] reads in either backend's form).
 pub(super) fn json_row(v: &SqlValue) -> Result<Vec<SqlValue>> {
     let s = v.as_str().unwrap_or("[]");
@@ -218,7 +218,7 @@ pub(super) fn json_row(v: &SqlValue) -> Result<Vec<SqlValue>> {
 /// command never sees the tasks of one commit beside the executions of another). A JSON array
 /// per row is what lets one statement return rows of seven tables. A row kairos cannot read
 /// fails the load (naming it): every command on this instance, and no other instance.
-pub async fn instance_load(store: &dyn Store, id: &str) -> Result<Option<Instance>> {
+pub async fn instance_load(store: &dyn Sql, id: &str) -> Result<Option<Instance>> {
     let keys = vec![SqlValue::Text(id.to_string()); PARTS.len()];
     let mut parts: [Vec<Vec<SqlValue>>; 7] = Default::default();
     for row in store.read(load_sql(store.dialect()), &keys).await? {

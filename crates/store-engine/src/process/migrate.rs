@@ -4,10 +4,10 @@
 use super::t;
 use crate::Rows;
 use kairos_process::{Instance, JobKind};
-use kairos_store::{Dialect, Result, SqlValue, Store, Write};
+use kairos_store::{Dialect, Result, Sql, SqlValue, Write};
 
 /// The running instances of definition `definition_id`, in id order.
-pub async fn instances_of_definition(store: &dyn Store, definition_id: &str) -> Result<Vec<String>> {
+pub async fn instances_of_definition(store: &dyn Sql, definition_id: &str) -> Result<Vec<String>> {
     let rows = Rows::read(
         store,
         "ACT_RU_EXECUTION",
@@ -21,7 +21,7 @@ pub async fn instances_of_definition(store: &dyn Store, definition_id: &str) -> 
 
 /// A job of instance `pi` under an unexpired lease (a node or an external worker runs it
 /// now): its id and lock owner.
-pub async fn instance_running_job(store: &dyn Store, pi: &str) -> Result<Option<(String, String)>> {
+pub async fn instance_running_job(store: &dyn Sql, pi: &str) -> Result<Option<(String, String)>> {
     let now = store.dialect().now;
     let rows = Rows::read(
         store,
@@ -38,7 +38,7 @@ pub async fn instance_running_job(store: &dyn Store, pi: &str) -> Result<Option<
 }
 
 /// A dead letter job of instance `pi`, if it has one.
-pub async fn instance_dead_letter(store: &dyn Store, pi: &str) -> Result<Option<String>> {
+pub async fn instance_dead_letter(store: &dyn Sql, pi: &str) -> Result<Option<String>> {
     let rows = Rows::read(
         store,
         "ACT_RU_DEADLETTER_JOB",

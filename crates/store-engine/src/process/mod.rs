@@ -4,7 +4,7 @@
 //!
 //! These functions are what the process engine (`kairos::process`) knows of its tables: it
 //! loads an instance ([`instance_load`]), runs the pure runtime on it, and commits the
-//! difference ([`instance_writes`]) with [`kairos_store::Store::write_all`]; its queries
+//! difference ([`instance_writes`]) with [`kairos_store::Sql::write_all`]; its queries
 //! (definitions, tasks, history, external tasks, requestIds, cleanup, migration, calls and
 //! event subscriptions) are typed functions here too. Each takes domain values and answers
 //! domain values or the typed rows of this module; each is pinned on both backends by

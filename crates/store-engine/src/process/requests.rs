@@ -2,7 +2,7 @@
 
 use super::t;
 use crate::Rows;
-use kairos_store::{Result, SqlValue, Store, Write};
+use kairos_store::{Result, Sql, SqlValue, Write};
 
 /// A recorded request: the command it was, its request's fingerprint and its answer (JSON
 /// text, when it had one).
@@ -23,7 +23,7 @@ pub fn request_insert(id: &str, command: &str, fingerprint: &str, result: Option
 }
 
 /// What requestId `id` recorded, if it is recorded.
-pub async fn request_get(store: &dyn Store, id: &str) -> Result<Option<RecordedRequest>> {
+pub async fn request_get(store: &dyn Sql, id: &str) -> Result<Option<RecordedRequest>> {
     let rows = Rows::read(
         store,
         "KAIROS_REQUEST",

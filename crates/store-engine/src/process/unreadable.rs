@@ -4,12 +4,12 @@
 use super::load::{EXECUTIONS, PARTS, execution, json_row};
 use super::values::row_value;
 use crate::Rows;
-use kairos_store::{Result, Store, Unreadable};
+use kairos_store::{Result, Sql, Unreadable};
 
 /// Variable and execution rows (of any instance) that cannot be read, at most `limit`: what
 /// [`super::instance_load`] would refuse. Variables are narrowed by SQL (a TYPE_ kairos does not
 /// know, a number column NULL); executions are few per instance and all read.
-pub async fn instance_unreadable(store: &dyn Store, limit: usize) -> Result<Vec<Unreadable>> {
+pub async fn instance_unreadable(store: &dyn Sql, limit: usize) -> Result<Vec<Unreadable>> {
     const VARIABLE: &[&str] = PARTS[3].columns;
     let mut found = Vec::new();
     let vars = Rows::read(

@@ -5,7 +5,7 @@ use super::{SUSPENDED, finished_code, opt, t};
 use crate::{Row, Rows};
 use jiff::Timestamp;
 use kairos_process::Instance;
-use kairos_store::{Result, Store};
+use kairos_store::{Result, Sql};
 use serde::{Deserialize, Serialize};
 
 /// A process instance (runtime or historic).
@@ -143,14 +143,14 @@ fn instance_row(r: &Row<'_>) -> Result<InstanceView> {
 }
 
 /// Instance `id` (ACT_HI_PROCINST: running or ended), if it exists.
-pub async fn instance_get(store: &dyn Store, id: &str) -> Result<Option<InstanceView>> {
+pub async fn instance_get(store: &dyn Sql, id: &str) -> Result<Option<InstanceView>> {
     let sql = format!("{INSTANCE_SQL} WHERE h.PROC_INST_ID_ = ?");
     let rows = Rows::read(store, "ACT_HI_PROCINST", INSTANCE_COLUMNS, &sql, &[t(id)]).await?;
     rows.first().map(|r| instance_row(&r)).transpose()
 }
 
 /// Instances by `filter`, oldest start first.
-pub async fn instance_list(store: &dyn Store, filter: &InstanceFilter<'_>) -> Result<Vec<InstanceView>> {
+pub async fn instance_list(store: &dyn Sql, filter: &InstanceFilter<'_>) -> Result<Vec<InstanceView>> {
     let sql = format!(
         "{INSTANCE_SQL} WHERE (CAST(? AS VARCHAR(255)) IS NULL OR h.BUSINESS_KEY_ = ?) \
          AND (CAST(? AS VARCHAR(255)) IS NULL OR h.PROC_DEF_KEY_ = ?) \
@@ -164,7 +164,7 @@ pub async fn instance_list(store: &dyn Store, filter: &InstanceFilter<'_>) -> Re
 }
 
 /// Open tasks by `filter`, oldest first.
-pub async fn task_list(store: &dyn Store, filter: &TaskFilter<'_>) -> Result<Vec<TaskView>> {
+pub async fn task_list(store: &dyn Sql, filter: &TaskFilter<'_>) -> Result<Vec<TaskView>> {
     const COLUMNS: &[&str] = &[
         "ID_",
         "NAME_",
@@ -218,7 +218,7 @@ pub async fn task_list(store: &dyn Store, filter: &TaskFilter<'_>) -> Result<Vec
 }
 
 /// The instance an open task belongs to, if the task is open.
-pub async fn task_instance(store: &dyn Store, task_id: &str) -> Result<Option<String>> {
+pub async fn task_instance(store: &dyn Sql, task_id: &str) -> Result<Option<String>> {
     let rows = Rows::read(
         store,
         "ACT_RU_TASK",
@@ -241,7 +241,7 @@ pub enum TaskEnded {
 }
 
 /// How task `task_id` ended, by its ACT_HI_TASKINST row.
-pub async fn task_ended(store: &dyn Store, task_id: &str) -> Result<TaskEnded> {
+pub async fn task_ended(store: &dyn Sql, task_id: &str) -> Result<TaskEnded> {
     let rows = Rows::read(
         store,
         "ACT_HI_TASKINST",
@@ -261,7 +261,7 @@ pub async fn task_ended(store: &dyn Store, task_id: &str) -> Result<TaskEnded> {
 }
 
 /// The execution tree of an instance, in start order.
-pub async fn execution_list(store: &dyn Store, instance: &str) -> Result<Vec<ExecutionView>> {
+pub async fn execution_list(store: &dyn Sql, instance: &str) -> Result<Vec<ExecutionView>> {
     const COLUMNS: &[&str] = &[
         "ID_",
         "PARENT_ID_",
@@ -302,7 +302,7 @@ pub async fn execution_list(store: &dyn Store, instance: &str) -> Result<Vec<Exe
 }
 
 /// ACT_HI_ACTINST of an instance, in start order.
-pub async fn activity_history(store: &dyn Store, instance: &str) -> Result<Vec<HistoricActivity>> {
+pub async fn activity_history(store: &dyn Sql, instance: &str) -> Result<Vec<HistoricActivity>> {
     const COLUMNS: &[&str] = &[
         "ID_",
         "ACT_ID_",

@@ -35,14 +35,8 @@ impl Store for TempStore {
     fn write_concurrency(&self) -> WriteConcurrency {
         self.store.write_concurrency()
     }
-    fn dialect(&self) -> &'static Dialect {
-        self.store.dialect()
-    }
     async fn migrate(&self) -> Result<()> {
         self.store.migrate().await
-    }
-    async fn db_now(&self) -> Result<Timestamp> {
-        self.store.db_now().await
     }
     async fn job_insert(&self, job: &NewJob) -> Result<Job> {
         self.store.job_insert(job).await
@@ -110,16 +104,29 @@ impl Store for TempStore {
     async fn node_reap_dead(&self, stale_after: SignedDuration) -> Result<Vec<String>> {
         self.store.node_reap_dead(stale_after).await
     }
-    async fn read(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
-        self.store.read(sql, binds).await
-    }
-    async fn write_all(&self, writes: &[Write]) -> Result<Vec<u64>> {
-        self.store.write_all(writes).await
-    }
     async fn sql_query(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
         self.store.sql_query(sql, binds).await
     }
     async fn sql_execute(&self, sql: &str, binds: &[SqlValue]) -> Result<u64> {
         self.store.sql_execute(sql, binds).await
+    }
+}
+
+#[async_trait]
+impl Sql for TempStore {
+    fn dialect(&self) -> &'static Dialect {
+        self.store.dialect()
+    }
+
+    async fn db_now(&self) -> Result<Timestamp> {
+        self.store.db_now().await
+    }
+
+    async fn read(&self, sql: &str, binds: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>> {
+        self.store.read(sql, binds).await
+    }
+
+    async fn write_all(&self, writes: &[Write]) -> Result<Vec<u64>> {
+        self.store.write_all(writes).await
     }
 }

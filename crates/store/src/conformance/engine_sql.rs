@@ -1,4 +1,4 @@
-//! The engine's own SQL primitives ([`Store::read`], [`Store::write_all`]): what the process
+//! The engine's own SQL primitives ([`Sql::read`], [`Sql::write_all`]): what the process
 //! engine builds on, so both backends must agree on them exactly.
 
 use super::*;
