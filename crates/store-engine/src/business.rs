@@ -152,6 +152,13 @@ pub fn inbox_insert(
     )
 }
 
+/// The inbox row of (`consumer`, `event_id`), if the event was processed: its result code.
+pub async fn inbox_result(db: &dyn Sql, consumer: &str, event_id: &str) -> Result<Option<Option<String>>> {
+    let sql = "SELECT result_code FROM inbox_message WHERE consumer_name = ? AND event_id = ?";
+    let rows = Rows::read(db, "inbox_message", &["result_code"], sql, &[t(consumer), t(event_id)]).await?;
+    rows.first().map(|r| r.opt_text("result_code")).transpose()
+}
+
 /// Inbox rows (consumer, event id) in total and how many deliveries found their row taken
 /// since start are counted by the caller; this is the table's size, for `/metrics`.
 pub async fn inbox_count(db: &dyn Sql) -> Result<i64> {

@@ -27,6 +27,7 @@ mod views;
 
 pub use bindings::{BindingRequest, MAX_BINDING_CHARS};
 pub use deploy::{DefinitionInfo, DeploymentInfo};
+pub use events::MESSAGE_INBOX;
 pub use external::ExternalTask;
 pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask};
 pub use kairos_process::TaskScope;
