@@ -48,6 +48,12 @@ async fn a_start_with_a_binding_answers_its_lifecycles_instance(backend: Backend
     assert_eq!(rows[0]["processType"], "approval", "the process type defaults to the definition's key");
     let r = srv.get(&format!("/bindings?processInstanceId={}", second["id"].as_str().unwrap())).await;
     assert_eq!(r.ok(200)["data"][0]["lifecycleNo"], 2);
+    let metrics = srv.get("/metrics").await;
+    assert!(metrics.text.contains("kairos_instances_without_binding 0"), "{}", metrics.text);
+    assert!(metrics.text.contains("kairos_bindings_duplicate_active 0"), "{}", metrics.text);
+    srv.started("approval", "UNBOUND-1", json!({})).await;
+    let metrics = srv.get("/metrics").await;
+    assert!(metrics.text.contains("kairos_instances_without_binding 1"), "{}", metrics.text);
     srv.get("/bindings?businessId=C-9").await.refused(400, Some("businessType"));
     srv.get("/bindings?businessType=CONTRACT&businessId=C-9&colour=red").await.refused(400, None);
 }

@@ -106,14 +106,22 @@ pub async fn binding_of_instance(db: &dyn Sql, pi: &str) -> Result<Option<Bindin
     rows.first().map(|r| binding_row(&r)).transpose()
 }
 
+/// At most this many are counted by [`binding_health`]: a scrape must stay cheap however many
+/// instances run (`/metrics` shows the cap as "at least").
+pub const HEALTH_COUNT_CAP: i64 = 10_000;
+
 /// How many running instances have no binding, and how many business objects have more than
-/// one ACTIVE binding of one process type (seed 002 §39: both should be 0 where teams bind).
+/// one ACTIVE binding of one process type (seed 002 §39: a write-back that failed, a broken
+/// idempotency), each counted up to [`HEALTH_COUNT_CAP`].
 pub async fn binding_health(db: &dyn Sql) -> Result<(i64, i64)> {
-    let sql = "SELECT (SELECT COUNT(*) FROM ACT_RU_EXECUTION e WHERE e.ID_ = e.PROC_INST_ID_ AND NOT EXISTS \
-               (SELECT 1 FROM business_process_binding b WHERE b.process_instance_id = e.ID_)) AS unbound, \
-               (SELECT COUNT(*) FROM (SELECT 1 AS one FROM business_process_binding WHERE binding_status = 'ACTIVE' \
-               GROUP BY business_type, business_id, process_type HAVING COUNT(*) > 1) d) AS duplicated";
-    let rows = Rows::read(db, "business_process_binding", &["unbound", "duplicated"], sql, &[]).await?;
+    let sql = format!(
+        "SELECT (SELECT COUNT(*) FROM (SELECT 1 AS one FROM ACT_RU_EXECUTION e WHERE e.ID_ = e.PROC_INST_ID_ \
+         AND e.PARENT_ID_ IS NULL AND NOT EXISTS (SELECT 1 FROM business_process_binding b \
+         WHERE b.process_instance_id = e.ID_) LIMIT {HEALTH_COUNT_CAP}) u) AS unbound, \
+         (SELECT COUNT(*) FROM (SELECT 1 AS one FROM business_process_binding WHERE binding_status = 'ACTIVE' \
+         GROUP BY business_type, business_id, process_type HAVING COUNT(*) > 1 LIMIT {HEALTH_COUNT_CAP}) d) AS duplicated"
+    );
+    let rows = Rows::read(db, "business_process_binding", &["unbound", "duplicated"], &sql, &[]).await?;
     let row = rows.first().ok_or_else(|| Error::new(ErrorKind::Other, "binding health: no row"))?;
     Ok((row.int("unbound")?, row.int("duplicated")?))
 }
