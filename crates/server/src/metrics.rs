@@ -86,9 +86,7 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
     }
     // Seed 002 §39: a failed write-back leaves an instance unbound; a broken idempotency, two
     // active instances for one business object.
-    if store_up
-        && let Ok((unbound, duplicated)) = engine.processes().binding_health().await
-    {
+    if store_up && let Ok((unbound, duplicated)) = engine.processes().binding_health().await {
         gauge(
             &mut registry,
             "kairos_instances_without_binding",
