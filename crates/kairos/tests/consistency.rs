@@ -271,6 +271,21 @@ async fn a_binding_allows_one_instance_per_lifecycle(backend: Backend) {
         assert_eq!(pe.element_id.as_deref(), Some(field), "{e}");
     }
     assert_eq!(p.bindings("ASSET_PUBLISH", "1001").await.unwrap().len(), 2, "refused starts wrote nothing");
+    // An instance that runs through in its start has its binding ENDED at once.
+    let through = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+      <process id="through" isExecutable="true"><startEvent id="s"/><sequenceFlow id="f" sourceRef="s" targetRef="e"/>
+      <endEvent id="e"/></process></definitions>"#;
+    p.deploy("through.bpmn", through).await.unwrap();
+    let req = StartRequest {
+        process_definition_key: Some("through".into()),
+        binding: Some(BindingRequest { process_type: String::new(), ..binding(None) }),
+        ..Default::default()
+    };
+    let ran = p.start(req).await.unwrap();
+    assert!(ran.ended);
+    let b = p.binding_of(&ran.id).await.unwrap().unwrap();
+    assert_eq!((b.process_type.as_str(), b.binding_status.as_str()), ("through", "ENDED"));
+    assert_eq!(b.ended_at, ran.end_time);
     engine.shutdown(Duration::from_secs(5)).await;
 }
 

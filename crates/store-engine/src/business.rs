@@ -49,15 +49,17 @@ pub struct NewBinding<'a> {
     pub process_definition_id: &'a str,
     pub lifecycle_no: i64,
     pub created_at: Timestamp,
+    /// Set when the instance ended in its start: ENDED (or DELETED) at once.
+    pub ended: Option<(Timestamp, bool)>,
 }
 
-/// The insert of a new ACTIVE binding: it must insert its row; a second binding of the same
+/// The insert of a new binding (ACTIVE, or already ended when the instance ran through): it must insert its row; a second binding of the same
 /// lifecycle fails on the unique key (a conflict), which is how concurrent starts learn that
 /// another one won.
 pub fn binding_insert(b: &NewBinding<'_>) -> Write {
     Write::new(
         "INSERT INTO business_process_binding (business_type, business_id, process_type, process_instance_id, \
-         process_definition_id, lifecycle_no, binding_status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'ACTIVE', ?)",
+         process_definition_id, lifecycle_no, binding_status, created_at, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         vec![
             t(b.business_type),
             t(b.business_id),
@@ -65,18 +67,25 @@ pub fn binding_insert(b: &NewBinding<'_>) -> Write {
             t(b.process_instance_id),
             t(b.process_definition_id),
             SqlValue::Int(b.lifecycle_no),
+            t(match b.ended {
+                None => "ACTIVE",
+                Some((_, false)) => "ENDED",
+                Some((_, true)) => "DELETED",
+            }),
             SqlValue::Timestamp(b.created_at),
+            b.ended.map_or(SqlValue::Null, |(at, _)| SqlValue::Timestamp(at)),
         ],
     )
     .expect(1)
 }
 
 /// The binding of instance `pi` (if any) follows its end, in the command that ends it: ENDED,
-/// or DELETED when it was deleted with a reason. Affects no row for an unbound instance.
+/// or DELETED when it was deleted with a reason. Affects no row for an unbound instance. One
+/// keyed single-row shape, so a completion batch merges those of many jobs (an instance ends
+/// once, so no status condition is needed).
 pub fn binding_end(pi: &str, deleted: bool, at: Timestamp) -> Write {
     Write::new(
-        "UPDATE business_process_binding SET binding_status = ?, ended_at = ? \
-         WHERE process_instance_id = ? AND binding_status = 'ACTIVE'",
+        "UPDATE business_process_binding SET binding_status = ?, ended_at = ? WHERE process_instance_id = ?",
         vec![t(if deleted { "DELETED" } else { "ENDED" }), SqlValue::Timestamp(at), t(pi)],
     )
 }

@@ -223,6 +223,7 @@ impl Processes {
                     process_definition_id: &view.process_definition_id,
                     lifecycle_no: *n,
                     created_at,
+                    ended: view.end_time.map(|at| (at, view.delete_reason.is_some())),
                 }),
             );
         }
