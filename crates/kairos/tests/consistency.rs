@@ -472,6 +472,42 @@ async fn approve(backend: Backend, url: &str, engine: &Engine, task: &str, user:
     done
 }
 
+/// A synchronous service task's handler runs inside the command; the write it stages joins the
+/// caller's transaction (SPEC C1): gone with a rollback, there with the commit.
+async fn a_service_tasks_staged_write_commits_with_the_callers_transaction(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = fx
+        .engine("n1")
+        .executor_enabled(false)
+        .handler(
+            "record-effect",
+            kairos::handler_fn(|ctx| async move {
+                let pi = ctx.process_instance_id.clone().unwrap_or_default();
+                ctx.write_on_success("INSERT INTO handler_effect (instance_id) VALUES (?)", vec![SqlValue::Text(pi)]);
+                Ok(None)
+            }),
+        )
+        .build()
+        .await
+        .unwrap();
+    let store = engine.store().clone();
+    store.sql_execute("CREATE TABLE handler_effect (instance_id VARCHAR(64) NOT NULL)", &[]).await.unwrap();
+    let model = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:activiti="http://activiti.org/bpmn" targetNamespace="t">
+      <process id="effect" isExecutable="true"><startEvent id="s"/><sequenceFlow id="f1" sourceRef="s" targetRef="t"/>
+      <serviceTask id="t" activiti:class="record-effect"/><sequenceFlow id="f2" sourceRef="t" targetRef="w"/>
+      <userTask id="w"/><sequenceFlow id="f3" sourceRef="w" targetRef="e"/><endEvent id="e"/></process></definitions>"#;
+    engine.processes().deploy("effect.bpmn", model).await.unwrap();
+    let req = || StartRequest { process_definition_key: Some("effect".into()), ..Default::default() };
+    for commit in [false, true] {
+        in_caller_tx!(backend, &fx.url, commit, |tx| {
+            engine.within(tx).start(req()).await.unwrap();
+        });
+        assert_eq!(count_rows(&store, "handler_effect").await, i64::from(commit), "commit={commit}");
+        assert_eq!(count_rows(&store, "ACT_RU_TASK").await, i64::from(commit));
+    }
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
     a_start_in_the_callers_transaction_commits_or_rolls_back_with_it,
     task_message_variables_and_delete_follow_the_callers_transaction,
@@ -480,4 +516,5 @@ on_both_backends!(
     the_inbox_lets_the_first_delivery_win,
     fifty_concurrent_starts_make_one_instance,
     two_users_completing_one_task_leave_one_approval_record,
+    a_service_tasks_staged_write_commits_with_the_callers_transaction,
 );
