@@ -7,6 +7,8 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use std::sync::atomic::AtomicU64;
@@ -100,6 +102,15 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
             duplicated,
         );
     }
+    let (first, duplicate) = kairos::business::inbox_deliveries();
+    let deliveries = Family::<[(&'static str, &'static str); 1], Counter>::default();
+    deliveries.get_or_create(&[("outcome", "first")]).inc_by(first);
+    deliveries.get_or_create(&[("outcome", "duplicate")]).inc_by(duplicate);
+    registry.register(
+        "kairos_inbox_deliveries",
+        "Inbox deliveries seen by this process: the first of an event, or a duplicate dropped (seed 002 §39)",
+        deliveries,
+    );
     let mut body = String::new();
     if let Err(e) = encode(&mut body, &registry) {
         return crate::error::ApiError::internal(format!("metrics encoding failed: {e}")).into_response();

@@ -87,6 +87,12 @@ async fn a_message_delivered_twice_by_event_id_is_correlated_once(backend: Backe
     let waits = r.ok(200)["data"].as_array().unwrap().iter().filter(|a| a["activityId"] == "wait").count();
     assert_eq!(waits, 1, "delivered once: {}", r.text);
     assert_eq!(srv.rows("inbox_message").await, 1);
+    let metrics = srv.get("/metrics").await.text;
+    let dropped = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("kairos_inbox_deliveries_total{outcome=\"duplicate\"} "))
+        .and_then(|n| n.parse::<u64>().ok());
+    assert!(dropped.is_some_and(|n| n >= 1), "the duplicate is counted: {metrics}");
     let both = json!({"messageName": "paid", "eventId": "evt-2", "requestId": "r-2"});
     srv.post("/runtime/messages", both).await.refused(400, Some("eventId"));
     let long = json!({"messageName": "paid", "eventId": "e".repeat(65)});

@@ -84,6 +84,7 @@ impl Processes {
     ) -> Result<(String, bool), Error> {
         let db = self.store.as_ref();
         if let Some(first) = kairos_store_engine::business::inbox_result(db, MESSAGE_INBOX, event_id).await? {
+            crate::business::count_duplicate();
             return Ok((first.unwrap_or_default(), true));
         }
         let request_id = Request::derived("message-event", &[event_id], &Json::Null).id;
