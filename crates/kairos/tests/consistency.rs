@@ -420,6 +420,7 @@ async fn two_users_completing_one_task_leave_one_approval_record(backend: Backen
     assert_eq!(won, 1, "one completion wins: {outcomes:?}");
     let lost = outcomes.iter().find_map(|o| o.as_ref().err()).unwrap();
     assert!(lost.starts_with("conflict:"), "the loser is refused as a conflict (409): {lost}");
+    assert!(lost.contains("already completed"), "and told why: {lost}");
     assert_eq!(count_rows(&store, "approval_record").await, 1, "the loser's record rolled back with it");
     let ended = store
         .sql_query(

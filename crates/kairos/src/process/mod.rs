@@ -311,8 +311,15 @@ impl Processes {
         let mut lost_race = false;
         for _ in 0..CONFLICT_RETRIES {
             let Some(before) = tables::instance_load(db, id).await? else {
+                let message = match (&command, lost_race) {
+                    // The concurrent command that won ended the instance with this very task.
+                    (Command::CompleteTask { task_id, .. }, true) => {
+                        format!("task {task_id} was already completed (process instance {id} has ended)")
+                    }
+                    _ => format!("process instance {id} is not running"),
+                };
                 let what = if lost_race { ErrorKind::Conflict } else { ErrorKind::NotFound };
-                return Err(Error::Process(ProcessError::new(what, format!("process instance {id} is not running"))));
+                return Err(Error::Process(ProcessError::new(what, message)));
             };
             let defs = self.definitions(&before.definition_id).await?;
             let process = process_of(&defs, &before.definition_key)?;
