@@ -15,6 +15,7 @@
 
 mod row;
 
+pub mod commands;
 pub mod doctor;
 pub mod process;
 pub mod scheduler;
