@@ -123,6 +123,15 @@ in this process; timers and async continuations become jobs that a `kairos serve
   kairos instances --key leaveProcess --business-key LEAVE-42 --all
   kairos instances --all --json")]
     Instances(InstancesArgs),
+    /// List the business bindings of a business object or of an instance (business_process_binding)
+    #[command(after_help = "Examples:
+  kairos start asset_publish --bind ASSET_PUBLISH:1001
+  kairos bindings ASSET_PUBLISH:1001
+  kairos bindings --instance 0190c3e2-... --json
+
+One row per process type and lifecycle (seed 002 §4): the instance that runs or ran for the
+object, and its status (ACTIVE, ENDED, DELETED).")]
+    Bindings(BindingsArgs),
     /// Show one process instance: its execution tree (ACT_RU_EXECUTION), variables and activity history
     #[command(after_help = "Examples:
   kairos instance 0190c3e2-...
@@ -486,6 +495,27 @@ pub struct StartArgs {
     /// instance the first run started instead of starting another (kept 7 days)
     #[arg(long, value_name = "ID")]
     pub request_id: Option<String>,
+    /// Binds the instance to a business object, TYPE:ID (SPEC C3): at most one instance per
+    /// lifecycle; run again, it prints the lifecycle's instance instead of starting another
+    #[arg(long, value_name = "TYPE:ID")]
+    pub bind: Option<String>,
+    /// The binding's process type (default: the definition key)
+    #[arg(long, value_name = "T", requires = "bind")]
+    pub process_type: Option<String>,
+    /// The binding's lifecycle (default: the active one, else the next: a resubmission)
+    #[arg(long, value_name = "N", requires = "bind")]
+    pub lifecycle: Option<i64>,
+}
+
+/// `kairos bindings`.
+#[derive(Debug, Args)]
+pub struct BindingsArgs {
+    /// The business object, TYPE:ID (e.g. ASSET_PUBLISH:1001)
+    #[arg(value_name = "TYPE:ID", required_unless_present = "instance", conflicts_with = "instance")]
+    pub business: Option<String>,
+    /// The binding of this process instance instead
+    #[arg(long, value_name = "ID")]
+    pub instance: Option<String>,
 }
 
 /// `kairos instances`.

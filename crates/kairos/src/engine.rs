@@ -332,6 +332,12 @@ impl Engine {
 
     /// Enqueues inside the caller's transaction (SPEC C1): the job commits or rolls back with
     /// the caller's own rows. Call [`Engine::wake`] after commit to skip the poll interval.
+    /// The process commands run inside a transaction the caller holds on this engine's
+    /// database (SPEC C1; see [`crate::transaction`]): `engine.within(&mut *tx).start(…)`.
+    pub fn within<'t, C: CallerTransaction + ?Sized>(&'t self, conn: &'t mut C) -> crate::transaction::Within<'t> {
+        crate::transaction::Within::new(self, conn.session())
+    }
+
     pub async fn enqueue_in<C: CallerTransaction + ?Sized>(
         &self,
         conn: &mut C,

@@ -24,12 +24,12 @@ mod error;
 pub mod process;
 pub mod scheduler;
 mod store_url;
-mod transaction;
+pub mod transaction;
 
 pub use engine::{Engine, EngineBuilder, EngineSettings};
 pub use error::Error;
 pub use store_url::open_store;
-pub use transaction::CallerTransaction;
+pub use transaction::{CallerTransaction, Within};
 
 pub use kairos_core::{
     Clock, Completion, EnqueueRequest, Job, JobLogEntry, JobLogOutcome, JobState, JobTable, JobType, ManualClock,

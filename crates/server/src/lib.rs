@@ -134,6 +134,7 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/repository/process-definitions/{id}/resourcedata", get(repository::resource))
         .route("/repository/process-definitions/{id}/migrate", post(processes::migrate_all))
         .route("/runtime/process-instances", get(processes::list).post(processes::start))
+        .route("/bindings", get(processes::bindings))
         .route("/runtime/process-instances/{id}", get(processes::get).put(processes::update).delete(processes::delete))
         .route("/runtime/process-instances/{id}/variables", get(processes::get_variables).put(processes::put_variables))
         .route("/runtime/process-instances/{id}/migrate", post(processes::migrate))

@@ -51,6 +51,7 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
         }
     };
     gauge(&mut registry, "kairos_store_up", "1 when the database answered this scrape", i64::from(counts.is_some()));
+    let store_up = counts.is_some();
     if let Some((c, now)) = counts {
         gauge(
             &mut registry,
@@ -81,6 +82,22 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
             "kairos_jobs_oldest_executable_age_seconds",
             "How long the oldest executable job has been due (0 when none): how far behind the executors are",
             g,
+        );
+    }
+    // Seed 002 §39: a failed write-back leaves an instance unbound; a broken idempotency, two
+    // active instances for one business object.
+    if store_up && let Ok((unbound, duplicated)) = engine.processes().binding_health().await {
+        gauge(
+            &mut registry,
+            "kairos_instances_without_binding",
+            "Running process instances with no business binding (counted up to 10,000)",
+            unbound,
+        );
+        gauge(
+            &mut registry,
+            "kairos_bindings_duplicate_active",
+            "Business objects with more than one ACTIVE binding of one process type (counted up to 10,000)",
+            duplicated,
         );
     }
     let mut body = String::new();

@@ -13,6 +13,7 @@
 //! [`Sql::read`]: kairos_store::Sql::read
 //! [`Sql::write_all`]: kairos_store::Sql::write_all
 
+pub mod business;
 mod row;
 
 pub mod commands;

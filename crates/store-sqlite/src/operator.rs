@@ -178,7 +178,7 @@ impl SqliteStore {
         };
         let mut results = Vec::with_capacity(batch.len());
         for p in &batch {
-            match run_in_savepoint(&mut *tx, &p.writes).await {
+            match run_in_savepoint(&mut tx, &p.writes).await {
                 Savepoint::Done(r) => results.push(r),
                 Savepoint::Aborted(cause) => return fail_all(batch, &cause),
             }

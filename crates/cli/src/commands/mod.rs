@@ -25,6 +25,7 @@ pub async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Deploy(args) => process::deploy(&global, args).await,
         Command::Start(args) => process::start(&global, args).await,
         Command::Instances(args) => process::instances(&global, args).await,
+        Command::Bindings(args) => process::bindings(&global, args).await,
         Command::Instance(args) => process::instance(&global, args).await,
         Command::Tasks(args) => process::tasks(&global, args).await,
         Command::Complete(args) => process::complete(&global, args).await,

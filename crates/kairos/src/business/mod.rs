@@ -14,3 +14,45 @@ pub async fn connect(url: &str) -> Result<Arc<dyn Sql>, Error> {
     let store: Arc<dyn Sql> = crate::open_store(url).await?;
     Ok(store)
 }
+
+pub use kairos_store_engine::business::{Binding, CasOutcome, CompareAndSet};
+
+/// Seed 002 §9's compare-and-set on the caller's own business row, usually inside the
+/// caller's transaction (`engine.within(&mut *tx).session()`): moves the row's status from one
+/// of `from` to `to` only while its row_version is the one the caller read, and tells apart
+/// what "0 rows updated" means — already done, not allowed (with the actual status), stale
+/// (read again), or no such row — instead of calling them all a failure.
+pub async fn compare_and_set(db: &dyn Sql, cas: &CompareAndSet<'_>) -> Result<CasOutcome, Error> {
+    Ok(kairos_store_engine::business::compare_and_set(db, cas).await?)
+}
+
+/// The inbox of seed 002 §15: records that `consumer` processed `event_id` and answers
+/// whether this call was the first to do so. Run it in the transaction that applies the
+/// event's effect: a duplicate delivery (the publisher re-sent after a crash) finds the key
+/// taken and skips the effect. The primary key decides — there is no look before the insert —
+/// so of concurrent deliveries exactly one is first.
+pub async fn inbox_first(
+    db: &dyn Sql,
+    consumer: &str,
+    event_id: &str,
+    result_code: Option<&str>,
+) -> Result<bool, Error> {
+    for (field, value, max) in [("consumer", consumer, 128), ("eventId", event_id, 64)] {
+        let n = value.chars().count();
+        if n == 0 || n > max || value.chars().any(char::is_control) {
+            return Err(invalid(format!("{field} must have 1 to {max} characters and no control characters")));
+        }
+    }
+    if let Some(code) = result_code
+        && code.chars().count() > 64
+    {
+        return Err(invalid("resultCode must have at most 64 characters".into()));
+    }
+    let write = kairos_store_engine::business::inbox_insert(db.dialect(), consumer, event_id, result_code);
+    let n = db.write_all(&[write]).await?;
+    Ok(n.first() == Some(&1))
+}
+
+fn invalid(message: String) -> Error {
+    Error::Store(kairos_store::Error::new(kairos_store::ErrorKind::Invalid, message))
+}

@@ -4,7 +4,7 @@
 use super::{Processes, deploy, process_of};
 use crate::Error;
 use kairos_process::{Command, Env, ErrorKind, Instance, ProcessError, Runtime};
-use kairos_store::Write;
+use kairos_store::{Sql, Write};
 use kairos_store_engine::process as tables;
 
 impl Processes {
@@ -12,10 +12,11 @@ impl Processes {
     /// business key); returns it and its writes, which commit with the caller's.
     pub(super) async fn start_called(
         &self,
+        db: &dyn Sql,
         call: &kairos_process::CalledStart,
         caller: &str,
     ) -> Result<(Instance, Vec<Write>), Error> {
-        let (def, now) = deploy::lookup(self.store.as_ref(), deploy::Lookup::LatestOf(&call.process_key)).await?;
+        let (def, now) = deploy::lookup(db, deploy::Lookup::LatestOf(&call.process_key)).await?;
         if def.suspended {
             return Err(Error::Process(ProcessError::at(
                 ErrorKind::Conflict,
@@ -33,7 +34,7 @@ impl Processes {
         let mut rt = Runtime::new(env, inst);
         let command = Command::Start { variables: call.variables.clone(), start_user: None, start_event: None };
         let step = super::heavy::run(super::heavy::command(rt.instance(), &command), || rt.apply(command));
-        let (after, mut staged) = self.drive(&mut rt, step).await?;
+        let (after, mut staged) = self.drive(db, &mut rt, step).await?;
         let heavy = super::heavy::instance(&after);
         let mut writes = super::heavy::run(heavy, || tables::instance_writes(None, &after, self.history));
         writes.append(&mut staged);
@@ -42,19 +43,24 @@ impl Processes {
 
     /// When `ended` was called by a call activity, the caller goes on (and its caller, when
     /// that ends it too): their writes join `writes`, in the same transaction.
-    pub(super) async fn continue_callers(&self, ended: &Instance, writes: &mut Vec<Write>) -> Result<(), Error> {
+    pub(super) async fn continue_callers(
+        &self,
+        db: &dyn Sql,
+        ended: &Instance,
+        writes: &mut Vec<Write>,
+    ) -> Result<(), Error> {
         let mut current = ended.clone();
         // An instance deleted with a reason does not continue its caller: the caller is being
         // deleted (P10 cascades downwards) or the operator cancelled the called work.
         while let (Some(_), None, Some(exec), Some(caller)) =
             (&current.ended, &current.delete_reason, &current.super_exec, &current.super_instance)
         {
-            let Some(before) = tables::instance_load(self.store.as_ref(), caller).await? else { break };
-            let now = self.store.db_now().await?;
+            let Some(before) = tables::instance_load(db, caller).await? else { break };
+            let now = db.db_now().await?;
             let ended = Command::CalledEnded { execution_id: exec.clone(), variables: current.final_variables.clone() };
-            let (after, changes) = Box::pin(self.run_command(&before, ended, now)).await?;
+            let (after, changes) = Box::pin(self.run_command(db, &before, ended, now)).await?;
             writes.extend(changes);
-            Box::pin(self.cancel_called(&after.interrupted_calls, None, writes)).await?;
+            Box::pin(self.cancel_called(db, &after.interrupted_calls, None, writes)).await?;
             current = after;
         }
         Ok(())
@@ -67,6 +73,7 @@ impl Processes {
     /// into a caller that moved on.
     pub(super) async fn cancel_called(
         &self,
+        db: &dyn Sql,
         calls: &[(String, String)],
         reason: Option<&str>,
         writes: &mut Vec<Write>,
@@ -74,10 +81,10 @@ impl Processes {
         if calls.is_empty() {
             return Ok(());
         }
-        let now = self.store.db_now().await?;
+        let now = db.db_now().await?;
         for (exec, activity) in calls {
-            for id in &tables::called_instances(self.store.as_ref(), exec).await? {
-                let Some(before) = tables::instance_load(self.store.as_ref(), id).await? else { continue };
+            for id in &tables::called_instances(db, exec).await? {
+                let Some(before) = tables::instance_load(db, id).await? else { continue };
                 let reason = match reason {
                     Some(r) => r.to_string(),
                     None => format!(
@@ -86,9 +93,9 @@ impl Processes {
                     ),
                 };
                 let delete = Command::Delete { reason: reason.clone() };
-                let (after, changes) = Box::pin(self.run_command(&before, delete, now)).await?;
+                let (after, changes) = Box::pin(self.run_command(db, &before, delete, now)).await?;
                 writes.extend(changes);
-                Box::pin(self.cancel_called(&after.interrupted_calls, Some(&reason), writes)).await?;
+                Box::pin(self.cancel_called(db, &after.interrupted_calls, Some(&reason), writes)).await?;
             }
         }
         Ok(())

@@ -7,7 +7,7 @@ use crate::Error;
 use kairos_bpmn::{Definitions, Implementation, NodeKind, TimerValue};
 use kairos_executor::Handlers;
 use kairos_process::{ErrorKind, ProcessError};
-use kairos_store::{Store, Write};
+use kairos_store::{Sql, Write};
 use kairos_store_engine::process::{self as tables, NewDefinition};
 use serde::Serialize;
 
@@ -25,7 +25,7 @@ pub use kairos_store_engine::process::{DefinitionInfo, Lookup};
 
 /// The definition, or a 404; with the database's now, read by the same statement: a start
 /// needs both, and that is one round trip instead of two.
-pub(crate) async fn lookup(store: &dyn Store, which: Lookup<'_>) -> Result<(DefinitionInfo, jiff::Timestamp), Error> {
+pub(crate) async fn lookup(store: &dyn Sql, which: Lookup<'_>) -> Result<(DefinitionInfo, jiff::Timestamp), Error> {
     tables::definition_lookup(store, which).await?.ok_or_else(|| {
         Error::Process(ProcessError::new(
             ErrorKind::NotFound,
@@ -38,26 +38,22 @@ pub(crate) async fn lookup(store: &dyn Store, which: Lookup<'_>) -> Result<(Defi
 }
 
 /// Definition `id`, or a 404.
-pub(crate) async fn definition(store: &dyn Store, id: &str) -> Result<DefinitionInfo, Error> {
+pub(crate) async fn definition(store: &dyn Sql, id: &str) -> Result<DefinitionInfo, Error> {
     Ok(lookup(store, Lookup::Id(id)).await?.0)
 }
 
 /// The latest version of `key`, or a 404.
-pub(crate) async fn latest(store: &dyn Store, key: &str) -> Result<DefinitionInfo, Error> {
+pub(crate) async fn latest(store: &dyn Sql, key: &str) -> Result<DefinitionInfo, Error> {
     Ok(lookup(store, Lookup::LatestOf(key)).await?.0)
 }
 
 /// Definitions, optionally of one key and/or only the latest versions.
-pub(crate) async fn list(
-    store: &dyn Store,
-    key: Option<&str>,
-    latest_only: bool,
-) -> Result<Vec<DefinitionInfo>, Error> {
+pub(crate) async fn list(store: &dyn Sql, key: Option<&str>, latest_only: bool) -> Result<Vec<DefinitionInfo>, Error> {
     Ok(tables::definition_list(store, key, latest_only).await?)
 }
 
 /// The BPMN XML a definition was deployed from.
-pub(crate) async fn resource_of(store: &dyn Store, id: &str) -> Result<String, Error> {
+pub(crate) async fn resource_of(store: &dyn Sql, id: &str) -> Result<String, Error> {
     tables::definition_resource(store, id).await?.ok_or_else(|| {
         Error::Process(ProcessError::new(ErrorKind::NotFound, format!("process definition {id} does not exist")))
     })

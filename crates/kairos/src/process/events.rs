@@ -6,9 +6,12 @@ use super::{Processes, StartRequest};
 use crate::Error;
 use kairos_executor::JobContext;
 use kairos_process::{Command, ErrorKind, ProcessError};
-use kairos_store::Write;
+use kairos_store::{Sql, Write};
 use kairos_store_engine::process as tables;
 use serde_json::{Map, Value as Json};
+
+/// The inbox consumer of messages correlated with an `eventId` ([`Processes::message_event`]).
+pub const MESSAGE_INBOX: &str = "kairos:runtime/messages";
 
 impl Processes {
     /// Delivers a message to the instance waiting for it: by instance id, or by business key.
@@ -19,7 +22,7 @@ impl Processes {
         business_key: Option<&str>,
         variables: Map<String, Json>,
     ) -> Result<String, Error> {
-        self.message_with(name, instance, business_key, variables, None).await
+        self.message_on(self.store.as_ref(), name, instance, business_key, variables, None).await
     }
 
     /// [`Processes::message`], idempotent by `request_id` (SPEC C2): a retry gets the instance
@@ -33,39 +36,79 @@ impl Processes {
         variables: Map<String, Json>,
         request_id: &str,
     ) -> Result<String, Error> {
+        self.message_on(self.store.as_ref(), name, instance, business_key, variables, Some(request_id)).await
+    }
+
+    /// [`Processes::message`] (with a requestId: [`Processes::message_once`]) on session `db`.
+    pub(crate) async fn message_on(
+        &self,
+        db: &dyn Sql,
+        name: &str,
+        instance: Option<&str>,
+        business_key: Option<&str>,
+        variables: Map<String, Json>,
+        request_id: Option<&str>,
+    ) -> Result<String, Error> {
+        let Some(request_id) = request_id else {
+            return self.message_with(db, name, instance, business_key, variables, None).await;
+        };
         let fingerprint = serde_json::json!({
             "messageName": name, "processInstanceId": instance, "businessKey": business_key, "variables": variables,
         });
         let request = Request::new(request_id, "message", &fingerprint)?;
-        if let Recorded::Done(first) = request.recorded(self.store.as_ref()).await? {
+        if let Recorded::Done(first) = request.recorded(db).await? {
             return Ok(first.as_ref().and_then(Json::as_str).unwrap_or_default().to_string());
         }
-        match self.message_with(name, instance, business_key, variables, Some(&request)).await {
+        match self.message_with(db, name, instance, business_key, variables, Some(&request)).await {
             Ok(id) => Ok(id),
             Err(e) => {
-                let first = request.settle(self.store.as_ref(), e).await?;
+                let first = request.settle(db, e).await?;
                 Ok(first.as_ref().and_then(Json::as_str).unwrap_or_default().to_string())
             }
         }
+    }
+
+    /// [`Processes::message`] for an event that may arrive more than once (SPEC C5, seed 002
+    /// §15): the first delivery of `event_id` correlates it and records it in the inbox
+    /// (consumer [`MESSAGE_INBOX`], the instance it reached as result code); every later one
+    /// answers that instance and `true` (a duplicate) without delivering again. The delivery is
+    /// itself idempotent by a requestId derived from the event id, so a crash between it and
+    /// the inbox row, or two copies arriving at once, still deliver once.
+    pub async fn message_event(
+        &self,
+        name: &str,
+        instance: Option<&str>,
+        business_key: Option<&str>,
+        variables: Map<String, Json>,
+        event_id: &str,
+    ) -> Result<(String, bool), Error> {
+        let db = self.store.as_ref();
+        if let Some(first) = kairos_store_engine::business::inbox_result(db, MESSAGE_INBOX, event_id).await? {
+            return Ok((first.unwrap_or_default(), true));
+        }
+        let request_id = Request::derived("message-event", &[event_id], &Json::Null).id;
+        let reached = self.message_on(db, name, instance, business_key, variables, Some(&request_id)).await?;
+        let first = crate::business::inbox_first(db, MESSAGE_INBOX, event_id, Some(&reached)).await?;
+        Ok((reached, !first))
     }
 
     /// Delivers a message; with `request`, its record commits with the delivery (or, for a
     /// message start, right after the start, which is itself idempotent by a derived id).
     async fn message_with(
         &self,
+        db: &dyn Sql,
         name: &str,
         instance: Option<&str>,
         business_key: Option<&str>,
         variables: Map<String, Json>,
         request: Option<&Request>,
     ) -> Result<String, Error> {
-        let mut ids = tables::message_waiting(self.store.as_ref(), name, instance, business_key).await?;
+        let mut ids = tables::message_waiting(db, name, instance, business_key).await?;
         ids.dedup();
         match ids.as_slice() {
             [] if instance.is_none() => {
                 // No instance waits: a definition whose message start event has this name starts one.
-                let starts =
-                    tables::start_subscriptions(self.store.as_ref(), tables::StartTrigger::Message, name).await?;
+                let starts = tables::start_subscriptions(db, tables::StartTrigger::Message, name).await?;
                 let Some(r) = starts.first() else {
                     return Err(Error::Process(ProcessError::new(
                         ErrorKind::NotFound,
@@ -73,17 +116,20 @@ impl Processes {
                     )));
                 };
                 let started = self
-                    .start(StartRequest {
-                        process_definition_id: Some(r.definition_id.clone()),
-                        start_event: Some(r.activity_id.clone()),
-                        business_key: business_key.map(str::to_string),
-                        variables,
-                        request_id: request.map(|q| Request::derived("message-start", &[&q.id], &Json::Null).id),
-                        ..Default::default()
-                    })
+                    .start_on(
+                        db,
+                        StartRequest {
+                            process_definition_id: Some(r.definition_id.clone()),
+                            start_event: Some(r.activity_id.clone()),
+                            business_key: business_key.map(str::to_string),
+                            variables,
+                            request_id: request.map(|q| Request::derived("message-start", &[&q.id], &Json::Null).id),
+                            ..Default::default()
+                        },
+                    )
                     .await?;
                 if let Some(q) = request {
-                    self.record_answer(q, &Json::String(started.id.clone())).await?;
+                    self.record_answer(db, q, &Json::String(started.id.clone())).await?;
                 }
                 Ok(started.id)
             }
@@ -93,7 +139,7 @@ impl Processes {
             ))),
             [one] => {
                 let record: Vec<Write> = request.iter().map(|q| q.record(Some(&Json::String(one.clone())))).collect();
-                self.command_with(one, Command::Message { name: name.into(), variables }, &[], &record).await?;
+                self.command_with(db, one, Command::Message { name: name.into(), variables }, &[], &record).await?;
                 Ok(one.clone())
             }
             many => Err(Error::Process(ProcessError::new(
@@ -108,7 +154,7 @@ impl Processes {
 
     /// Broadcasts a signal to every instance waiting for it; returns how many received it.
     pub async fn signal(&self, name: &str, variables: Map<String, Json>) -> Result<usize, Error> {
-        self.signal_except(name, variables, None, None).await
+        self.signal_on(self.store.as_ref(), name, variables, None).await
     }
 
     /// [`Processes::signal`], idempotent by `request_id` (SPEC C2). Each delivery commits with
@@ -122,22 +168,36 @@ impl Processes {
         variables: Map<String, Json>,
         request_id: &str,
     ) -> Result<usize, Error> {
+        self.signal_on(self.store.as_ref(), name, variables, Some(request_id)).await
+    }
+
+    /// [`Processes::signal`] (with a requestId: [`Processes::signal_once`]) on session `db`.
+    pub(crate) async fn signal_on(
+        &self,
+        db: &dyn Sql,
+        name: &str,
+        variables: Map<String, Json>,
+        request_id: Option<&str>,
+    ) -> Result<usize, Error> {
+        let Some(request_id) = request_id else {
+            return self.signal_except(db, name, variables, None, None).await;
+        };
         let request =
             Request::new(request_id, "signal", &serde_json::json!({"signalName": name, "variables": variables}))?;
-        if let Recorded::Done(first) = request.recorded(self.store.as_ref()).await? {
+        if let Recorded::Done(first) = request.recorded(db).await? {
             return Ok(first.as_ref().and_then(Json::as_u64).unwrap_or_default() as usize);
         }
-        let n = self.signal_except(name, variables, None, Some(&request.id)).await?;
-        let first = self.record_answer(&request, &Json::from(n)).await?;
+        let n = self.signal_except(db, name, variables, None, Some(&request.id)).await?;
+        let first = self.record_answer(db, &request, &Json::from(n)).await?;
         Ok(first.as_ref().and_then(Json::as_u64).map_or(n, |f| f as usize))
     }
 
     /// Records `request` with `answer` on its own; when a concurrent duplicate recorded it
     /// first, its answer.
-    async fn record_answer(&self, request: &Request, answer: &Json) -> Result<Option<Json>, Error> {
-        match self.store.write_all(&[request.record(Some(answer))]).await {
+    async fn record_answer(&self, db: &dyn Sql, request: &Request, answer: &Json) -> Result<Option<Json>, Error> {
+        match db.write_all(&[request.record(Some(answer))]).await {
             Ok(_) => Ok(Some(answer.clone())),
-            Err(e) => request.settle(self.store.as_ref(), e.into()).await,
+            Err(e) => request.settle(db, e.into()).await,
         }
     }
 
@@ -150,7 +210,7 @@ impl Processes {
     pub(super) async fn deliver_thrown_signal(&self, ctx: &JobContext) -> Result<usize, Error> {
         let name = ctx.payload.get("signal").and_then(Json::as_str).unwrap_or_default().to_string();
         let from = ctx.payload.get("from").and_then(Json::as_str).map(str::to_string);
-        self.signal_except(&name, Map::new(), from.as_deref(), Some(&ctx.job_id)).await
+        self.signal_except(self.store.as_ref(), &name, Map::new(), from.as_deref(), Some(&ctx.job_id)).await
     }
 
     /// Delivers a signal, passing `except` (the instance that threw it) over. With `once` (the
@@ -158,6 +218,7 @@ impl Processes {
     /// instance and start event however often it is retried.
     async fn signal_except(
         &self,
+        db: &dyn Sql,
         name: &str,
         variables: Map<String, Json>,
         except: Option<&str>,
@@ -167,37 +228,37 @@ impl Processes {
             once.map(|key| Request::derived("signal", &[key, to], &serde_json::json!({"signal": name, "to": to})))
         };
         // In instance order (ids are time-ordered): a retried delivery meets them as before.
-        let waiting = tables::signal_waiting(self.store.as_ref(), name).await?;
+        let waiting = tables::signal_waiting(db, name).await?;
         let mut n = 0;
-        let starts = tables::start_subscriptions(self.store.as_ref(), tables::StartTrigger::Signal, name).await?;
+        let starts = tables::start_subscriptions(db, tables::StartTrigger::Signal, name).await?;
         for r in &starts {
             let (def, event) = (r.definition_id.as_str(), r.activity_id.as_str());
-            self.start(StartRequest {
+            let start = StartRequest {
                 process_definition_id: Some(def.to_string()),
                 start_event: Some(event.to_string()),
                 variables: variables.clone(),
                 request_id: once.map(|key| Request::derived("signal-start", &[key, def, event], &Json::Null).id),
                 ..Default::default()
-            })
-            .await?;
+            };
+            self.start_on(db, start).await?;
             n += 1;
         }
         for id in waiting.iter().map(String::as_str).filter(|id| Some(*id) != except) {
             let request = delivery(id);
             if let Some(req) = &request
-                && let Recorded::Done(_) = req.recorded(self.store.as_ref()).await?
+                && let Recorded::Done(_) = req.recorded(db).await?
             {
                 n += 1; // reached by an earlier attempt
                 continue;
             }
             let record: Vec<Write> = request.iter().map(|r| r.record(None)).collect();
             let command = Command::Signal { name: name.into(), variables: variables.clone() };
-            match self.command_with(id, command, &[], &record).await {
+            match self.command_with(db, id, command, &[], &record).await {
                 Ok(()) => n += 1,
                 // Another attempt of this job (its lease expired) delivered it meanwhile.
                 Err(Error::Process(p)) if p.kind == ErrorKind::Conflict => {
                     if let Some(req) = &request
-                        && let Recorded::Done(_) = req.recorded(self.store.as_ref()).await?
+                        && let Recorded::Done(_) = req.recorded(db).await?
                     {
                         n += 1;
                         continue;

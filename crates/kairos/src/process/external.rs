@@ -94,6 +94,7 @@ impl Processes {
     pub async fn external_complete(&self, id: &str, worker: &str, variables: Map<String, Json>) -> Result<(), Error> {
         let pi = self.locked_by(id, worker).await?;
         self.command_with(
+            self.store.as_ref(),
             &pi,
             Command::CompleteExternal { job_id: id.into(), variables },
             &[tables::external_fence(id, worker)],
@@ -112,7 +113,7 @@ impl Processes {
     ) -> Result<(), Error> {
         let pi = self.locked_by(id, worker).await?;
         let cmd = Command::ExternalBpmnError { job_id: id.into(), code: code.into(), variables };
-        self.command_with(&pi, cmd, &[tables::external_fence(id, worker)], &[]).await
+        self.command_with(self.store.as_ref(), &pi, cmd, &[tables::external_fence(id, worker)], &[]).await
     }
 
     /// The worker failed: the lock is released, `retries` (default: one less) are left, and the

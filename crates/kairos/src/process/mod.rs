@@ -11,6 +11,7 @@
 //! `tables`): this module decides what to do, that one how the tables hold it. No SQL is
 //! written here.
 
+mod bindings;
 mod cache;
 mod calls;
 mod cleanup;
@@ -24,10 +25,13 @@ mod migrate;
 mod requests;
 mod views;
 
+pub use bindings::{BindingRequest, MAX_BINDING_CHARS};
 pub use deploy::{DefinitionInfo, DeploymentInfo};
+pub use events::MESSAGE_INBOX;
 pub use external::ExternalTask;
 pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask};
 pub use kairos_process::TaskScope;
+pub use kairos_store_engine::business::Binding;
 pub use kairos_store_engine::process::HistoryLevel;
 pub use migrate::{MigrateRequest, MigrationOutcome};
 pub use requests::{MAX_REQUEST_ID_CHARS, REQUEST_RETENTION, check_request_id};
@@ -39,7 +43,8 @@ use jiff::Timestamp;
 use kairos_bpmn::Definitions;
 use kairos_executor::{Handler, HandlerError, Handlers, JobContext};
 use kairos_process::{Command, Env, ErrorKind, Instance, ProcessError, Runtime, ServiceResult, Step};
-use kairos_store::{Store, Write};
+use kairos_store::{Sql, Store, Write};
+use kairos_store_engine::business as tables_business;
 use kairos_store_engine::process as tables;
 use requests::{Recorded, Request};
 use serde_json::{Map, Value as Json};
@@ -83,6 +88,9 @@ pub struct StartRequest {
     /// Makes the start idempotent (SPEC C2): a retry with the same requestId and the same
     /// request gets the first start's instance instead of a second one.
     pub request_id: Option<String>,
+    /// The business object the instance runs for (SPEC C3): at most one instance per
+    /// lifecycle; see [`BindingRequest`].
+    pub binding: Option<BindingRequest>,
 }
 
 impl StartRequest {
@@ -95,6 +103,10 @@ impl StartRequest {
             "variables": self.variables,
             "startUser": self.start_user,
             "startEvent": self.start_event,
+            "binding": self.binding.as_ref().map(|b| serde_json::json!({
+                "businessType": b.business_type, "businessId": b.business_id,
+                "processType": b.process_type, "lifecycle": b.lifecycle,
+            })),
         })
     }
 }
@@ -154,7 +166,7 @@ impl Processes {
             start_event: ctx.element_id.clone(),
             ..Default::default()
         };
-        let (view, writes) = self.prepare_start(req).await?;
+        let (view, writes) = self.prepare_start(self.store.as_ref(), req).await?;
         for w in writes {
             ctx.stage(w);
         }
@@ -164,29 +176,78 @@ impl Processes {
     /// Starts an instance; returns it as it stands after the start (ended when it ran through).
     /// With a requestId already recorded for this request: the first start's answer.
     pub async fn start(&self, req: StartRequest) -> Result<InstanceView, Error> {
+        self.start_on(self.store.as_ref(), req).await
+    }
+
+    /// [`Processes::start`] on session `db` (the engine's store, or a caller's transaction).
+    pub(crate) async fn start_on(&self, db: &dyn Sql, mut req: StartRequest) -> Result<InstanceView, Error> {
         let request = match &req.request_id {
             None => None,
             Some(id) => Some(Request::new(id, "start", &req.fingerprint())?),
         };
         if let Some(r) = &request
-            && let Recorded::Done(first) = r.recorded(self.store.as_ref()).await?
+            && let Recorded::Done(first) = r.recorded(db).await?
         {
             return stored_view(first);
         }
-        let (view, mut writes) = self.prepare_start(req).await?;
+        let binding = match req.binding.take() {
+            None => None,
+            Some(b) => {
+                let key = match (&req.process_definition_key, &req.process_definition_id) {
+                    (Some(k), _) => k.clone(),
+                    (None, Some(id)) => deploy::definition(db, id).await?.key,
+                    (None, None) => String::new(),
+                };
+                let b = b.checked(&key)?;
+                let existing =
+                    tables_business::bindings_of(db, &b.business_type, &b.business_id, Some(&b.process_type)).await?;
+                match b.resolve(&existing)? {
+                    bindings::Resolved::Existing(pi) => return self.bound_answer(db, &pi).await,
+                    bindings::Resolved::New(n) => {
+                        req.business_key.get_or_insert_with(|| b.business_id.clone());
+                        Some((b, n))
+                    }
+                }
+            }
+        };
+        let (view, mut writes) = self.prepare_start(db, req).await?;
+        if let Some((b, n)) = &binding {
+            let created_at = view.start_time.unwrap_or_else(Timestamp::now);
+            writes.insert(
+                0,
+                tables_business::binding_insert(&tables_business::NewBinding {
+                    business_type: &b.business_type,
+                    business_id: &b.business_id,
+                    process_type: &b.process_type,
+                    process_instance_id: &view.id,
+                    process_definition_id: &view.process_definition_id,
+                    lifecycle_no: *n,
+                    created_at,
+                    ended: view.end_time.map(|at| (at, view.delete_reason.is_some())),
+                }),
+            );
+        }
         if let Some(r) = &request {
             let answer = serde_json::to_value(&view).map_err(|e| invalid("requestId", &e.to_string()))?;
             writes.push(r.record(Some(&answer)));
         }
-        match (self.store.write_all(&writes).await.map_err(limits::checked_write), &request) {
-            (Ok(_), _) => Ok(view),
-            (Err(e), Some(r)) => stored_view(r.settle(self.store.as_ref(), e.into()).await?),
-            (Err(e), None) => Err(e.into()),
+        let Err(e) = db.write_all(&writes).await.map_err(limits::checked_write) else { return Ok(view) };
+        let e = match &binding {
+            // A concurrent start took the lifecycle first: its instance is the answer.
+            Some((b, n)) => match self.bound_after_conflict(db, b, *n, e.into()).await {
+                Ok(winner) => return Ok(winner),
+                Err(e) => e,
+            },
+            None => e.into(),
+        };
+        match &request {
+            Some(r) => stored_view(r.settle(db, e).await?),
+            None => Err(e),
         }
     }
 
     /// An instance started in memory, and the writes that store it.
-    async fn prepare_start(&self, req: StartRequest) -> Result<(InstanceView, Vec<Write>), Error> {
+    async fn prepare_start(&self, db: &dyn Sql, req: StartRequest) -> Result<(InstanceView, Vec<Write>), Error> {
         let which = match (&req.process_definition_id, &req.process_definition_key) {
             (Some(id), _) => deploy::Lookup::Id(id),
             (None, Some(key)) => deploy::Lookup::LatestOf(key),
@@ -194,7 +255,7 @@ impl Processes {
                 return Err(invalid("processDefinitionKey", "give processDefinitionKey or processDefinitionId"));
             }
         };
-        let (def, now) = deploy::lookup(self.store.as_ref(), which).await?;
+        let (def, now) = deploy::lookup(db, which).await?;
         if def.suspended {
             return Err(Error::Process(ProcessError::new(
                 ErrorKind::Conflict,
@@ -215,7 +276,7 @@ impl Processes {
             };
             let heavy = heavy::command(rt.instance(), &command);
             let step = heavy::run(heavy, || rt.apply(command));
-            let (after, staged) = self.drive(&mut rt, step).await?;
+            let (after, staged) = self.drive(db, &mut rt, step).await?;
             let mut w = heavy::run(heavy::instance(&after), || tables::instance_writes(None, &after, self.history));
             w.extend(staged);
             (after, w)
@@ -229,31 +290,38 @@ impl Processes {
     pub async fn set_instance_suspended(&self, id: &str, suspended: bool) -> Result<(), Error> {
         let moves = tables::instance_jobs_move(id, suspended);
         let command = if suspended { Command::Suspend } else { Command::Activate };
-        self.command_with(id, command, &[], &moves).await
+        self.command_with(self.store.as_ref(), id, command, &[], &moves).await
     }
 
     /// Runs `command` on instance `id` with the optimistic-lock retry loop.
     pub async fn command(&self, id: &str, command: Command) -> Result<(), Error> {
-        self.command_with(id, command, &[], &[]).await
+        self.command_with(self.store.as_ref(), id, command, &[], &[]).await
     }
 
     /// [`Processes::command`], with `first` and `extra` writes committed before and after the
     /// command's own, in the same transaction.
-    async fn command_with(&self, id: &str, command: Command, first: &[Write], extra: &[Write]) -> Result<(), Error> {
+    async fn command_with(
+        &self,
+        db: &dyn Sql,
+        id: &str,
+        command: Command,
+        first: &[Write],
+        extra: &[Write],
+    ) -> Result<(), Error> {
         let mut lost_race = false;
         for _ in 0..CONFLICT_RETRIES {
-            let Some(before) = tables::instance_load(self.store.as_ref(), id).await? else {
+            let Some(before) = tables::instance_load(db, id).await? else {
                 let what = if lost_race { ErrorKind::Conflict } else { ErrorKind::NotFound };
                 return Err(Error::Process(ProcessError::new(what, format!("process instance {id} is not running"))));
             };
             let defs = self.definitions(&before.definition_id).await?;
             let process = process_of(&defs, &before.definition_key)?;
-            let now = self.store.db_now().await?;
+            let now = db.db_now().await?;
             let mut ids = kairos_core::new_id;
             let env = Env { definitions: &defs, process, now, ids: &mut ids };
             let mut rt = Runtime::new(env, before.clone());
             let step = heavy::run(heavy::command(&before, &command), || rt.apply(command.clone()));
-            let result = match self.drive(&mut rt, step).await {
+            let result = match self.drive(db, &mut rt, step).await {
                 Ok(r) => r,
                 // A task or subscription that a concurrent command took first: a conflict.
                 Err(Error::Process(p)) if lost_race && p.kind == ErrorKind::NotFound => {
@@ -267,9 +335,9 @@ impl Processes {
             writes.extend(heavy::run(heavy, || tables::instance_writes(Some(&before), &after, self.history)));
             writes.extend(staged);
             writes.extend(extra.iter().cloned());
-            self.cancel_called(&after.interrupted_calls, None, &mut writes).await?;
-            self.continue_callers(&after, &mut writes).await?;
-            match self.store.write_all(&writes).await.map_err(limits::checked_write) {
+            self.cancel_called(db, &after.interrupted_calls, None, &mut writes).await?;
+            self.continue_callers(db, &after, &mut writes).await?;
+            match db.write_all(&writes).await.map_err(limits::checked_write) {
                 Ok(_) => return Ok(()),
                 Err(e) if e.kind == kairos_store::ErrorKind::Conflict => {
                     lost_race = true;
@@ -293,6 +361,7 @@ impl Processes {
     /// own command).
     async fn run_command(
         &self,
+        db: &dyn Sql,
         before: &Instance,
         command: Command,
         now: Timestamp,
@@ -303,7 +372,7 @@ impl Processes {
         let env = Env { definitions: &defs, process, now, ids: &mut ids };
         let mut rt = Runtime::new(env, before.clone());
         let step = heavy::run(heavy::command(before, &command), || rt.apply(command));
-        let (after, staged) = self.drive(&mut rt, step).await?;
+        let (after, staged) = self.drive(db, &mut rt, step).await?;
         let heavy = heavy::instance(before) || heavy::instance(&after);
         let mut writes = heavy::run(heavy, || tables::instance_writes(Some(before), &after, self.history));
         writes.extend(staged);
@@ -314,6 +383,7 @@ impl Processes {
     /// and the handlers' staged writes.
     async fn drive(
         &self,
+        db: &dyn Sql,
         rt: &mut Runtime<'_>,
         mut step: kairos_process::Result<Step>,
     ) -> Result<(Instance, Vec<Write>), Error> {
@@ -356,7 +426,7 @@ impl Processes {
                 }
                 Step::StartCalled(call) => {
                     let caller = rt.instance();
-                    let (called, writes) = Box::pin(self.start_called(&call, &caller.id)).await?;
+                    let (called, writes) = Box::pin(self.start_called(db, &call, &caller.id)).await?;
                     staged.extend(writes);
                     step = rt.resume_called(called.ended.is_some().then(|| called.final_variables.clone()));
                 }
@@ -374,10 +444,11 @@ impl Processes {
         let before = tables::instance_load(self.store.as_ref(), &id).await?.ok_or_else(|| {
             Error::Process(ProcessError::new(ErrorKind::NotFound, format!("process instance {id} is not running")))
         })?;
+        let db = self.store.as_ref();
         let (after, mut writes) =
-            self.run_command(&before, Command::RunJob { job_id: ctx.job_id.clone() }, ctx.started).await?;
-        self.cancel_called(&after.interrupted_calls, None, &mut writes).await?;
-        self.continue_callers(&after, &mut writes).await?;
+            self.run_command(db, &before, Command::RunJob { job_id: ctx.job_id.clone() }, ctx.started).await?;
+        self.cancel_called(db, &after.interrupted_calls, None, &mut writes).await?;
+        self.continue_callers(db, &after, &mut writes).await?;
         for w in writes {
             ctx.stage(w);
         }
@@ -386,8 +457,7 @@ impl Processes {
 
     /// Completes a task (SPEC P5): exactly one of two concurrent completions succeeds.
     pub async fn complete_task(&self, task_id: &str, variables: Map<String, Json>) -> Result<(), Error> {
-        let pi = self.instance_of_task(task_id).await?;
-        self.command(&pi, Command::CompleteTask { task_id: task_id.into(), variables }).await
+        self.complete_task_on(self.store.as_ref(), task_id, variables, None).await
     }
 
     /// [`Processes::complete_task`], idempotent by `request_id` (SPEC C2): a retry of this
@@ -399,33 +469,50 @@ impl Processes {
         variables: Map<String, Json>,
         request_id: &str,
     ) -> Result<(), Error> {
+        self.complete_task_on(self.store.as_ref(), task_id, variables, Some(request_id)).await
+    }
+
+    /// [`Processes::complete_task`] (with a requestId: [`Processes::complete_task_once`]) on
+    /// session `db`.
+    pub(crate) async fn complete_task_on(
+        &self,
+        db: &dyn Sql,
+        task_id: &str,
+        variables: Map<String, Json>,
+        request_id: Option<&str>,
+    ) -> Result<(), Error> {
+        let Some(request_id) = request_id else {
+            let pi = self.instance_of_task(db, task_id).await?;
+            let command = Command::CompleteTask { task_id: task_id.into(), variables };
+            return self.command_with(db, &pi, command, &[], &[]).await;
+        };
         let request =
             Request::new(request_id, "complete", &serde_json::json!({"taskId": task_id, "variables": variables}))?;
-        if let Recorded::Done(_) = request.recorded(self.store.as_ref()).await? {
+        if let Recorded::Done(_) = request.recorded(db).await? {
             return Ok(());
         }
         let done = async {
-            let pi = self.instance_of_task(task_id).await?;
+            let pi = self.instance_of_task(db, task_id).await?;
             let command = Command::CompleteTask { task_id: task_id.into(), variables };
-            self.command_with(&pi, command, &[], &[request.record(None)]).await
+            self.command_with(db, &pi, command, &[], &[request.record(None)]).await
         };
         match done.await {
             Ok(()) => Ok(()),
-            Err(e) => request.settle(self.store.as_ref(), e).await.map(drop),
+            Err(e) => request.settle(db, e).await.map(drop),
         }
     }
 
     pub async fn claim_task(&self, task_id: &str, assignee: &str) -> Result<(), Error> {
-        let pi = self.instance_of_task(task_id).await?;
+        let pi = self.instance_of_task(self.store.as_ref(), task_id).await?;
         self.command(&pi, Command::ClaimTask { task_id: task_id.into(), assignee: assignee.into() }).await
     }
 
-    async fn instance_of_task(&self, task_id: &str) -> Result<String, Error> {
-        if let Some(pi) = tables::task_instance(self.store.as_ref(), task_id).await? {
+    async fn instance_of_task(&self, db: &dyn Sql, task_id: &str) -> Result<String, Error> {
+        if let Some(pi) = tables::task_instance(db, task_id).await? {
             return Ok(pi);
         }
         // A task that ended is a conflict (someone completed it first), not an unknown id.
-        match tables::task_ended(self.store.as_ref(), task_id).await? {
+        match tables::task_ended(db, task_id).await? {
             tables::TaskEnded::Cancelled(reason) => Err(Error::Process(ProcessError::new(
                 ErrorKind::Conflict,
                 format!("task {task_id} was cancelled ({reason})"),
@@ -449,19 +536,34 @@ impl Processes {
             return Err(invalid("businessKey", "a business key has 1 to 255 characters"));
         }
         let all = tables::instance_business_key(id, &business_key);
-        self.command_with(id, Command::SetBusinessKey { business_key }, &[], &[all]).await
+        self.command_with(self.store.as_ref(), id, Command::SetBusinessKey { business_key }, &[], &[all]).await
     }
 
     /// Deletes an instance with a reason (SPEC P10), its called instances first.
     pub async fn delete_instance(&self, id: &str, reason: &str) -> Result<(), Error> {
-        for c in tables::called_by_instance(self.store.as_ref(), id).await? {
-            Box::pin(self.delete_instance(&c, reason)).await?;
+        self.delete_instance_on(self.store.as_ref(), id, reason).await
+    }
+
+    /// [`Processes::delete_instance`] on session `db`.
+    pub(crate) async fn delete_instance_on(&self, db: &dyn Sql, id: &str, reason: &str) -> Result<(), Error> {
+        for c in tables::called_by_instance(db, id).await? {
+            Box::pin(self.delete_instance_on(db, &c, reason)).await?;
         }
-        self.command(id, Command::Delete { reason: reason.into() }).await
+        self.command_with(db, id, Command::Delete { reason: reason.into() }, &[], &[]).await
     }
 
     pub async fn set_variables(&self, id: &str, variables: Map<String, Json>) -> Result<(), Error> {
-        self.command(id, Command::SetVariables { variables }).await
+        self.set_variables_on(self.store.as_ref(), id, variables).await
+    }
+
+    /// [`Processes::set_variables`] on session `db`.
+    pub(crate) async fn set_variables_on(
+        &self,
+        db: &dyn Sql,
+        id: &str,
+        variables: Map<String, Json>,
+    ) -> Result<(), Error> {
+        self.command_with(db, id, Command::SetVariables { variables }, &[], &[]).await
     }
 
     pub async fn variables(&self, id: &str) -> Result<Map<String, Json>, Error> {
@@ -474,7 +576,7 @@ impl Processes {
     /// The variables a task sees (SPEC P6) in `scope`: its local ones, those visible from its
     /// execution, or both (local ones shadowing).
     pub async fn task_variables(&self, task_id: &str, scope: TaskScope) -> Result<Map<String, Json>, Error> {
-        let pi = self.instance_of_task(task_id).await?;
+        let pi = self.instance_of_task(self.store.as_ref(), task_id).await?;
         let inst = tables::instance_load(self.store.as_ref(), &pi).await?;
         let task = inst.as_ref().and_then(|i| i.task(task_id)).ok_or_else(|| {
             Error::Process(ProcessError::new(ErrorKind::NotFound, format!("task {task_id} is not open")))
@@ -490,7 +592,7 @@ impl Processes {
         variables: Map<String, Json>,
         local: bool,
     ) -> Result<(), Error> {
-        let pi = self.instance_of_task(task_id).await?;
+        let pi = self.instance_of_task(self.store.as_ref(), task_id).await?;
         self.command(&pi, Command::SetTaskVariables { task_id: task_id.into(), variables, local }).await
     }
 }

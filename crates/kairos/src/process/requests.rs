@@ -20,7 +20,7 @@
 
 use crate::Error;
 use kairos_process::{ErrorKind, ProcessError};
-use kairos_store::{Store, Write};
+use kairos_store::{Sql, Write};
 use kairos_store_engine::process as tables;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
@@ -86,7 +86,7 @@ impl Request {
 
     /// Looks the requestId up: new, done by this request, or a conflict when another request
     /// used it.
-    pub(crate) async fn recorded(&self, store: &dyn Store) -> Result<Recorded, Error> {
+    pub(crate) async fn recorded(&self, store: &dyn Sql) -> Result<Recorded, Error> {
         let Some(row) = tables::request_get(store, &self.id).await? else { return Ok(Recorded::New) };
         let (command, fingerprint) = (row.command.as_str(), row.fingerprint.as_str());
         if command != self.command || fingerprint != self.fingerprint {
@@ -116,7 +116,7 @@ impl Request {
     /// After a command with this request failed with `error`: the first result when the failure
     /// was losing to a concurrent duplicate (the key was taken; the task it completed was gone,
     /// a conflict, or without task history not found at all), else `error` itself.
-    pub(crate) async fn settle(&self, store: &dyn Store, error: Error) -> Result<Option<Json>, Error> {
+    pub(crate) async fn settle(&self, store: &dyn Sql, error: Error) -> Result<Option<Json>, Error> {
         let lost = match &error {
             Error::Store(e) => e.kind == kairos_store::ErrorKind::Conflict,
             Error::Process(e) => matches!(e.kind, ErrorKind::Conflict | ErrorKind::NotFound),

@@ -105,6 +105,19 @@ pub struct StartBody {
     /// Makes the start idempotent: a retry with the same requestId and body gets the first
     /// start's answer (SPEC C2).
     request_id: Option<String>,
+    /// The business object the instance runs for (SPEC C3): one instance per lifecycle.
+    binding: Option<BindingBody>,
+}
+
+/// `binding` of a start: seed 002 §4's business type, business id, process type (default: the
+/// definition's key) and lifecycle (default: the active one, else the next).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BindingBody {
+    business_type: Option<String>,
+    business_id: Option<String>,
+    process_type: Option<String>,
+    lifecycle: Option<i64>,
 }
 
 /// `POST /runtime/process-instances` → 201 with the instance as it stands after the start
@@ -130,12 +143,26 @@ pub async fn start(State(app): State<AppState>, Json(body): Json<StartBody>) -> 
     let business_key = body.business_key.map(|b| limited("businessKey", b, MAX_NAME_CHARS)).transpose()?;
     let variables = variables(body.variables)?;
     let field = if key.is_some() { "processDefinitionKey" } else { "processDefinitionId" };
+    let binding = match body.binding {
+        None => None,
+        Some(b) => Some(kairos::process::BindingRequest {
+            business_type: required("binding.businessType", b.business_type, kairos::process::MAX_BINDING_CHARS)?,
+            business_id: required("binding.businessId", b.business_id, kairos::process::MAX_BINDING_CHARS)?,
+            process_type: b
+                .process_type
+                .map(|p| required("binding.processType", Some(p), kairos::process::MAX_BINDING_CHARS))
+                .transpose()?
+                .unwrap_or_default(),
+            lifecycle: b.lifecycle,
+        }),
+    };
     let req = StartRequest {
         process_definition_key: key,
         process_definition_id: id,
         business_key,
         variables,
         request_id: body.request_id,
+        binding,
         ..Default::default()
     };
     let instance = app.engine.processes().start(req).await.map_err(|e| {
@@ -354,6 +381,9 @@ pub struct MessageBody {
     /// Makes the delivery idempotent (SPEC C2): a retry answers with the instance the first
     /// one reached instead of delivering again.
     request_id: Option<String>,
+    /// The incoming event's id (SPEC C5): a second delivery of the same event is dropped by the
+    /// inbox and answers the first one's instance with `"duplicate": true`.
+    event_id: Option<String>,
 }
 
 /// `POST /runtime/messages` → `{"messageName", "processInstanceId"}` of the instance that
@@ -367,11 +397,18 @@ pub async fn message(
     let pi = filter(body.process_instance_id).map(|p| limited("processInstanceId", p, 64)).transpose()?;
     let vars = variables(body.variables)?;
     let processes = app.engine.processes();
-    let got = match body.request_id {
-        Some(r) => processes.message_once(&name, pi.as_deref(), bk.as_deref(), vars, &r).await?,
-        None => processes.message(&name, pi.as_deref(), bk.as_deref(), vars).await?,
+    let event = body.event_id.map(|e| required("eventId", Some(e), 64)).transpose()?;
+    let (got, duplicate) = match (body.request_id, event) {
+        (Some(_), Some(_)) => return Err(ApiError::invalid("eventId", "give requestId or eventId, not both")),
+        (None, Some(e)) => processes.message_event(&name, pi.as_deref(), bk.as_deref(), vars, &e).await?,
+        (Some(r), None) => (processes.message_once(&name, pi.as_deref(), bk.as_deref(), vars, &r).await?, false),
+        (None, None) => (processes.message(&name, pi.as_deref(), bk.as_deref(), vars).await?, false),
     };
-    Ok(axum::Json(serde_json::json!({ "messageName": name, "processInstanceId": got })))
+    let mut answer = serde_json::json!({ "messageName": name, "processInstanceId": got });
+    if duplicate {
+        answer["duplicate"] = Value::Bool(true);
+    }
+    Ok(axum::Json(answer))
 }
 
 #[derive(Debug, Deserialize)]
@@ -394,4 +431,39 @@ pub async fn signal(State(app): State<AppState>, Json(body): Json<SignalBody>) -
         None => processes.signal(&name, vars).await?,
     };
     Ok(axum::Json(serde_json::json!({ "signalName": name, "received": n })))
+}
+
+// ---- business bindings ------------------------------------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BindingsQuery {
+    business_type: Option<String>,
+    business_id: Option<String>,
+    process_instance_id: Option<String>,
+}
+
+/// `GET /bindings?businessType=&businessId=` (or `?processInstanceId=`): the business bindings
+/// of one object, by process type and lifecycle, or of one instance (SPEC C3).
+pub async fn bindings(
+    State(app): State<AppState>,
+    Query(q): Query<BindingsQuery>,
+) -> Result<axum::Json<List<kairos::process::Binding>>, ApiError> {
+    let p = app.engine.processes();
+    let all = match (filter(q.process_instance_id), filter(q.business_type), filter(q.business_id)) {
+        (Some(pi), None, None) => p.binding_of(&pi).await?.into_iter().collect(),
+        (None, Some(t), Some(id)) => p.bindings(&t, &id).await?,
+        (None, None, Some(_)) => return Err(ApiError::invalid("businessType", "give businessType with businessId")),
+        (None, Some(_), None) => return Err(ApiError::invalid("businessId", "give businessId with businessType")),
+        (Some(_), _, _) => {
+            return Err(ApiError::invalid(
+                "processInstanceId",
+                "give processInstanceId alone, or businessType and businessId",
+            ));
+        }
+        (None, None, None) => {
+            return Err(ApiError::invalid("businessType", "give businessType and businessId, or processInstanceId"));
+        }
+    };
+    Ok(axum::Json(paged(all, None, None)?))
 }

@@ -333,5 +333,13 @@ pub fn instance_writes(before: Option<&Instance>, after: &Instance, level: Histo
     w.extend(super::history::instance_history_writes(before, after, &c, level));
     // Another job's effects reach this instance's rows only past the instance lock (the root's
     // REV_ check or its checked delete, written here too): a new instance's rows are fresh.
+    // The instance's business binding, if it has one, ends with it (SPEC C3): its one row is
+    // this instance's, guarded by the instance lock like the rest, so it commutes.
+    // (A new instance's binding is written by its start, with the status it ends the start in.)
+    if let Some((at, _)) = &after.ended
+        && before.is_some_and(|b| b.ended.is_none())
+    {
+        w.push(crate::business::binding_end(pi, after.delete_reason.is_some(), *at));
+    }
     w.into_iter().map(Write::commutes).collect()
 }
