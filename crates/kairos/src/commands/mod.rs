@@ -18,7 +18,9 @@ use crate::process::{BindingRequest, Processes, StartRequest};
 use jiff::SignedDuration;
 use kairos_process::ErrorKind as PErr;
 use kairos_store::Sql;
-use kairos_store_engine::commands::{self as table, Command, Outcome};
+/// The table's typed operations (insert in the team's transaction, get, list, schema).
+pub use kairos_store_engine::commands as table;
+use table::{Command, Outcome};
 use serde_json::{Map, Value as Json};
 use std::sync::Arc;
 use std::time::Duration;
