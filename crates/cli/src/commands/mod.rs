@@ -2,6 +2,7 @@
 //! findings) or a [`CliError`].
 
 mod chaos;
+mod commands;
 pub mod cron;
 mod doctor;
 mod jobs;
@@ -26,6 +27,7 @@ pub async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Start(args) => process::start(&global, args).await,
         Command::Instances(args) => process::instances(&global, args).await,
         Command::Bindings(args) => process::bindings(&global, args).await,
+        Command::Commands(args) => commands::run(&global, args).await,
         Command::Instance(args) => process::instance(&global, args).await,
         Command::Tasks(args) => process::tasks(&global, args).await,
         Command::Complete(args) => process::complete(&global, args).await,
