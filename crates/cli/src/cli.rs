@@ -193,6 +193,9 @@ pub struct ServeArgs {
     /// Run the command worker on this business database's workflow_command table (SPEC C6); off without it
     #[arg(long, env = "KAIROS_BUSINESS_DB", hide_env_values = true, value_name = "URL")]
     pub business_db: Option<String>,
+    /// How long a command the worker claimed stays its own; a crashed node's commands are taken over after it [default: PT30S]
+    #[arg(long, value_parser = parse::duration, value_name = "DUR", requires = "business_db")]
+    pub command_lease: Option<SignedDuration>,
     /// Address to listen on, HOST:PORT (port 0 picks a free port; the start line shows it)
     #[arg(long, default_value = "127.0.0.1:8080", value_parser = parse::listen_addr, value_name = "ADDR")]
     pub listen: String,
