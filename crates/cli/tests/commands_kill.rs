@@ -114,7 +114,8 @@ async fn a_start_killed_before_its_write_back_converges_to_one_instance() {
 async fn a_completion_killed_before_its_write_back_converges_to_one_completion() {
     let Some(s) = setup().await else { return };
     let p = s.engine.processes();
-    let pi = p.start(StartRequest { process_definition_key: Some("approve".into()), ..Default::default() }).await.unwrap();
+    let pi =
+        p.start(StartRequest { process_definition_key: Some("approve".into()), ..Default::default() }).await.unwrap();
     let task = p.tasks(Some(&pi.id), None, None, None).await.unwrap()[0].id.clone();
     submit(&s, "k-done", table::COMPLETE_TASK, json!({"taskId": task})).await;
     let mut a = serve(&s.db, &s.business_url, "a", s.dir.path(), Some(60_000));

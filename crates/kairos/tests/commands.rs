@@ -7,10 +7,10 @@ mod common;
 
 use common::{Backend, Fixture};
 use kairos::Engine;
+use kairos::commands::table::{self, NewCommand, Status};
 use kairos::commands::{Worker, WorkerConfig};
 use kairos::process::StartRequest;
 use kairos::store::Sql;
-use kairos::commands::table::{self, NewCommand, Status};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -153,4 +153,11 @@ macro_rules! both {
         mod postgres { $( #[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $name() { super::$name(super::Backend::Postgres).await } )* }
     };
 }
-both!(start_adopts_on_retry, complete_converges, completed_by_someone_else_fails, two_users_one_task, a_user_not_offered_the_task_is_refused, bad_payload_fails_naming_the_field);
+both!(
+    start_adopts_on_retry,
+    complete_converges,
+    completed_by_someone_else_fails,
+    two_users_one_task,
+    a_user_not_offered_the_task_is_refused,
+    bad_payload_fails_naming_the_field
+);

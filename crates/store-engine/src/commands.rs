@@ -40,7 +40,8 @@ pub enum Status {
 }
 
 impl Status {
-    pub const ALL: [Status; 5] = [Status::Pending, Status::Processing, Status::Succeeded, Status::Retry, Status::Failed];
+    pub const ALL: [Status; 5] =
+        [Status::Pending, Status::Processing, Status::Succeeded, Status::Retry, Status::Failed];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -74,8 +75,7 @@ pub async fn schema(db: &dyn Sql) -> Result<()> {
 
 /// The statements of a DDL file: comment lines dropped, split at `;`.
 fn statements(ddl: &str) -> impl Iterator<Item = String> + '_ {
-    let text: String =
-        ddl.lines().filter(|l| !l.trim_start().starts_with("--")).map(|l| format!("{l}\n")).collect();
+    let text: String = ddl.lines().filter(|l| !l.trim_start().starts_with("--")).map(|l| format!("{l}\n")).collect();
     text.split(';').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect::<Vec<_>>().into_iter()
 }
 
@@ -266,10 +266,10 @@ pub async fn claim(db: &dyn Sql, owner: &str, lease: SignedDuration, limit: u32)
             vec![t(owner), SqlValue::Timestamp(until), t(&id)],
         )
         .keyed();
-        if db.write_all(&[write]).await?.first() == Some(&1) {
-            if let Some(c) = get(db, &id).await? {
-                claimed.push(c);
-            }
+        if db.write_all(&[write]).await?.first() == Some(&1)
+            && let Some(c) = get(db, &id).await?
+        {
+            claimed.push(c);
         }
     }
     Ok(claimed)
@@ -294,10 +294,19 @@ pub async fn renew(db: &dyn Sql, request_id: &str, owner: &str, lease: SignedDur
 /// What a run of a command came to.
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    Succeeded { process_instance_id: Option<String>, result_code: String },
+    Succeeded {
+        process_instance_id: Option<String>,
+        result_code: String,
+    },
     /// A transient failure: the command is claimed again after `backoff`.
-    Retry { error: String, backoff: SignedDuration },
-    Failed { result_code: String, error: Option<String> },
+    Retry {
+        error: String,
+        backoff: SignedDuration,
+    },
+    Failed {
+        result_code: String,
+        error: Option<String>,
+    },
 }
 
 /// Writes `owner`'s outcome of a command, fenced: only while the row is still PROCESSING under

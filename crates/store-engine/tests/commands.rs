@@ -80,7 +80,10 @@ async fn expired_lease_is_taken_over_and_retry_waits(store: Arc<dyn Store>) {
     let c = commands::get(db, "e1").await.unwrap().unwrap();
     assert_eq!(c.status, Status::Retry);
     assert_eq!(c.last_error.as_deref(), Some("db down"));
-    assert!(commands::claim(db, "worker-c", SignedDuration::from_secs(60), 10).await.unwrap().is_empty(), "not due yet");
+    assert!(
+        commands::claim(db, "worker-c", SignedDuration::from_secs(60), 10).await.unwrap().is_empty(),
+        "not due yet"
+    );
     assert!(commands::requeue(db, "e1").await.unwrap());
     assert_eq!(commands::claim(db, "worker-c", SignedDuration::from_secs(60), 10).await.unwrap().len(), 1);
 }

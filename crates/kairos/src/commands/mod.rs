@@ -12,18 +12,18 @@
 //!   repeated run succeeds again. A task that is gone was completed by someone else or
 //!   cancelled: FAILED with a result code saying which. The worker never completes another task.
 
-use crate::Error;
 use crate::Engine;
+use crate::Error;
 use crate::process::{BindingRequest, Processes, StartRequest};
 use jiff::SignedDuration;
 use kairos_process::ErrorKind as PErr;
 use kairos_store::Sql;
 /// The table's typed operations (insert in the team's transaction, get, list, schema).
 pub use kairos_store_engine::commands as table;
-use table::{Command, Outcome};
 use serde_json::{Map, Value as Json};
 use std::sync::Arc;
 use std::time::Duration;
+use table::{Command, Outcome};
 
 /// How the worker runs.
 #[derive(Debug, Clone)]
@@ -89,7 +89,8 @@ impl Worker {
 
     /// Claims due commands once and runs them; answers how many it ran.
     pub async fn run_once(&self) -> Result<usize, Error> {
-        let claimed = table::claim(self.business.as_ref(), &self.config.owner, self.config.lease, self.config.batch).await?;
+        let claimed =
+            table::claim(self.business.as_ref(), &self.config.owner, self.config.lease, self.config.batch).await?;
         for c in &claimed {
             let outcome = self.outcome(c).await;
             if let Some(pause) = self.config.fault_pause {
@@ -167,7 +168,8 @@ impl Worker {
 
     async fn start(&self, c: &Command) -> Result<Outcome, Refused> {
         let p = &c.payload;
-        let key = text(p, "processDefinitionKey")?.ok_or_else(|| Refused::field("processDefinitionKey", "is required"))?;
+        let key =
+            text(p, "processDefinitionKey")?.ok_or_else(|| Refused::field("processDefinitionKey", "is required"))?;
         let variables = vars(p)?;
         let business_key = text(p, "businessKey")?;
         let process_type = text(p, "processType")?.unwrap_or_else(|| key.clone());

@@ -56,7 +56,8 @@ pub async fn run(global: &GlobalArgs, args: CommandsArgs) -> Result<u8, CliError
             if global.json {
                 return output::json(&rows).map(|_| SUCCESS);
             }
-            let mut t = Table::new(&["REQUEST ID", "TYPE", "BUSINESS", "STATUS", "RESULT", "ATTEMPTS", "INSTANCE", "CREATED"]);
+            let mut t =
+                Table::new(&["REQUEST ID", "TYPE", "BUSINESS", "STATUS", "RESULT", "ATTEMPTS", "INSTANCE", "CREATED"]);
             for c in &rows {
                 t.row(vec![
                     c.request_id.clone(),
