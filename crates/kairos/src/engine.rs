@@ -162,6 +162,7 @@ impl EngineBuilder {
             settings: self.settings,
             executor: Mutex::new(None),
             waker: Mutex::new(None),
+            business: std::sync::OnceLock::new(),
         })
     }
 }
@@ -183,6 +184,9 @@ pub struct Engine {
     settings: EngineSettings,
     executor: Mutex<Option<Executor>>,
     waker: Mutex<Option<Waker>>,
+    /// The business database of the command worker (SPEC C6), when this node has one: the REST
+    /// routes of `/commands` write and read its `workflow_command` rows.
+    business: std::sync::OnceLock<Arc<dyn kairos_store::Sql>>,
 }
 
 impl Engine {
@@ -221,6 +225,17 @@ impl Engine {
         &self.store
     }
     /// The process engine: deployments, instances, tasks (SPEC P).
+    /// Names the business database this node's command worker reads (SPEC C6; once: a second
+    /// call is refused with the database it names).
+    pub fn set_business_db(&self, db: Arc<dyn kairos_store::Sql>) -> Result<(), Arc<dyn kairos_store::Sql>> {
+        self.business.set(db)
+    }
+
+    /// The business database, when this node has one.
+    pub fn business_db(&self) -> Option<&Arc<dyn kairos_store::Sql>> {
+        self.business.get()
+    }
+
     pub fn processes(&self) -> &crate::process::Processes {
         &self.processes
     }

@@ -135,6 +135,8 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/repository/process-definitions/{id}/migrate", post(processes::migrate_all))
         .route("/runtime/process-instances", get(processes::list).post(processes::start))
         .route("/bindings", get(processes::bindings))
+        .route("/commands", get(routes::commands::list).post(routes::commands::submit))
+        .route("/commands/{id}", get(routes::commands::get))
         .route("/runtime/process-instances/{id}", get(processes::get).put(processes::update).delete(processes::delete))
         .route("/runtime/process-instances/{id}/variables", get(processes::get_variables).put(processes::put_variables))
         .route("/runtime/process-instances/{id}/migrate", post(processes::migrate))

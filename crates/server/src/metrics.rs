@@ -102,6 +102,29 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
             duplicated,
         );
     }
+    // Seed 002 §39: commands of the business database by status, and how long the oldest
+    // waiting one has been due (a stuck cross-database start shows here first).
+    if let Some(db) = engine.business_db()
+        && let (Ok(stats), Ok(now)) = (kairos::commands::table::stats(db.as_ref()).await, db.db_now().await)
+    {
+        let by_status = Family::<[(&'static str, &'static str); 1], Gauge>::default();
+        for (status, n) in &stats.by_status {
+            by_status.get_or_create(&[("status", status.as_str())]).set(count(*n));
+        }
+        registry.register(
+            "kairos_commands",
+            "Commands of the business database (workflow_command) by status",
+            by_status,
+        );
+        let age = stats.oldest_waiting_due.map_or(0.0, |due| now.duration_since(due).as_secs_f64().max(0.0));
+        let g = Gauge::<f64, AtomicU64>::default();
+        g.set(age);
+        registry.register(
+            "kairos_commands_oldest_waiting_age_seconds",
+            "How long the oldest PENDING or RETRY command has been due (0 when none)",
+            g,
+        );
+    }
     let (first, duplicate) = kairos::business::inbox_deliveries();
     let deliveries = Family::<[(&'static str, &'static str); 1], Counter>::default();
     deliveries.get_or_create(&[("outcome", "first")]).inc_by(first);

@@ -18,7 +18,7 @@ use jiff::Timestamp;
 
 /// A database session the engine's own statements run on.
 #[async_trait]
-pub trait Sql: Send + Sync {
+pub trait Sql: Send + Sync + std::fmt::Debug {
     /// How this backend spells what SQL does not agree on.
     fn dialect(&self) -> &'static Dialect;
 

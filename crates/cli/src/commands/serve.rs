@@ -29,6 +29,7 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     // The command worker (SPEC C6), only with a business database; it ends with the process.
     if let Some(url) = &args.business_db {
         let business = kairos::business::connect(url).await?;
+        let _ = engine.set_business_db(business.clone());
         let mut config = kairos::commands::WorkerConfig::new(engine.node_id());
         if let Some(lease) = args.command_lease {
             config.lease = lease;
