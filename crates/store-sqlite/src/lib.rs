@@ -35,7 +35,7 @@ pub use session::InTransaction;
 
 /// SQLite's spellings of what SQL does not agree on.
 pub(crate) const DIALECT: Dialect =
-    Dialect { json_array: "json_array", now: "strftime('%Y-%m-%d %H:%M:%f', 'now')", empty_table: "DELETE FROM" };
+    Dialect { json_array: "json_array", now: "strftime('%Y-%m-%d %H:%M:%f', 'now')", empty_table: "DELETE FROM", skip_locked: "" };
 
 use async_trait::async_trait;
 use errors::db_err;
