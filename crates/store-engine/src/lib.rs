@@ -17,6 +17,7 @@ pub mod business;
 mod row;
 
 pub mod doctor;
+pub mod outbox;
 pub mod process;
 pub mod scheduler;
 
