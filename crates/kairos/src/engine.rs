@@ -39,6 +39,8 @@ pub struct EngineBuilder {
     handlers: Handlers,
     settings: EngineSettings,
     migrate: bool,
+    outbox: crate::outbox::OutboxSettings,
+    sinks: std::collections::HashMap<String, Arc<dyn crate::outbox::Sink>>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -114,6 +116,18 @@ impl EngineBuilder {
         self
     }
     /// Skips migrations on build (they run by default).
+    /// The outbox publisher's settings (SPEC C4).
+    pub fn outbox(mut self, settings: crate::outbox::OutboxSettings) -> Self {
+        self.outbox = settings;
+        self
+    }
+
+    /// Registers an outbox sink by name: events whose `target` is `name` go to it.
+    pub fn sink(mut self, name: impl Into<String>, sink: impl crate::outbox::Sink) -> Self {
+        self.sinks.insert(name.into(), Arc::new(sink));
+        self
+    }
+
     pub fn skip_migrations(mut self) -> Self {
         self.migrate = false;
         self
@@ -152,7 +166,14 @@ impl EngineBuilder {
         for (name, h) in scheduler.job_handlers() {
             handlers.register(name, h);
         }
+        let outbox = Arc::new(crate::outbox::Outbox::new(
+            store.clone(),
+            self.sinks,
+            self.outbox,
+            self.settings.executor.node_id.clone(),
+        ));
         Ok(Engine {
+            outbox,
             store,
             processes,
             scheduler,
@@ -183,6 +204,7 @@ pub struct Engine {
     settings: EngineSettings,
     executor: Mutex<Option<Executor>>,
     waker: Mutex<Option<Waker>>,
+    outbox: Arc<crate::outbox::Outbox>,
 }
 
 impl Engine {
@@ -202,6 +224,8 @@ impl Engine {
                 min_repeat_interval: kairos_core::DEFAULT_MIN_REPEAT_INTERVAL,
             },
             migrate: true,
+            outbox: Default::default(),
+            sinks: Default::default(),
         }
     }
 
@@ -237,6 +261,23 @@ impl Engine {
     pub fn settings(&self) -> &EngineSettings {
         &self.settings
     }
+    /// The transactional outbox (SPEC C4): its sinks, publisher and events.
+    pub fn outbox(&self) -> &Arc<crate::outbox::Outbox> {
+        &self.outbox
+    }
+
+    /// Writes an outbox event in a transaction of its own (checked first; nothing is written
+    /// when a check fails) and wakes this node's publisher.
+    pub async fn outbox_write(&self, e: &crate::outbox::NewEvent) -> Result<(), Error> {
+        self.outbox.write(e).await
+    }
+
+    /// Writes an outbox event on `db`, a caller's transaction: it is delivered only if that
+    /// commits. Call [`crate::outbox::Outbox::wake`] after the commit to skip the poll interval.
+    pub async fn outbox_write_in(&self, db: &dyn kairos_store::Sql, e: &crate::outbox::NewEvent) -> Result<(), Error> {
+        self.outbox.write_in(db, e).await
+    }
+
     pub fn node_id(&self) -> &str {
         &self.settings.executor.node_id
     }
@@ -257,6 +298,9 @@ impl Engine {
         *self.lock_executor() = Some(ex);
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let mut tasks = vec![self.scheduler.spawn_checkin(stopped.clone())];
+        if self.outbox.settings().enabled {
+            tasks.push(self.outbox.spawn(stopped.clone()));
+        }
         if let Some(every) = self.settings.history_cleanup_every {
             tasks.push(self.processes.spawn_history_cleanup(every, self.settings.job_log_retention, stopped));
         }

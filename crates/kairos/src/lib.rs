@@ -21,6 +21,7 @@ pub mod business;
 pub mod doctor;
 mod engine;
 mod error;
+pub mod outbox;
 pub mod process;
 pub mod scheduler;
 mod store_url;
