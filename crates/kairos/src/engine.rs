@@ -187,6 +187,16 @@ impl EngineBuilder {
     }
 }
 
+/// The built-in `http` sink with its defaults (an empty allow-list: no event URL passes until
+/// the builder registers one configured with [`EngineBuilder::sink`]).
+fn default_sinks() -> std::collections::HashMap<String, Arc<dyn crate::outbox::Sink>> {
+    let mut sinks: std::collections::HashMap<String, Arc<dyn crate::outbox::Sink>> = Default::default();
+    if let Ok(http) = crate::outbox::http::HttpSink::new(Default::default()) {
+        sinks.insert("http".into(), Arc::new(http));
+    }
+    sinks
+}
+
 /// The stop switch of the loops beside the executor, and their tasks.
 type SideLoops = (tokio::sync::watch::Sender<bool>, Vec<tokio::task::JoinHandle<()>>);
 
@@ -225,7 +235,7 @@ impl Engine {
             },
             migrate: true,
             outbox: Default::default(),
-            sinks: Default::default(),
+            sinks: default_sinks(),
         }
     }
 
