@@ -14,7 +14,8 @@ use std::time::Duration;
 /// Deliveries the local sink took: (Idempotency-Key, body).
 type Seen = Arc<Mutex<Vec<(String, String)>>>;
 
-/// A local HTTP sink: answers 400 to a body containing "poison", 204 otherwise.
+/// A local HTTP sink: answers 400 to a body containing "poison", 503 to one containing
+/// "flaky", 204 otherwise.
 async fn local_sink() -> (String, Seen) {
     let seen: Seen = Arc::default();
     let s = seen.clone();
@@ -24,9 +25,15 @@ async fn local_sink() -> (String, Seen) {
             let s = s.clone();
             async move {
                 let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
-                let poison = body.contains("poison");
+                let answer = if body.contains("poison") {
+                    StatusCode::BAD_REQUEST
+                } else if body.contains("flaky") {
+                    StatusCode::SERVICE_UNAVAILABLE
+                } else {
+                    StatusCode::NO_CONTENT
+                };
                 s.lock().unwrap().push((key, body));
-                if poison { StatusCode::BAD_REQUEST } else { StatusCode::NO_CONTENT }
+                answer
             }
         }),
     );
@@ -126,13 +133,14 @@ async fn a_rolled_back_event_is_never_delivered_and_a_committed_one_once(backend
     e.shutdown(Duration::from_secs(5)).await;
 }
 
-/// One event the target refuses forever is FAILED after its attempts; the 1,000 beside it
-/// are all published.
+/// One event the target refuses (400) is FAILED at once, one it keeps answering 503 after its
+/// 3 attempts; the 1,000 beside them are all published.
 async fn a_poison_event_fails_alone_while_the_others_publish(backend: Backend) {
     let Some(fx) = Fixture::new(backend).await else { return };
     let (url, seen) = local_sink().await;
     let e = engine(&fx, "n1", &url).await;
     e.outbox_write(&event("poison", "p", serde_json::json!({"kind": "poison"}))).await.unwrap();
+    e.outbox_write(&event("flaky", "f", serde_json::json!({"kind": "flaky"}))).await.unwrap();
     let writes: Vec<_> = (0..1000)
         .map(|i| e.outbox().insert(e.store().dialect(), &event(&format!("ok-{i}"), &format!("a{i}"), serde_json::json!({"i": i}))).unwrap())
         .collect();
@@ -143,7 +151,7 @@ async fn a_poison_event_fails_alone_while_the_others_publish(backend: Backend) {
     wait_until(Duration::from_secs(120), "1,000 published and the poison FAILED", || async {
         let (_, counts) = e.outbox().counts().await.unwrap();
         let n = |s: &str| counts.iter().find(|c| c.status == s).unwrap().count;
-        n("PUBLISHED") == 1000 && n("FAILED") == 1
+        n("PUBLISHED") == 1000 && n("FAILED") == 2
     })
     .await;
     let p = e.outbox().get("poison").await.unwrap().unwrap();
@@ -151,6 +159,9 @@ async fn a_poison_event_fails_alone_while_the_others_publish(backend: Backend) {
     assert_eq!(p.last_error.as_deref(), Some("HTTP 400"));
     let seen = seen.lock().unwrap();
     assert_eq!(seen.iter().filter(|(k, _)| k == "poison").count(), 1, "a permanent refusal is not retried");
+    let f = e.outbox().get("flaky").await.unwrap().unwrap();
+    assert_eq!((f.last_error_code.as_deref(), f.retry_count), (Some("ATTEMPTS_EXHAUSTED"), 3), "{f:?}");
+    assert_eq!(seen.iter().filter(|(k, _)| k == "flaky").count(), 3, "a 503 is tried max_attempts times");
     e.shutdown(Duration::from_secs(5)).await;
 }
 

@@ -65,7 +65,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use kairos::Engine;
 use routes::processes::{self, repository, tasks};
-use routes::{deadletter, health, history, jobs, management, openapi, scheduler};
+use routes::{deadletter, health, history, jobs, management, openapi, outbox, scheduler};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -135,6 +135,9 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/repository/process-definitions/{id}/migrate", post(processes::migrate_all))
         .route("/runtime/process-instances", get(processes::list).post(processes::start))
         .route("/bindings", get(processes::bindings))
+        .route("/outbox/events", get(outbox::list).post(outbox::create))
+        .route("/outbox/events/{id}", get(outbox::get))
+        .route("/outbox/events/{id}/retry", post(outbox::retry))
         .route("/runtime/process-instances/{id}", get(processes::get).put(processes::update).delete(processes::delete))
         .route("/runtime/process-instances/{id}/variables", get(processes::get_variables).put(processes::put_variables))
         .route("/runtime/process-instances/{id}/migrate", post(processes::migrate))

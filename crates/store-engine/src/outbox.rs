@@ -352,6 +352,24 @@ pub async fn list(db: &dyn Sql, f: &Filter) -> Result<Vec<OutboxEvent>> {
     rows.iter().map(|r| event_row(&r)).collect()
 }
 
+/// How many events [`list`] would answer without paging.
+pub async fn list_total(db: &dyn Sql, f: &Filter) -> Result<i64> {
+    let opt = |v: &Option<String>| v.as_deref().map_or(SqlValue::Null, t);
+    let sql = "SELECT COUNT(*) AS n FROM outbox_event WHERE (CAST(? AS VARCHAR(32)) IS NULL OR event_status = ?) \
+         AND (CAST(? AS VARCHAR(64)) IS NULL OR aggregate_type = ?) \
+         AND (CAST(? AS VARCHAR(64)) IS NULL OR aggregate_id = ?)";
+    let binds = [
+        opt(&f.status),
+        opt(&f.status),
+        opt(&f.aggregate_type),
+        opt(&f.aggregate_type),
+        opt(&f.aggregate_id),
+        opt(&f.aggregate_id),
+    ];
+    let rows = Rows::read(db, "outbox_event", &["n"], sql, &binds).await?;
+    rows.first().map_or(Ok(0), |r| r.int("n"))
+}
+
 /// Events of one status, and the created_at of its oldest, for `/metrics`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]

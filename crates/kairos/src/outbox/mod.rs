@@ -273,6 +273,11 @@ impl Outbox {
         Ok(kairos_store_engine::outbox::list(self.store.as_ref(), f).await?)
     }
 
+    /// How many events match `f`, unpaged.
+    pub async fn list_total(&self, f: &Filter) -> Result<i64, crate::Error> {
+        Ok(kairos_store_engine::outbox::list_total(self.store.as_ref(), f).await?)
+    }
+
     /// FAILED → PENDING (an operator's retry); `false` when no FAILED event has this id.
     pub async fn retry(&self, id: &str) -> Result<bool, crate::Error> {
         let done = kairos_store_engine::outbox::retry_failed(self.store.as_ref(), id).await?;
