@@ -51,7 +51,7 @@ pub async fn create(
         ordered: b.ordered,
         max_attempts: b.max_attempts.unwrap_or(outbox.settings().max_attempts),
     };
-    outbox.write(&e).await?;
+    outbox.write(&e).await.map_err(named)?;
     let written = outbox.get(&e.event_id).await?.ok_or_else(|| ApiError::internal("the written event is gone"))?;
     Ok((StatusCode::CREATED, axum::Json(written)))
 }
@@ -105,4 +105,17 @@ pub async fn retry(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json
     }
     let e = outbox.get(&id).await?.ok_or_else(|| ApiError::not_found(format!("no outbox event {id}")))?;
     Ok(axum::Json(e))
+}
+
+/// A refused event's error names its field first (`payload: …`): the API's `field` says it too.
+fn named(e: kairos::Error) -> ApiError {
+    let mut api = ApiError::from(e);
+    if api.status == StatusCode::BAD_REQUEST && api.field.is_none() {
+        if let Some((field, _)) = api.message.split_once(':') {
+            if !field.is_empty() && field.chars().all(|c| c.is_ascii_alphanumeric()) {
+                api.field = Some(field.to_owned());
+            }
+        }
+    }
+    api
 }
