@@ -134,7 +134,7 @@ impl EngineBuilder {
     }
 
     /// Connects to the store and brings its schema up to date.
-    pub async fn build(self) -> Result<Engine, Error> {
+    pub async fn build(mut self) -> Result<Engine, Error> {
         let store = match self.store {
             Some(s) => s,
             None => crate::open_store(&self.url).await?,
@@ -142,6 +142,21 @@ impl EngineBuilder {
         if self.migrate {
             store.migrate().await?;
         }
+        let outbox = Arc::new(crate::outbox::Outbox::new(
+            store.clone(),
+            self.sinks,
+            self.outbox,
+            self.settings.executor.node_id.clone(),
+        ));
+        let mut own = self.handlers;
+        // The outbox's built-in handlers (a user's handler of the same name wins).
+        if !own.contains("outbox") {
+            own.register("outbox", crate::outbox::handlers::OutboxHandler(outbox.clone()));
+        }
+        if !own.contains("http") {
+            own.register("http", crate::outbox::handlers::HttpHandler(outbox.clone()));
+        }
+        self.handlers = own;
         // Service tasks call the handlers registered so far; the executor additionally runs
         // the process engine's own jobs (async continuations, timers) through it.
         let service_handlers = Arc::new(self.handlers.clone());
@@ -166,12 +181,6 @@ impl EngineBuilder {
         for (name, h) in scheduler.job_handlers() {
             handlers.register(name, h);
         }
-        let outbox = Arc::new(crate::outbox::Outbox::new(
-            store.clone(),
-            self.sinks,
-            self.outbox,
-            self.settings.executor.node_id.clone(),
-        ));
         Ok(Engine {
             outbox,
             store,

@@ -13,6 +13,7 @@
 use async_trait::async_trait;
 use jiff::SignedDuration;
 use kairos_store::{ErrorKind, Sql, Store};
+pub mod handlers;
 pub mod http;
 pub use kairos_store_engine::outbox::{Filter, NewEvent, OutboxEvent, StatusCount};
 use std::collections::HashMap;
