@@ -240,7 +240,64 @@ async fn bad_input_names_the_field_and_writes_nothing(backend: Backend) {
     e.shutdown(Duration::from_secs(5)).await;
 }
 
+const PUBLISHING: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:activiti="http://activiti.org/bpmn" targetNamespace="t">
+  <process id="publish" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="announce"/>
+    <serviceTask id="announce" activiti:class="outbox">
+      <extensionElements>
+        <activiti:field name="eventType" stringValue="ASSET_PUBLISH_REQUESTED"/>
+        <activiti:field name="aggregateType" stringValue="ASSET_PUBLISH_APPLY"/>
+        <activiti:field name="aggregateId" expression="${applyId}"/>
+        <activiti:field name="payload" expression="${apply}"/>
+      </extensionElements>
+    </serviceTask>
+    <sequenceFlow id="f2" sourceRef="announce" targetRef="wait"/>
+    <userTask id="wait"/>
+    <sequenceFlow id="f3" sourceRef="wait" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+/// Seed 002 §11: a model publishes through the built-in `outbox` service task; the event is
+/// written in the start's own transaction and then delivered.
+async fn a_service_task_publishes_in_the_commands_transaction(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let (url, seen) = local_sink().await;
+    let e = engine(&fx, "n1", &url).await;
+    e.processes().deploy("publish.bpmn", PUBLISHING).await.unwrap();
+    let mut vars = serde_json::Map::new();
+    vars.insert("applyId".into(), serde_json::json!("1001"));
+    vars.insert("apply".into(), serde_json::json!({"asset": "A-7"}));
+    let started = e
+        .processes()
+        .start(kairos::process::StartRequest {
+            process_definition_key: Some("publish".into()),
+            variables: vars,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(!started.ended);
+    let events = e
+        .outbox()
+        .list(&kairos::outbox::Filter { aggregate_id: Some("1001".into()), size: 10, ..Default::default() })
+        .await
+        .unwrap();
+    assert_eq!(events.len(), 1, "{events:?}");
+    let id = events[0].event_id.clone();
+    wait_until(Duration::from_secs(20), "the model's event is delivered", || async {
+        seen.lock().unwrap().iter().any(|(k, _)| *k == id)
+    })
+    .await;
+    let body = seen.lock().unwrap().iter().find(|(k, _)| *k == id).unwrap().1.clone();
+    assert_eq!(body, r#"{"asset":"A-7"}"#);
+    e.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    a_service_task_publishes_in_the_commands_transaction,
     a_rolled_back_event_is_never_delivered_and_a_committed_one_once,
     a_poison_event_fails_alone_while_the_others_publish,
     an_expired_lease_is_delivered_by_another_publisher_with_the_same_key,

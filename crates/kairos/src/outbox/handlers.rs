@@ -4,7 +4,8 @@
 //!   command ([`JobContext::stage`]), so the event commits in the command's transaction and
 //!   exists exactly when the step it announces does. Payload:
 //!   `{"eventType", "aggregateType", "aggregateId", "payload", "target"?, "targetUrl"?,
-//!   "ordered"?, "eventId"?}`.
+//!   "ordered"?, "eventId"?}` — for a service task, its fields (`<activiti:field>`, expressions
+//!   allowed: `${order}` gives the variable's JSON).
 //! * `http` — a job that POSTs `body` (default: the whole payload) to `url` (default: the http
 //!   sink's base URL), allow-listed and address-guarded like the sink, with
 //!   `Idempotency-Key` = the job id (the same for every attempt). Payload: `{"url"?, "body"?}`.
@@ -33,7 +34,8 @@ fn required(payload: &Value, field: &str) -> Result<String, HandlerError> {
 #[async_trait]
 impl Handler for OutboxHandler {
     async fn run(&self, ctx: JobContext) -> Result<Option<String>, HandlerError> {
-        let p = &ctx.payload;
+        // A service task's fields (`<activiti:field>`) when it has them, else the payload itself.
+        let p = ctx.payload.get("fields").filter(|f| f.is_object()).unwrap_or(&ctx.payload);
         if !p.is_object() {
             return Err("payload: must be an object {eventType, aggregateType, aggregateId, payload, target}".into());
         }
