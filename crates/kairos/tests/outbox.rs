@@ -296,7 +296,45 @@ async fn a_service_task_publishes_in_the_commands_transaction(backend: Backend) 
     e.shutdown(Duration::from_secs(5)).await;
 }
 
+/// The built-in `http` job handler posts through the sink's code with Idempotency-Key = the
+/// job id; a URL off the allow-list fails the job, naming `url`, and reaches nothing.
+async fn the_http_job_handler_posts_with_the_job_id_as_key(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let (url, seen) = local_sink().await;
+    let e = engine(&fx, "n1", &url).await;
+    let job = e
+        .enqueue(&kairos::EnqueueRequest {
+            handler: "http".into(),
+            payload: Some(serde_json::json!({"url": url, "body": {"hello": "world"}})),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    wait_until(Duration::from_secs(20), "the job's POST arrives", || async { !seen.lock().unwrap().is_empty() }).await;
+    let got = seen.lock().unwrap().clone();
+    assert_eq!(got, [(job.id.clone(), r#"{"hello":"world"}"#.to_owned())]);
+    let off = e
+        .enqueue(&kairos::EnqueueRequest {
+            handler: "http".into(),
+            payload: Some(serde_json::json!({"url": "http://example.com/x"})),
+            retries: Some(1),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    wait_until(Duration::from_secs(20), "the off-list job is a dead letter", || async {
+        e.store().job_get(kairos::JobTable::DeadLetter, &off.id).await.ok().flatten().is_some()
+    })
+    .await;
+    let dead = e.store().job_get(kairos::JobTable::DeadLetter, &off.id).await.unwrap().unwrap();
+    let msg = dead.exception_msg.unwrap_or_default();
+    assert!(msg.contains("url:"), "{msg}");
+    assert_eq!(seen.lock().unwrap().len(), 1, "nothing else was posted");
+    e.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    the_http_job_handler_posts_with_the_job_id_as_key,
     a_service_task_publishes_in_the_commands_transaction,
     a_rolled_back_event_is_never_delivered_and_a_committed_one_once,
     a_poison_event_fails_alone_while_the_others_publish,
