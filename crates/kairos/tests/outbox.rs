@@ -52,7 +52,8 @@ async fn engine(fx: &Fixture, node: &str, url: &str) -> Engine {
     })
     .unwrap();
     // The same allow-list without allow_private: the address guard's case.
-    let guarded = HttpSink::new(HttpSinkSettings { allow_hosts: vec!["127.0.0.1".into()], ..Default::default() }).unwrap();
+    let guarded =
+        HttpSink::new(HttpSinkSettings { allow_hosts: vec!["127.0.0.1".into()], ..Default::default() }).unwrap();
     let e = fx
         .engine(node)
         .sink("http", http)
@@ -142,7 +143,11 @@ async fn a_poison_event_fails_alone_while_the_others_publish(backend: Backend) {
     e.outbox_write(&event("poison", "p", serde_json::json!({"kind": "poison"}))).await.unwrap();
     e.outbox_write(&event("flaky", "f", serde_json::json!({"kind": "flaky"}))).await.unwrap();
     let writes: Vec<_> = (0..1000)
-        .map(|i| e.outbox().insert(e.store().dialect(), &event(&format!("ok-{i}"), &format!("a{i}"), serde_json::json!({"i": i}))).unwrap())
+        .map(|i| {
+            e.outbox()
+                .insert(e.store().dialect(), &event(&format!("ok-{i}"), &format!("a{i}"), serde_json::json!({"i": i})))
+                .unwrap()
+        })
         .collect();
     for chunk in writes.chunks(100) {
         e.store().write_all(chunk).await.unwrap();
@@ -157,7 +162,7 @@ async fn a_poison_event_fails_alone_while_the_others_publish(backend: Backend) {
     let p = e.outbox().get("poison").await.unwrap().unwrap();
     assert_eq!(p.last_error_code.as_deref(), Some("PERMANENT"), "a 400 is permanent: {p:?}");
     assert_eq!(p.last_error.as_deref(), Some("HTTP 400"));
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.iter().filter(|(k, _)| k == "poison").count(), 1, "a permanent refusal is not retried");
     let f = e.outbox().get("flaky").await.unwrap().unwrap();
     assert_eq!((f.last_error_code.as_deref(), f.retry_count), (Some("ATTEMPTS_EXHAUSTED"), 3), "{f:?}");
@@ -176,9 +181,10 @@ async fn an_expired_lease_is_delivered_by_another_publisher_with_the_same_key(ba
     let mut ev = event("e1", "1", serde_json::json!({}));
     ev.target_url = Some(url.clone());
     writer.store().write_all(&[kairos_store_engine::outbox::insert(writer.store().dialect(), &ev)]).await.unwrap();
-    let dead = kairos_store_engine::outbox::claim(writer.store().as_ref(), "dead-node", SignedDuration::from_millis(300), 10)
-        .await
-        .unwrap();
+    let dead =
+        kairos_store_engine::outbox::claim(writer.store().as_ref(), "dead-node", SignedDuration::from_millis(300), 10)
+            .await
+            .unwrap();
     assert_eq!(dead.len(), 1);
     let e = engine(&fx, "n2", &url).await;
     wait_until(Duration::from_secs(20), "the taken-over event is published", || async {
@@ -230,9 +236,13 @@ async fn bad_input_names_the_field_and_writes_nothing(backend: Backend) {
     unknown.target = "kafka".into();
     let mut empty = event("empty", "1", serde_json::json!({}));
     empty.event_type = String::new();
-    for (ev, field) in
-        [(big, "payload:"), (off_list, "targetUrl:"), (private, "targetUrl:"), (unknown, "target:"), (empty, "eventType:")]
-    {
+    for (ev, field) in [
+        (big, "payload:"),
+        (off_list, "targetUrl:"),
+        (private, "targetUrl:"),
+        (unknown, "target:"),
+        (empty, "eventType:"),
+    ] {
         let err = e.outbox_write(&ev).await.unwrap_err().to_string();
         assert!(err.starts_with(field), "{}: {err}", ev.event_id);
     }

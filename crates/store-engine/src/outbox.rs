@@ -243,11 +243,7 @@ pub async fn claim(db: &dyn Sql, owner: &str, lease: SignedDuration, limit: u32)
 const FENCE: &str = "WHERE event_id = ? AND event_status = 'PROCESSING' AND owner = ? AND claim_id = ?";
 
 fn fence_binds(e: &OutboxEvent) -> Vec<SqlValue> {
-    vec![
-        t(&e.event_id),
-        e.owner.as_deref().map_or(SqlValue::Null, t),
-        e.claim_id.as_deref().map_or(SqlValue::Null, t),
-    ]
+    vec![t(&e.event_id), e.owner.as_deref().map_or(SqlValue::Null, t), e.claim_id.as_deref().map_or(SqlValue::Null, t)]
 }
 
 fn bound_error(error: &str) -> SqlValue {
@@ -325,10 +321,10 @@ pub struct Filter {
 /// Events by filter, oldest first (created_at, then the aggregate's order), a page of `size`
 /// (at most 1000) from `start`.
 pub async fn list(db: &dyn Sql, f: &Filter) -> Result<Vec<OutboxEvent>> {
-    if let Some(s) = &f.status {
-        if !STATUSES.contains(&s.as_str()) {
-            return Err(invalid(format!("status: {s:?} is none of {}", STATUSES.join(", "))));
-        }
+    if let Some(s) = &f.status
+        && !STATUSES.contains(&s.as_str())
+    {
+        return Err(invalid(format!("status: {s:?} is none of {}", STATUSES.join(", "))));
     }
     let opt = |v: &Option<String>| v.as_deref().map_or(SqlValue::Null, t);
     let sql = format!(
@@ -391,10 +387,8 @@ pub async fn counts(db: &dyn Sql) -> Result<(Timestamp, Vec<StatusCount>)> {
         &[],
     )
     .await?;
-    let mut out: Vec<StatusCount> = STATUSES
-        .iter()
-        .map(|s| StatusCount { status: (*s).to_owned(), count: 0, oldest_created_at: None })
-        .collect();
+    let mut out: Vec<StatusCount> =
+        STATUSES.iter().map(|s| StatusCount { status: (*s).to_owned(), count: 0, oldest_created_at: None }).collect();
     for r in rows.iter() {
         let status = r.text("event_status")?;
         if let Some(c) = out.iter_mut().find(|c| c.status == status) {

@@ -126,7 +126,10 @@ async fn the_claim_respects_its_limit_and_list_filters(store: Arc<dyn Store>) {
 async fn an_event_in_a_list_that_fails_is_never_written(store: Arc<dyn Store>) {
     write(&store, &[ev("e1", "a1", false)]).await;
     // The same id again, with a new event: the list fails on the key and neither is written.
-    let writes = vec![outbox::insert(store.dialect(), &ev("e2", "a1", false)), outbox::insert(store.dialect(), &ev("e1", "a1", false))];
+    let writes = vec![
+        outbox::insert(store.dialect(), &ev("e2", "a1", false)),
+        outbox::insert(store.dialect(), &ev("e1", "a1", false)),
+    ];
     assert!(store.write_all(&writes).await.is_err());
     assert!(outbox::get(&*store, "e2").await.unwrap().is_none());
 }

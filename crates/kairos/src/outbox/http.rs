@@ -101,10 +101,8 @@ impl reqwest::dns::Resolve for GuardedResolver {
         let host = name.as_str().to_owned();
         Box::pin(async move {
             let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if !allow_private {
-                if let Some(a) = addrs.iter().find(|a| is_private(a.ip())) {
-                    return Err(format!("{host} resolves to {}: {GUARD}", a.ip()).into());
-                }
+            if !allow_private && let Some(a) = addrs.iter().find(|a| is_private(a.ip())) {
+                return Err(format!("{host} resolves to {}: {GUARD}", a.ip()).into());
             }
             let addrs: reqwest::dns::Addrs = Box::new(addrs.into_iter());
             Ok(addrs)
@@ -151,11 +149,7 @@ impl HttpSink {
             Ok(resp) => classify(resp.status().as_u16()),
             Err(e) => {
                 let text = error_chain(&e);
-                if text.contains(GUARD) {
-                    Delivery::Permanent(text)
-                } else {
-                    Delivery::Retry(text)
-                }
+                if text.contains(GUARD) { Delivery::Permanent(text) } else { Delivery::Retry(text) }
             }
         }
     }
@@ -197,10 +191,11 @@ fn check_url_shape(field: &str, url: &str, allow_private: bool) -> Result<Url, S
         return Err(format!("{field}: no host"));
     };
     let ip = host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().ok();
-    if let Some(ip) = ip {
-        if !allow_private && is_private(ip) {
-            return Err(format!("{field}: {ip} is a private, loopback or link-local address"));
-        }
+    if let Some(ip) = ip
+        && !allow_private
+        && is_private(ip)
+    {
+        return Err(format!("{field}: {ip} is a private, loopback or link-local address"));
     }
     Ok(u)
 }
@@ -244,7 +239,19 @@ mod tests {
 
     #[test]
     fn guarded_addresses() {
-        for a in ["127.0.0.1", "10.1.2.3", "192.168.0.1", "172.16.5.5", "169.254.169.254", "0.0.0.0", "::1", "fe80::1", "fd00::1", "::ffff:127.0.0.1", "100.64.0.1"] {
+        for a in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "192.168.0.1",
+            "172.16.5.5",
+            "169.254.169.254",
+            "0.0.0.0",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+            "100.64.0.1",
+        ] {
             assert!(is_private(a.parse().unwrap()), "{a}");
         }
         for a in ["8.8.8.8", "2001:4860:4860::8888", "172.32.0.1"] {

@@ -149,7 +149,11 @@ impl Outbox {
         let Some(sink) = self.sinks.get(&e.target) else {
             let mut known: Vec<_> = self.sinks.keys().map(String::as_str).collect();
             known.sort_unstable();
-            return Err(invalid(format!("target: {:?} is no sink of this engine (known: {})", e.target, known.join(", "))));
+            return Err(invalid(format!(
+                "target: {:?} is no sink of this engine (known: {})",
+                e.target,
+                known.join(", ")
+            )));
         };
         sink.check_url(e.target_url.as_deref()).map_err(invalid)
     }
@@ -185,7 +189,8 @@ impl Outbox {
     /// the number of events claimed.
     pub async fn publish_once(&self) -> Result<usize, crate::Error> {
         let db: &dyn Sql = self.store.as_ref();
-        let events = kairos_store_engine::outbox::claim(db, &self.owner, self.settings.lease, self.settings.batch).await?;
+        let events =
+            kairos_store_engine::outbox::claim(db, &self.owner, self.settings.lease, self.settings.batch).await?;
         let n = events.len();
         let sem = Arc::new(tokio::sync::Semaphore::new(self.settings.concurrency.max(1)));
         let mut set = tokio::task::JoinSet::new();

@@ -67,7 +67,10 @@ pub struct ListQuery {
 }
 
 /// `GET /outbox/events`
-pub async fn list(State(app): State<AppState>, Query(q): Query<ListQuery>) -> Result<axum::Json<List<OutboxEvent>>, ApiError> {
+pub async fn list(
+    State(app): State<AppState>,
+    Query(q): Query<ListQuery>,
+) -> Result<axum::Json<List<OutboxEvent>>, ApiError> {
     let (start, size) = page(q.start.as_deref(), q.size.as_deref())?;
     let f = Filter {
         status: filter(q.status),
@@ -110,12 +113,13 @@ pub async fn retry(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json
 /// A refused event's error names its field first (`payload: …`): the API's `field` says it too.
 fn named(e: kairos::Error) -> ApiError {
     let mut api = ApiError::from(e);
-    if api.status == StatusCode::BAD_REQUEST && api.field.is_none() {
-        if let Some((field, _)) = api.message.split_once(':') {
-            if !field.is_empty() && field.chars().all(|c| c.is_ascii_alphanumeric()) {
-                api.field = Some(field.to_owned());
-            }
-        }
+    if api.status == StatusCode::BAD_REQUEST
+        && api.field.is_none()
+        && let Some((field, _)) = api.message.split_once(':')
+        && !field.is_empty()
+        && field.chars().all(|c| c.is_ascii_alphanumeric())
+    {
+        api.field = Some(field.to_owned());
     }
     api
 }
