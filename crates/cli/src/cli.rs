@@ -123,6 +123,24 @@ in this process; timers and async continuations become jobs that a `kairos serve
   kairos instances --key leaveProcess --business-key LEAVE-42 --all
   kairos instances --all --json")]
     Instances(InstancesArgs),
+    /// List the business bindings of a business object or of an instance (business_process_binding)
+    #[command(after_help = "Examples:
+  kairos start asset_publish --bind ASSET_PUBLISH:1001
+  kairos bindings ASSET_PUBLISH:1001
+  kairos bindings --instance 0190c3e2-... --json
+
+One row per process type and lifecycle (seed 002 §4): the instance that runs or ran for the
+object, and its status (ACTIVE, ENDED, DELETED).")]
+    Bindings(BindingsArgs),
+    /// The command table of a business database (workflow_command, SPEC C6): list, show, schema
+    #[command(after_help = "Examples:
+  kairos commands schema --business-db postgres://app:secret@db/orders
+  kairos commands list --business-db sqlite://orders.db --status FAILED
+  kairos commands show REQ-42 --business-db sqlite://orders.db --json
+
+`kairos serve --business-db URL` runs the commands; these subcommands only read the table or
+create it (CREATE TABLE IF NOT EXISTS: safe to run again).")]
+    Commands(CommandsArgs),
     /// Show one process instance: its execution tree (ACT_RU_EXECUTION), variables and activity history
     #[command(after_help = "Examples:
   kairos instance 0190c3e2-...
@@ -172,6 +190,12 @@ a dead letter of the instance.")]
 /// `kairos serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
+    /// Run the command worker on this business database's workflow_command table (SPEC C6); off without it
+    #[arg(long, env = "KAIROS_BUSINESS_DB", hide_env_values = true, value_name = "URL")]
+    pub business_db: Option<String>,
+    /// How long a command the worker claimed stays its own; a crashed node's commands are taken over after it [default: PT30S]
+    #[arg(long, value_parser = parse::duration, value_name = "DUR", requires = "business_db")]
+    pub command_lease: Option<SignedDuration>,
     /// Address to listen on, HOST:PORT (port 0 picks a free port; the start line shows it)
     #[arg(long, default_value = "127.0.0.1:8080", value_parser = parse::listen_addr, value_name = "ADDR")]
     pub listen: String,
@@ -486,6 +510,61 @@ pub struct StartArgs {
     /// instance the first run started instead of starting another (kept 7 days)
     #[arg(long, value_name = "ID")]
     pub request_id: Option<String>,
+    /// Binds the instance to a business object, TYPE:ID (SPEC C3): at most one instance per
+    /// lifecycle; run again, it prints the lifecycle's instance instead of starting another
+    #[arg(long, value_name = "TYPE:ID")]
+    pub bind: Option<String>,
+    /// The binding's process type (default: the definition key)
+    #[arg(long, value_name = "T", requires = "bind")]
+    pub process_type: Option<String>,
+    /// The binding's lifecycle (default: the active one, else the next: a resubmission)
+    #[arg(long, value_name = "N", requires = "bind")]
+    pub lifecycle: Option<i64>,
+}
+
+/// `kairos bindings`.
+#[derive(Debug, Args)]
+pub struct BindingsArgs {
+    /// The business object, TYPE:ID (e.g. ASSET_PUBLISH:1001)
+    #[arg(value_name = "TYPE:ID", required_unless_present = "instance", conflicts_with = "instance")]
+    pub business: Option<String>,
+    /// The binding of this process instance instead
+    #[arg(long, value_name = "ID")]
+    pub instance: Option<String>,
+}
+
+/// `kairos commands`.
+#[derive(Debug, Args)]
+pub struct CommandsArgs {
+    /// The business database holding workflow_command (sqlite: or postgres: URL)
+    #[arg(long, global = true, env = "KAIROS_BUSINESS_DB", hide_env_values = true, value_name = "URL")]
+    pub business_db: Option<String>,
+    #[command(subcommand)]
+    pub command: CommandsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CommandsCommand {
+    /// Commands, oldest first
+    List {
+        /// Only commands in this status (PENDING, PROCESSING, SUCCEEDED, RETRY, FAILED)
+        #[arg(long, value_name = "STATUS")]
+        status: Option<String>,
+        #[arg(long, value_name = "TYPE")]
+        business_type: Option<String>,
+        #[arg(long, value_name = "ID")]
+        business_id: Option<String>,
+        /// At most this many rows
+        #[arg(long, default_value_t = 100, value_name = "N")]
+        limit: u32,
+    },
+    /// One command by its request id
+    Show {
+        #[arg(value_name = "REQUEST_ID")]
+        id: String,
+    },
+    /// Create the table and its indexes if they are missing
+    Schema,
 }
 
 /// `kairos instances`.

@@ -298,3 +298,24 @@ fn bad_input_is_one_line_and_writes_nothing() {
     let defs = k.json(&["deploy", &good]);
     assert_eq!(defs["deployments"][0]["processDefinitions"][0]["version"], 1, "no second version: {defs}");
 }
+
+/// `kairos start --bind TYPE:ID` twice makes one instance (SPEC C3); `kairos bindings` shows it.
+#[test]
+fn a_bound_start_run_twice_makes_one_instance() {
+    let k = Kairos::new();
+    let file = write(&k, "leave.bpmn", LEAVE);
+    k.json(&["deploy", &file]);
+    let args = ["start", "leaveProcess", "--bind", "LEAVE:42", "--var", "applicant=kermit"];
+    let first = k.json(&args);
+    let again = k.json(&args);
+    assert_eq!(first["id"], again["id"], "the lifecycle's instance is the answer");
+    assert_eq!(str_of(&first["businessKey"]), "42");
+    let rows = k.json(&["bindings", "LEAVE:42"]);
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows}");
+    assert_eq!((rows[0]["lifecycleNo"].as_i64(), rows[0]["bindingStatus"].as_str()), (Some(1), Some("ACTIVE")));
+    let table = k.ok(&["bindings", "--instance", &str_of(&first["id"])]);
+    assert!(table.contains("LEAVE") && table.contains("ACTIVE"), "{table}");
+    let out = k.run(&["start", "leaveProcess", "--bind", "no-colon"]);
+    let line = assert_one_line_error(&out, 2, "a --bind without a colon");
+    assert!(line.contains("TYPE:ID"), "{line}");
+}

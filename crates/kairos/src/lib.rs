@@ -18,6 +18,7 @@
 //! ```
 
 pub mod business;
+pub mod commands;
 pub mod doctor;
 mod engine;
 mod error;

@@ -271,6 +271,21 @@ async fn a_binding_allows_one_instance_per_lifecycle(backend: Backend) {
         assert_eq!(pe.element_id.as_deref(), Some(field), "{e}");
     }
     assert_eq!(p.bindings("ASSET_PUBLISH", "1001").await.unwrap().len(), 2, "refused starts wrote nothing");
+    // An instance that runs through in its start has its binding ENDED at once.
+    let through = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+      <process id="through" isExecutable="true"><startEvent id="s"/><sequenceFlow id="f" sourceRef="s" targetRef="e"/>
+      <endEvent id="e"/></process></definitions>"#;
+    p.deploy("through.bpmn", through).await.unwrap();
+    let req = StartRequest {
+        process_definition_key: Some("through".into()),
+        binding: Some(BindingRequest { process_type: String::new(), ..binding(None) }),
+        ..Default::default()
+    };
+    let ran = p.start(req).await.unwrap();
+    assert!(ran.ended);
+    let b = p.binding_of(&ran.id).await.unwrap().unwrap();
+    assert_eq!((b.process_type.as_str(), b.binding_status.as_str()), ("through", "ENDED"));
+    assert_eq!(b.ended_at, ran.end_time);
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
@@ -377,6 +392,123 @@ async fn fifty_concurrent_starts_make_one_instance(backend: Backend) {
     Arc::try_unwrap(engine).ok().unwrap().shutdown(Duration::from_secs(5)).await;
 }
 
+/// Seed 002 §40: two users complete one task at once, each in a transaction that also writes
+/// its approval record. One engine command succeeds; the other is refused (409) and its
+/// transaction, record included, rolls back: one completion, one record.
+async fn two_users_completing_one_task_leave_one_approval_record(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let (engine, store) = setup(&fx).await;
+    store
+        .sql_execute("CREATE TABLE approval_record (task_id VARCHAR(64) NOT NULL, user_id VARCHAR(64) NOT NULL)", &[])
+        .await
+        .unwrap();
+    let pi = engine.processes().start(start_for("1001")).await.unwrap().id;
+    let task = engine.processes().tasks(Some(&pi), None, None, None).await.unwrap()[0].id.clone();
+    let engine = Arc::new(engine);
+    let users: Vec<_> = ["legal", "finance"]
+        .into_iter()
+        .map(|user| {
+            let (engine, task, url) = (engine.clone(), task.clone(), fx.url.clone());
+            tokio::spawn(async move { approve(backend, &url, &engine, &task, user).await })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for u in users {
+        outcomes.push(u.await.unwrap());
+    }
+    let won = outcomes.iter().filter(|o| o.is_ok()).count();
+    assert_eq!(won, 1, "one completion wins: {outcomes:?}");
+    let lost = outcomes.iter().find_map(|o| o.as_ref().err()).unwrap();
+    assert!(lost.starts_with("conflict:"), "the loser is refused as a conflict (409): {lost}");
+    assert!(lost.contains("already completed"), "and told why: {lost}");
+    assert_eq!(count_rows(&store, "approval_record").await, 1, "the loser's record rolled back with it");
+    let ended = store
+        .sql_query(
+            "SELECT COUNT(*) FROM ACT_HI_TASKINST WHERE ID_ = ? AND END_TIME_ IS NOT NULL",
+            &[SqlValue::Text(task)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(ended[0][0].as_i64(), Some(1));
+    Arc::try_unwrap(engine).ok().unwrap().shutdown(Duration::from_secs(5)).await;
+}
+
+/// One user's approval: the record and the completion in one transaction, committed only when
+/// the engine accepted the completion.
+async fn approve(backend: Backend, url: &str, engine: &Engine, task: &str, user: &str) -> Result<(), String> {
+    let record = "INSERT INTO approval_record (task_id, user_id) VALUES (?, ?)";
+    let binds = [SqlValue::Text(task.into()), SqlValue::Text(user.into())];
+    let write = kairos::store::Write::new(record, binds.to_vec()).expect(1);
+    let done;
+    let commit = |r: &Result<(), String>| r.is_ok();
+    // The refusal's kind, then its message: "conflict: task … was already completed".
+    let refused = |e: kairos::Error| match e {
+        kairos::Error::Process(p) => format!("{:?}: {}", p.kind, p.message).to_lowercase(),
+        other => other.to_string(),
+    };
+    match backend {
+        Backend::Sqlite => {
+            use sqlx::Connection;
+            let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+            let mut t = conn.begin_with("BEGIN IMMEDIATE").await.unwrap();
+            {
+                let w = engine.within(&mut *t);
+                w.session().write_all(std::slice::from_ref(&write)).await.unwrap();
+                done = w.complete_task(task, Default::default(), None).await.map_err(refused);
+            }
+            if commit(&done) { t.commit().await.unwrap() } else { t.rollback().await.unwrap() }
+        }
+        Backend::Postgres => {
+            use sqlx::Connection;
+            let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+            let mut t = conn.begin().await.unwrap();
+            {
+                let w = engine.within(&mut *t);
+                w.session().write_all(std::slice::from_ref(&write)).await.unwrap();
+                done = w.complete_task(task, Default::default(), None).await.map_err(refused);
+            }
+            if commit(&done) { t.commit().await.unwrap() } else { t.rollback().await.unwrap() }
+        }
+    }
+    done
+}
+
+/// A synchronous service task's handler runs inside the command; the write it stages joins the
+/// caller's transaction (SPEC C1): gone with a rollback, there with the commit.
+async fn a_service_tasks_staged_write_commits_with_the_callers_transaction(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let engine = fx
+        .engine("n1")
+        .executor_enabled(false)
+        .handler(
+            "record-effect",
+            kairos::handler_fn(|ctx| async move {
+                let pi = ctx.process_instance_id.clone().unwrap_or_default();
+                ctx.write_on_success("INSERT INTO handler_effect (instance_id) VALUES (?)", vec![SqlValue::Text(pi)]);
+                Ok(None)
+            }),
+        )
+        .build()
+        .await
+        .unwrap();
+    let store = engine.store().clone();
+    store.sql_execute("CREATE TABLE handler_effect (instance_id VARCHAR(64) NOT NULL)", &[]).await.unwrap();
+    let model = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:activiti="http://activiti.org/bpmn" targetNamespace="t">
+      <process id="effect" isExecutable="true"><startEvent id="s"/><sequenceFlow id="f1" sourceRef="s" targetRef="t"/>
+      <serviceTask id="t" activiti:class="record-effect"/><sequenceFlow id="f2" sourceRef="t" targetRef="w"/>
+      <userTask id="w"/><sequenceFlow id="f3" sourceRef="w" targetRef="e"/><endEvent id="e"/></process></definitions>"#;
+    engine.processes().deploy("effect.bpmn", model).await.unwrap();
+    let req = || StartRequest { process_definition_key: Some("effect".into()), ..Default::default() };
+    for commit in [false, true] {
+        in_caller_tx!(backend, &fx.url, commit, |tx| {
+            engine.within(tx).start(req()).await.unwrap();
+        });
+        assert_eq!(count_rows(&store, "handler_effect").await, i64::from(commit), "commit={commit}");
+        assert_eq!(count_rows(&store, "ACT_RU_TASK").await, i64::from(commit));
+    }
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
     a_start_in_the_callers_transaction_commits_or_rolls_back_with_it,
     task_message_variables_and_delete_follow_the_callers_transaction,
@@ -384,4 +516,6 @@ on_both_backends!(
     compare_and_set_tells_done_from_already_done_not_allowed_and_stale,
     the_inbox_lets_the_first_delivery_win,
     fifty_concurrent_starts_make_one_instance,
+    two_users_completing_one_task_leave_one_approval_record,
+    a_service_tasks_staged_write_commits_with_the_callers_transaction,
 );

@@ -7,6 +7,8 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use std::sync::atomic::AtomicU64;
@@ -51,6 +53,7 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
         }
     };
     gauge(&mut registry, "kairos_store_up", "1 when the database answered this scrape", i64::from(counts.is_some()));
+    let store_up = counts.is_some();
     if let Some((c, now)) = counts {
         gauge(
             &mut registry,
@@ -83,6 +86,31 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
             g,
         );
     }
+    // Seed 002 §39: a failed write-back leaves an instance unbound; a broken idempotency, two
+    // active instances for one business object.
+    if store_up && let Ok((unbound, duplicated)) = engine.processes().binding_health().await {
+        gauge(
+            &mut registry,
+            "kairos_instances_without_binding",
+            "Running process instances with no business binding (counted up to 10,000)",
+            unbound,
+        );
+        gauge(
+            &mut registry,
+            "kairos_bindings_duplicate_active",
+            "Business objects with more than one ACTIVE binding of one process type (counted up to 10,000)",
+            duplicated,
+        );
+    }
+    let (first, duplicate) = kairos::business::inbox_deliveries();
+    let deliveries = Family::<[(&'static str, &'static str); 1], Counter>::default();
+    deliveries.get_or_create(&[("outcome", "first")]).inc_by(first);
+    deliveries.get_or_create(&[("outcome", "duplicate")]).inc_by(duplicate);
+    registry.register(
+        "kairos_inbox_deliveries",
+        "Inbox deliveries seen by this process: the first of an event, or a duplicate dropped (seed 002 §39)",
+        deliveries,
+    );
     outbox_metrics(&mut registry, engine).await;
     let mut body = String::new();
     if let Err(e) = encode(&mut body, &registry) {

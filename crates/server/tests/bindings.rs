@@ -1,6 +1,7 @@
 //! Business bindings over real HTTP (SPEC C3, seed 002 §4): a start names its business object,
 //! a second start for the same lifecycle answers the first instance, the binding follows the
-//! instance's end, and a bad binding is a 400 naming its field with nothing written.
+//! instance's end, and a bad binding is a 400 naming its field with nothing written; an
+//! incoming message delivered twice by event id is correlated once (the inbox, SPEC C5).
 
 mod processes_support;
 
@@ -47,8 +48,59 @@ async fn a_start_with_a_binding_answers_its_lifecycles_instance(backend: Backend
     assert_eq!(rows[0]["processType"], "approval", "the process type defaults to the definition's key");
     let r = srv.get(&format!("/bindings?processInstanceId={}", second["id"].as_str().unwrap())).await;
     assert_eq!(r.ok(200)["data"][0]["lifecycleNo"], 2);
+    let metrics = srv.get("/metrics").await;
+    assert!(metrics.text.contains("kairos_instances_without_binding 0"), "{}", metrics.text);
+    assert!(metrics.text.contains("kairos_bindings_duplicate_active 0"), "{}", metrics.text);
+    srv.started("approval", "UNBOUND-1", json!({})).await;
+    let metrics = srv.get("/metrics").await;
+    assert!(metrics.text.contains("kairos_instances_without_binding 1"), "{}", metrics.text);
     srv.get("/bindings?businessId=C-9").await.refused(400, Some("businessType"));
     srv.get("/bindings?businessType=CONTRACT&businessId=C-9&colour=red").await.refused(400, None);
 }
 
-on_both_backends!(a_start_with_a_binding_answers_its_lifecycles_instance);
+const WAITS_FOR_PAYMENT: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <message id="m" name="paid"/>
+  <process id="pay" isExecutable="true">
+    <startEvent id="s"/>
+    <sequenceFlow id="f1" sourceRef="s" targetRef="wait"/>
+    <receiveTask id="wait" messageRef="m"/>
+    <sequenceFlow id="f2" sourceRef="wait" targetRef="ship"/>
+    <userTask id="ship"/>
+    <sequenceFlow id="f3" sourceRef="ship" targetRef="e"/>
+    <endEvent id="e"/>
+  </process>
+</definitions>"#;
+
+/// An incoming event delivered twice (the publisher crashed before marking it sent) reaches
+/// its instance once: the inbox drops the second copy, which answers the first's instance.
+async fn a_message_delivered_twice_by_event_id_is_correlated_once(backend: Backend) {
+    let Some(srv) = server(backend).await else { return };
+    srv.deployed("pay", WAITS_FOR_PAYMENT).await;
+    let pi = srv.started("pay", "ORDER-1", json!({})).await["id"].as_str().unwrap().to_string();
+    let msg = json!({"messageName": "paid", "businessKey": "ORDER-1", "eventId": "evt-1", "variables": {"n": 1}});
+    let first = srv.post("/runtime/messages", msg.clone()).await.ok(200).clone();
+    assert_eq!(first["processInstanceId"], pi.as_str());
+    assert!(first.get("duplicate").is_none(), "{first}");
+    let again = srv.post("/runtime/messages", msg).await.ok(200).clone();
+    assert_eq!((again["processInstanceId"].clone(), again["duplicate"].clone()), (json!(pi), json!(true)));
+    let r = srv.get(&format!("/history/historic-activity-instances?processInstanceId={pi}")).await;
+    let waits = r.ok(200)["data"].as_array().unwrap().iter().filter(|a| a["activityId"] == "wait").count();
+    assert_eq!(waits, 1, "delivered once: {}", r.text);
+    assert_eq!(srv.rows("inbox_message").await, 1);
+    let metrics = srv.get("/metrics").await.text;
+    let dropped = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("kairos_inbox_deliveries_total{outcome=\"duplicate\"} "))
+        .and_then(|n| n.parse::<u64>().ok());
+    assert!(dropped.is_some_and(|n| n >= 1), "the duplicate is counted: {metrics}");
+    let both = json!({"messageName": "paid", "eventId": "evt-2", "requestId": "r-2"});
+    srv.post("/runtime/messages", both).await.refused(400, Some("eventId"));
+    let long = json!({"messageName": "paid", "eventId": "e".repeat(65)});
+    srv.post("/runtime/messages", long).await.refused(400, Some("eventId"));
+    assert_eq!(srv.rows("inbox_message").await, 1, "refused deliveries wrote nothing");
+}
+
+on_both_backends!(
+    a_start_with_a_binding_answers_its_lifecycles_instance,
+    a_message_delivered_twice_by_event_id_is_correlated_once
+);

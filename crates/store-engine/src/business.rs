@@ -49,15 +49,17 @@ pub struct NewBinding<'a> {
     pub process_definition_id: &'a str,
     pub lifecycle_no: i64,
     pub created_at: Timestamp,
+    /// Set when the instance ended in its start: ENDED (or DELETED) at once.
+    pub ended: Option<(Timestamp, bool)>,
 }
 
-/// The insert of a new ACTIVE binding: it must insert its row; a second binding of the same
+/// The insert of a new binding (ACTIVE, or already ended when the instance ran through): it must insert its row; a second binding of the same
 /// lifecycle fails on the unique key (a conflict), which is how concurrent starts learn that
 /// another one won.
 pub fn binding_insert(b: &NewBinding<'_>) -> Write {
     Write::new(
         "INSERT INTO business_process_binding (business_type, business_id, process_type, process_instance_id, \
-         process_definition_id, lifecycle_no, binding_status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'ACTIVE', ?)",
+         process_definition_id, lifecycle_no, binding_status, created_at, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         vec![
             t(b.business_type),
             t(b.business_id),
@@ -65,18 +67,25 @@ pub fn binding_insert(b: &NewBinding<'_>) -> Write {
             t(b.process_instance_id),
             t(b.process_definition_id),
             SqlValue::Int(b.lifecycle_no),
+            t(match b.ended {
+                None => "ACTIVE",
+                Some((_, false)) => "ENDED",
+                Some((_, true)) => "DELETED",
+            }),
             SqlValue::Timestamp(b.created_at),
+            b.ended.map_or(SqlValue::Null, |(at, _)| SqlValue::Timestamp(at)),
         ],
     )
     .expect(1)
 }
 
 /// The binding of instance `pi` (if any) follows its end, in the command that ends it: ENDED,
-/// or DELETED when it was deleted with a reason. Affects no row for an unbound instance.
+/// or DELETED when it was deleted with a reason. Affects no row for an unbound instance. One
+/// keyed single-row shape, so a completion batch merges those of many jobs (an instance ends
+/// once, so no status condition is needed).
 pub fn binding_end(pi: &str, deleted: bool, at: Timestamp) -> Write {
     Write::new(
-        "UPDATE business_process_binding SET binding_status = ?, ended_at = ? \
-         WHERE process_instance_id = ? AND binding_status = 'ACTIVE'",
+        "UPDATE business_process_binding SET binding_status = ?, ended_at = ? WHERE process_instance_id = ?",
         vec![t(if deleted { "DELETED" } else { "ENDED" }), SqlValue::Timestamp(at), t(pi)],
     )
 }
@@ -106,14 +115,22 @@ pub async fn binding_of_instance(db: &dyn Sql, pi: &str) -> Result<Option<Bindin
     rows.first().map(|r| binding_row(&r)).transpose()
 }
 
+/// At most this many are counted by [`binding_health`]: a scrape must stay cheap however many
+/// instances run (`/metrics` shows the cap as "at least").
+pub const HEALTH_COUNT_CAP: i64 = 10_000;
+
 /// How many running instances have no binding, and how many business objects have more than
-/// one ACTIVE binding of one process type (seed 002 §39: both should be 0 where teams bind).
+/// one ACTIVE binding of one process type (seed 002 §39: a write-back that failed, a broken
+/// idempotency), each counted up to [`HEALTH_COUNT_CAP`].
 pub async fn binding_health(db: &dyn Sql) -> Result<(i64, i64)> {
-    let sql = "SELECT (SELECT COUNT(*) FROM ACT_RU_EXECUTION e WHERE e.ID_ = e.PROC_INST_ID_ AND NOT EXISTS \
-               (SELECT 1 FROM business_process_binding b WHERE b.process_instance_id = e.ID_)) AS unbound, \
-               (SELECT COUNT(*) FROM (SELECT 1 AS one FROM business_process_binding WHERE binding_status = 'ACTIVE' \
-               GROUP BY business_type, business_id, process_type HAVING COUNT(*) > 1) d) AS duplicated";
-    let rows = Rows::read(db, "business_process_binding", &["unbound", "duplicated"], sql, &[]).await?;
+    let sql = format!(
+        "SELECT (SELECT COUNT(*) FROM (SELECT 1 AS one FROM ACT_RU_EXECUTION e WHERE e.ID_ = e.PROC_INST_ID_ \
+         AND e.PARENT_ID_ IS NULL AND NOT EXISTS (SELECT 1 FROM business_process_binding b \
+         WHERE b.process_instance_id = e.ID_) LIMIT {HEALTH_COUNT_CAP}) u) AS unbound, \
+         (SELECT COUNT(*) FROM (SELECT 1 AS one FROM business_process_binding WHERE binding_status = 'ACTIVE' \
+         GROUP BY business_type, business_id, process_type HAVING COUNT(*) > 1 LIMIT {HEALTH_COUNT_CAP}) d) AS duplicated"
+    );
+    let rows = Rows::read(db, "business_process_binding", &["unbound", "duplicated"], &sql, &[]).await?;
     let row = rows.first().ok_or_else(|| Error::new(ErrorKind::Other, "binding health: no row"))?;
     Ok((row.int("unbound")?, row.int("duplicated")?))
 }
@@ -150,6 +167,13 @@ pub fn inbox_insert(
         ),
         vec![t(consumer), t(event_id), result_code.map_or(SqlValue::Null, t)],
     )
+}
+
+/// The inbox row of (`consumer`, `event_id`), if the event was processed: its result code.
+pub async fn inbox_result(db: &dyn Sql, consumer: &str, event_id: &str) -> Result<Option<Option<String>>> {
+    let sql = "SELECT result_code FROM inbox_message WHERE consumer_name = ? AND event_id = ?";
+    let rows = Rows::read(db, "inbox_message", &["result_code"], sql, &[t(consumer), t(event_id)]).await?;
+    rows.first().map(|r| r.opt_text("result_code")).transpose()
 }
 
 /// Inbox rows (consumer, event id) in total and how many deliveries found their row taken

@@ -16,6 +16,7 @@
 pub mod business;
 mod row;
 
+pub mod commands;
 pub mod doctor;
 pub mod outbox;
 pub mod process;

@@ -9,6 +9,7 @@ mod migrate;
 mod process;
 mod serve;
 pub mod triggers;
+mod workflow_commands;
 
 use crate::cli::{BenchCommand, Cli, Command};
 use crate::exit::CliError;
@@ -25,6 +26,8 @@ pub async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Deploy(args) => process::deploy(&global, args).await,
         Command::Start(args) => process::start(&global, args).await,
         Command::Instances(args) => process::instances(&global, args).await,
+        Command::Bindings(args) => process::bindings(&global, args).await,
+        Command::Commands(args) => workflow_commands::run(&global, args).await,
         Command::Instance(args) => process::instance(&global, args).await,
         Command::Tasks(args) => process::tasks(&global, args).await,
         Command::Complete(args) => process::complete(&global, args).await,

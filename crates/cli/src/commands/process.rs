@@ -6,8 +6,8 @@
 
 use super::open_engine;
 use crate::cli::{
-    CompleteArgs, DeployArgs, GlobalArgs, InstanceArgs, InstancesArgs, MigrateInstanceArgs, PageArgs, StartArgs,
-    TasksArgs, VarsArgs,
+    BindingsArgs, CompleteArgs, DeployArgs, GlobalArgs, InstanceArgs, InstancesArgs, MigrateInstanceArgs, PageArgs,
+    StartArgs, TasksArgs, VarsArgs,
 };
 use crate::exit::{BAD_INPUT, CliError, SUCCESS};
 use crate::output::{self, Table, cell, instant};
@@ -169,6 +169,18 @@ pub async fn start(global: &GlobalArgs, args: StartArgs) -> Result<u8, CliError>
         variables,
         start_user: args.user,
         request_id: args.request_id,
+        binding: match &args.bind {
+            None => None,
+            Some(b) => {
+                let (business_type, business_id) = business_object(b)?;
+                Some(kairos::process::BindingRequest {
+                    business_type,
+                    business_id,
+                    process_type: args.process_type.clone().unwrap_or_default(),
+                    lifecycle: args.lifecycle,
+                })
+            }
+        },
         ..Default::default()
     };
     let instance = engine.processes().start(req).await?;
@@ -177,6 +189,45 @@ pub async fn start(global: &GlobalArgs, args: StartArgs) -> Result<u8, CliError>
     } else {
         output::emit(&instance_table(std::slice::from_ref(&instance)).render())?;
     }
+    Ok(SUCCESS)
+}
+
+/// `TYPE:ID` of `--bind` and `kairos bindings`.
+fn business_object(arg: &str) -> Result<(String, String), CliError> {
+    match arg.split_once(':') {
+        Some((t, id)) if !t.is_empty() && !id.is_empty() => Ok((t.to_string(), id.to_string())),
+        _ => Err(CliError::bad_input(format!("\"{arg}\" is not TYPE:ID (e.g. ASSET_PUBLISH:1001)"))),
+    }
+}
+
+pub async fn bindings(global: &GlobalArgs, args: BindingsArgs) -> Result<u8, CliError> {
+    let engine = open_engine(&global.db).await?;
+    let p = engine.processes();
+    let rows = match (&args.business, &args.instance) {
+        (_, Some(pi)) => p.binding_of(pi).await?.into_iter().collect(),
+        (Some(b), None) => {
+            let (t, id) = business_object(b)?;
+            p.bindings(&t, &id).await?
+        }
+        (None, None) => Vec::new(),
+    };
+    if global.json {
+        return output::json(&rows).map(|_| SUCCESS);
+    }
+    let mut t = Table::new(&["TYPE", "ID", "PROCESS TYPE", "LIFECYCLE", "STATUS", "INSTANCE", "CREATED", "ENDED"]);
+    for b in &rows {
+        t.row(vec![
+            b.business_type.clone(),
+            b.business_id.clone(),
+            b.process_type.clone(),
+            b.lifecycle_no.to_string(),
+            b.binding_status.clone(),
+            b.process_instance_id.clone(),
+            instant(Some(b.created_at)),
+            instant(b.ended_at),
+        ]);
+    }
+    output::emit(&t.render())?;
     Ok(SUCCESS)
 }
 

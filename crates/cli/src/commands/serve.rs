@@ -26,6 +26,15 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     let addr =
         listener.local_addr().map_err(|e| CliError::failure(format!("cannot read the listening address: {e}")))?;
     engine.start().await?;
+    // The command worker (SPEC C6), only with a business database; it ends with the process.
+    if let Some(url) = &args.business_db {
+        let business = kairos::business::connect(url).await?;
+        let mut config = kairos::commands::WorkerConfig::new(engine.node_id());
+        if let Some(lease) = args.command_lease {
+            config.lease = lease;
+        }
+        tokio::spawn(kairos::commands::Worker::new(business, engine.clone(), config).run());
+    }
     print_ready(global, &engine, &args, addr)?;
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();

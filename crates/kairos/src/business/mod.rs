@@ -5,6 +5,23 @@
 use crate::Error;
 use kairos_store::Sql;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Inbox deliveries this process saw, first and duplicate (seed 002 §39's "inbox duplicate
+/// rate": how often upstream re-delivers, e.g. after a publisher's crash). Process-wide: every
+/// engine of the process shares one inbox table per database anyway.
+static INBOX_FIRST: AtomicU64 = AtomicU64::new(0);
+static INBOX_DUPLICATE: AtomicU64 = AtomicU64::new(0);
+
+/// Counts a duplicate found before [`inbox_first`] was needed (a look-up that found the row).
+pub(crate) fn count_duplicate() {
+    INBOX_DUPLICATE.fetch_add(1, Ordering::Relaxed);
+}
+
+/// (first, duplicate) deliveries counted by [`inbox_first`] since the process started.
+pub fn inbox_deliveries() -> (u64, u64) {
+    (INBOX_FIRST.load(Ordering::Relaxed), INBOX_DUPLICATE.load(Ordering::Relaxed))
+}
 
 /// Opens a database kairos does not own — the business database the command worker reads its
 /// `workflow_command` rows from (SPEC C6) — as a session for kairos's statements. No migration
@@ -50,7 +67,9 @@ pub async fn inbox_first(
     }
     let write = kairos_store_engine::business::inbox_insert(db.dialect(), consumer, event_id, result_code);
     let n = db.write_all(&[write]).await?;
-    Ok(n.first() == Some(&1))
+    let first = n.first() == Some(&1);
+    if first { &INBOX_FIRST } else { &INBOX_DUPLICATE }.fetch_add(1, Ordering::Relaxed);
+    Ok(first)
 }
 
 fn invalid(message: String) -> Error {

@@ -104,6 +104,13 @@ impl Processes {
         Ok(table::binding_of_instance(self.store.as_ref(), id).await?)
     }
 
+    /// Seed 002 §39's binding gauges: running instances without a binding, and business
+    /// objects with more than one ACTIVE binding of one process type (each counted up to
+    /// [`kairos_store_engine::business::HEALTH_COUNT_CAP`]).
+    pub async fn binding_health(&self) -> Result<(i64, i64), Error> {
+        Ok(table::binding_health(self.store.as_ref()).await?)
+    }
+
     /// The instance a binding already has, as a start answers it.
     pub(super) async fn bound_answer(&self, db: &dyn Sql, pi: &str) -> Result<InstanceView, Error> {
         kairos_store_engine::process::instance_get(db, pi).await?.ok_or_else(|| {

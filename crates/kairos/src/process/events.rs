@@ -10,6 +10,9 @@ use kairos_store::{Sql, Write};
 use kairos_store_engine::process as tables;
 use serde_json::{Map, Value as Json};
 
+/// The inbox consumer of messages correlated with an `eventId` ([`Processes::message_event`]).
+pub const MESSAGE_INBOX: &str = "kairos:runtime/messages";
+
 impl Processes {
     /// Delivers a message to the instance waiting for it: by instance id, or by business key.
     pub async fn message(
@@ -63,6 +66,31 @@ impl Processes {
                 Ok(first.as_ref().and_then(Json::as_str).unwrap_or_default().to_string())
             }
         }
+    }
+
+    /// [`Processes::message`] for an event that may arrive more than once (SPEC C5, seed 002
+    /// §15): the first delivery of `event_id` correlates it and records it in the inbox
+    /// (consumer [`MESSAGE_INBOX`], the instance it reached as result code); every later one
+    /// answers that instance and `true` (a duplicate) without delivering again. The delivery is
+    /// itself idempotent by a requestId derived from the event id, so a crash between it and
+    /// the inbox row, or two copies arriving at once, still deliver once.
+    pub async fn message_event(
+        &self,
+        name: &str,
+        instance: Option<&str>,
+        business_key: Option<&str>,
+        variables: Map<String, Json>,
+        event_id: &str,
+    ) -> Result<(String, bool), Error> {
+        let db = self.store.as_ref();
+        if let Some(first) = kairos_store_engine::business::inbox_result(db, MESSAGE_INBOX, event_id).await? {
+            crate::business::count_duplicate();
+            return Ok((first.unwrap_or_default(), true));
+        }
+        let request_id = Request::derived("message-event", &[event_id], &Json::Null).id;
+        let reached = self.message_on(db, name, instance, business_key, variables, Some(&request_id)).await?;
+        let first = crate::business::inbox_first(db, MESSAGE_INBOX, event_id, Some(&reached)).await?;
+        Ok((reached, !first))
     }
 
     /// Delivers a message; with `request`, its record commits with the delivery (or, for a

@@ -27,6 +27,7 @@ mod views;
 
 pub use bindings::{BindingRequest, MAX_BINDING_CHARS};
 pub use deploy::{DefinitionInfo, DeploymentInfo};
+pub use events::MESSAGE_INBOX;
 pub use external::ExternalTask;
 pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask};
 pub use kairos_process::TaskScope;
@@ -222,6 +223,7 @@ impl Processes {
                     process_definition_id: &view.process_definition_id,
                     lifecycle_no: *n,
                     created_at,
+                    ended: view.end_time.map(|at| (at, view.delete_reason.is_some())),
                 }),
             );
         }
@@ -309,8 +311,15 @@ impl Processes {
         let mut lost_race = false;
         for _ in 0..CONFLICT_RETRIES {
             let Some(before) = tables::instance_load(db, id).await? else {
+                let message = match (&command, lost_race) {
+                    // The concurrent command that won ended the instance with this very task.
+                    (Command::CompleteTask { task_id, .. }, true) => {
+                        format!("task {task_id} was already completed (process instance {id} has ended)")
+                    }
+                    _ => format!("process instance {id} is not running"),
+                };
                 let what = if lost_race { ErrorKind::Conflict } else { ErrorKind::NotFound };
-                return Err(Error::Process(ProcessError::new(what, format!("process instance {id} is not running"))));
+                return Err(Error::Process(ProcessError::new(what, message)));
             };
             let defs = self.definitions(&before.definition_id).await?;
             let process = process_of(&defs, &before.definition_key)?;

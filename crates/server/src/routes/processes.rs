@@ -381,6 +381,9 @@ pub struct MessageBody {
     /// Makes the delivery idempotent (SPEC C2): a retry answers with the instance the first
     /// one reached instead of delivering again.
     request_id: Option<String>,
+    /// The incoming event's id (SPEC C5): a second delivery of the same event is dropped by the
+    /// inbox and answers the first one's instance with `"duplicate": true`.
+    event_id: Option<String>,
 }
 
 /// `POST /runtime/messages` → `{"messageName", "processInstanceId"}` of the instance that
@@ -394,11 +397,18 @@ pub async fn message(
     let pi = filter(body.process_instance_id).map(|p| limited("processInstanceId", p, 64)).transpose()?;
     let vars = variables(body.variables)?;
     let processes = app.engine.processes();
-    let got = match body.request_id {
-        Some(r) => processes.message_once(&name, pi.as_deref(), bk.as_deref(), vars, &r).await?,
-        None => processes.message(&name, pi.as_deref(), bk.as_deref(), vars).await?,
+    let event = body.event_id.map(|e| required("eventId", Some(e), 64)).transpose()?;
+    let (got, duplicate) = match (body.request_id, event) {
+        (Some(_), Some(_)) => return Err(ApiError::invalid("eventId", "give requestId or eventId, not both")),
+        (None, Some(e)) => processes.message_event(&name, pi.as_deref(), bk.as_deref(), vars, &e).await?,
+        (Some(r), None) => (processes.message_once(&name, pi.as_deref(), bk.as_deref(), vars, &r).await?, false),
+        (None, None) => (processes.message(&name, pi.as_deref(), bk.as_deref(), vars).await?, false),
     };
-    Ok(axum::Json(serde_json::json!({ "messageName": name, "processInstanceId": got })))
+    let mut answer = serde_json::json!({ "messageName": name, "processInstanceId": got });
+    if duplicate {
+        answer["duplicate"] = Value::Bool(true);
+    }
+    Ok(axum::Json(answer))
 }
 
 #[derive(Debug, Deserialize)]

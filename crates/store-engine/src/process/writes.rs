@@ -335,8 +335,9 @@ pub fn instance_writes(before: Option<&Instance>, after: &Instance, level: Histo
     // REV_ check or its checked delete, written here too): a new instance's rows are fresh.
     // The instance's business binding, if it has one, ends with it (SPEC C3): its one row is
     // this instance's, guarded by the instance lock like the rest, so it commutes.
+    // (A new instance's binding is written by its start, with the status it ends the start in.)
     if let Some((at, _)) = &after.ended
-        && before.is_none_or(|b| b.ended.is_none())
+        && before.is_some_and(|b| b.ended.is_none())
     {
         w.push(crate::business::binding_end(pi, after.delete_reason.is_some(), *at));
     }
