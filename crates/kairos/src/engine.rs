@@ -39,6 +39,8 @@ pub struct EngineBuilder {
     handlers: Handlers,
     settings: EngineSettings,
     migrate: bool,
+    outbox: crate::outbox::OutboxSettings,
+    sinks: std::collections::HashMap<String, Arc<dyn crate::outbox::Sink>>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -114,13 +116,25 @@ impl EngineBuilder {
         self
     }
     /// Skips migrations on build (they run by default).
+    /// The outbox publisher's settings (SPEC C4).
+    pub fn outbox(mut self, settings: crate::outbox::OutboxSettings) -> Self {
+        self.outbox = settings;
+        self
+    }
+
+    /// Registers an outbox sink by name: events whose `target` is `name` go to it.
+    pub fn sink(mut self, name: impl Into<String>, sink: impl crate::outbox::Sink) -> Self {
+        self.sinks.insert(name.into(), Arc::new(sink));
+        self
+    }
+
     pub fn skip_migrations(mut self) -> Self {
         self.migrate = false;
         self
     }
 
     /// Connects to the store and brings its schema up to date.
-    pub async fn build(self) -> Result<Engine, Error> {
+    pub async fn build(mut self) -> Result<Engine, Error> {
         let store = match self.store {
             Some(s) => s,
             None => crate::open_store(&self.url).await?,
@@ -128,6 +142,21 @@ impl EngineBuilder {
         if self.migrate {
             store.migrate().await?;
         }
+        let outbox = Arc::new(crate::outbox::Outbox::new(
+            store.clone(),
+            self.sinks,
+            self.outbox,
+            self.settings.executor.node_id.clone(),
+        ));
+        let mut own = self.handlers;
+        // The outbox's built-in handlers (a user's handler of the same name wins).
+        if !own.contains("outbox") {
+            own.register("outbox", crate::outbox::handlers::OutboxHandler(outbox.clone()));
+        }
+        if !own.contains("http") {
+            own.register("http", crate::outbox::handlers::HttpHandler(outbox.clone()));
+        }
+        self.handlers = own;
         // Service tasks call the handlers registered so far; the executor additionally runs
         // the process engine's own jobs (async continuations, timers) through it.
         let service_handlers = Arc::new(self.handlers.clone());
@@ -153,6 +182,7 @@ impl EngineBuilder {
             handlers.register(name, h);
         }
         Ok(Engine {
+            outbox,
             store,
             processes,
             scheduler,
@@ -165,6 +195,16 @@ impl EngineBuilder {
             business: std::sync::OnceLock::new(),
         })
     }
+}
+
+/// The built-in `http` sink with its defaults (an empty allow-list: no event URL passes until
+/// the builder registers one configured with [`EngineBuilder::sink`]).
+fn default_sinks() -> std::collections::HashMap<String, Arc<dyn crate::outbox::Sink>> {
+    let mut sinks: std::collections::HashMap<String, Arc<dyn crate::outbox::Sink>> = Default::default();
+    if let Ok(http) = crate::outbox::http::HttpSink::new(Default::default()) {
+        sinks.insert("http".into(), Arc::new(http));
+    }
+    sinks
 }
 
 /// The stop switch of the loops beside the executor, and their tasks.
@@ -187,6 +227,7 @@ pub struct Engine {
     /// The business database of the command worker (SPEC C6), when this node has one: the REST
     /// routes of `/commands` write and read its `workflow_command` rows.
     business: std::sync::OnceLock<Arc<dyn kairos_store::Sql>>,
+    outbox: Arc<crate::outbox::Outbox>,
 }
 
 impl Engine {
@@ -206,6 +247,8 @@ impl Engine {
                 min_repeat_interval: kairos_core::DEFAULT_MIN_REPEAT_INTERVAL,
             },
             migrate: true,
+            outbox: Default::default(),
+            sinks: default_sinks(),
         }
     }
 
@@ -252,6 +295,23 @@ impl Engine {
     pub fn settings(&self) -> &EngineSettings {
         &self.settings
     }
+    /// The transactional outbox (SPEC C4): its sinks, publisher and events.
+    pub fn outbox(&self) -> &Arc<crate::outbox::Outbox> {
+        &self.outbox
+    }
+
+    /// Writes an outbox event in a transaction of its own (checked first; nothing is written
+    /// when a check fails) and wakes this node's publisher.
+    pub async fn outbox_write(&self, e: &crate::outbox::NewEvent) -> Result<(), Error> {
+        self.outbox.write(e).await
+    }
+
+    /// Writes an outbox event on `db`, a caller's transaction: it is delivered only if that
+    /// commits. Call [`crate::outbox::Outbox::wake`] after the commit to skip the poll interval.
+    pub async fn outbox_write_in(&self, db: &dyn kairos_store::Sql, e: &crate::outbox::NewEvent) -> Result<(), Error> {
+        self.outbox.write_in(db, e).await
+    }
+
     pub fn node_id(&self) -> &str {
         &self.settings.executor.node_id
     }
@@ -272,6 +332,9 @@ impl Engine {
         *self.lock_executor() = Some(ex);
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let mut tasks = vec![self.scheduler.spawn_checkin(stopped.clone())];
+        if self.outbox.settings().enabled {
+            tasks.push(self.outbox.spawn(stopped.clone()));
+        }
         if let Some(every) = self.settings.history_cleanup_every {
             tasks.push(self.processes.spawn_history_cleanup(every, self.settings.job_log_retention, stopped));
         }

@@ -65,7 +65,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use kairos::Engine;
 use routes::processes::{self, repository, tasks};
-use routes::{deadletter, health, history, jobs, management, openapi, scheduler};
+use routes::{deadletter, health, history, jobs, management, openapi, outbox, scheduler};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -137,6 +137,9 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/bindings", get(processes::bindings))
         .route("/commands", get(routes::commands::list).post(routes::commands::submit))
         .route("/commands/{id}", get(routes::commands::get))
+        .route("/outbox/events", get(outbox::list).post(outbox::create))
+        .route("/outbox/events/{id}", get(outbox::get))
+        .route("/outbox/events/{id}/retry", post(outbox::retry))
         .route("/runtime/process-instances/{id}", get(processes::get).put(processes::update).delete(processes::delete))
         .route("/runtime/process-instances/{id}/variables", get(processes::get_variables).put(processes::put_variables))
         .route("/runtime/process-instances/{id}/migrate", post(processes::migrate))

@@ -134,9 +134,64 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
         "Inbox deliveries seen by this process: the first of an event, or a duplicate dropped (seed 002 §39)",
         deliveries,
     );
+    outbox_metrics(&mut registry, engine).await;
     let mut body = String::new();
     if let Err(e) = encode(&mut body, &registry) {
         return crate::error::ApiError::internal(format!("metrics encoding failed: {e}")).into_response();
     }
     (StatusCode::OK, [(header::CONTENT_TYPE, CONTENT_TYPE)], body).into_response()
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]
+struct StatusLabel {
+    status: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: String,
+}
+
+/// The outbox (SPEC C4, seed 002 §39): events by status, the age of the oldest PENDING and
+/// RETRY event by the database clock, and this node's delivery outcomes since start. Labels
+/// are the five statuses and four outcomes, never an event or aggregate id.
+async fn outbox_metrics(registry: &mut Registry, engine: &kairos::Engine) {
+    use prometheus_client::metrics::family::Family;
+    let outbox = engine.outbox();
+    match outbox.counts().await {
+        Ok((now, counts)) => {
+            let by_status = Family::<StatusLabel, Gauge<i64>>::default();
+            let age = Family::<StatusLabel, Gauge<f64, AtomicU64>>::default();
+            for c in &counts {
+                by_status.get_or_create(&StatusLabel { status: c.status.clone() }).set(c.count);
+                if c.status == "PENDING" || c.status == "RETRY" {
+                    let secs = c.oldest_created_at.map_or(0.0, |t| now.duration_since(t).as_secs_f64().max(0.0));
+                    age.get_or_create(&StatusLabel { status: c.status.clone() }).set(secs);
+                }
+            }
+            registry.register("kairos_outbox_events", "Outbox events by status", by_status);
+            registry.register(
+                "kairos_outbox_oldest_age_seconds",
+                "Age of the oldest PENDING / RETRY outbox event (0 when none): how far behind the publishers are",
+                age,
+            );
+        }
+        Err(e) => tracing::warn!(error = %e, "metrics: outbox counts unavailable"),
+    }
+    let m = outbox.metrics();
+    let outcomes = Family::<OutcomeLabel, prometheus_client::metrics::counter::Counter>::default();
+    use std::sync::atomic::Ordering::Relaxed;
+    for (name, n) in [
+        ("delivered", m.delivered.load(Relaxed)),
+        ("retry", m.retried.load(Relaxed)),
+        ("failed", m.failed.load(Relaxed)),
+        ("fenced", m.fenced.load(Relaxed)),
+    ] {
+        outcomes.get_or_create(&OutcomeLabel { outcome: name.into() }).inc_by(n);
+    }
+    registry.register(
+        "kairos_outbox_deliveries",
+        "Outbox delivery outcomes on this node since start (fenced: the claim was lost, the mark wrote nothing)",
+        outcomes,
+    );
 }

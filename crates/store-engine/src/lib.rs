@@ -18,6 +18,7 @@ mod row;
 
 pub mod commands;
 pub mod doctor;
+pub mod outbox;
 pub mod process;
 pub mod scheduler;
 

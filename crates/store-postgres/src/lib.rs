@@ -44,8 +44,12 @@ pub use jobs::job_insert_in;
 pub use session::InTransaction;
 
 /// PostgreSQL's spellings of what SQL does not agree on.
-pub(crate) const DIALECT: Dialect =
-    Dialect { json_array: "json_build_array", now: "date_trunc('milliseconds', now())", empty_table: "TRUNCATE" };
+pub(crate) const DIALECT: Dialect = Dialect {
+    json_array: "json_build_array",
+    now: "date_trunc('milliseconds', now())",
+    empty_table: "TRUNCATE",
+    skip_locked: " FOR UPDATE SKIP LOCKED",
+};
 
 use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};

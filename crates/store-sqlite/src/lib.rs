@@ -34,8 +34,12 @@ pub use jobs::job_insert_in;
 pub use session::InTransaction;
 
 /// SQLite's spellings of what SQL does not agree on.
-pub(crate) const DIALECT: Dialect =
-    Dialect { json_array: "json_array", now: "strftime('%Y-%m-%d %H:%M:%f', 'now')", empty_table: "DELETE FROM" };
+pub(crate) const DIALECT: Dialect = Dialect {
+    json_array: "json_array",
+    now: "strftime('%Y-%m-%d %H:%M:%f', 'now')",
+    empty_table: "DELETE FROM",
+    skip_locked: "",
+};
 
 use async_trait::async_trait;
 use errors::db_err;

@@ -72,6 +72,10 @@ pub struct Dialect {
     /// Empties a table, then names it: `TRUNCATE` on PostgreSQL (no dead rows left behind for
     /// vacuum), `DELETE FROM` on SQLite.
     pub empty_table: &'static str,
+    /// Appended to a sub-select that picks rows to claim: ` FOR UPDATE SKIP LOCKED` on
+    /// PostgreSQL (concurrent claimers take different rows instead of queueing on one), empty
+    /// on SQLite (one writer at a time: the claim's statement is already alone).
+    pub skip_locked: &'static str,
 }
 
 /// Every operation kairos performs on its tables.

@@ -7,5 +7,6 @@ pub mod history;
 pub mod jobs;
 pub mod management;
 pub mod openapi;
+pub mod outbox;
 pub mod processes;
 pub mod scheduler;
