@@ -139,6 +139,13 @@ impl<'t> Within<'t> {
         self.engine.processes().set_variables_on(self.session(), instance, variables).await
     }
 
+    /// Writes an outbox event (SPEC C4): delivered by a publisher only once the caller's
+    /// transaction commits, never if it rolls back. Call `engine.outbox().wake()` after the
+    /// commit to skip the publisher's poll interval.
+    pub async fn outbox_write(&self, event: &crate::outbox::NewEvent) -> Result<(), Error> {
+        self.engine.outbox_write_in(self.session(), event).await
+    }
+
     /// Deletes an instance (and what it called) with a reason.
     pub async fn delete_instance(&self, instance: &str, reason: &str) -> Result<(), Error> {
         self.engine.processes().delete_instance_on(self.session(), instance, reason).await

@@ -509,6 +509,85 @@ async fn a_service_tasks_staged_write_commits_with_the_callers_transaction(backe
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
+/// Seed 002 §40, the outbox rows in one database: the approval and its event commit together
+/// (§11) — a failure before the commit leaves neither; a node that stops right after the commit,
+/// before any publisher ran, loses nothing: the next node's publisher sends it, keyed by its id.
+async fn an_outbox_event_commits_with_the_business_change_and_survives_the_node(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    // The sink: records each delivery's Idempotency-Key.
+    let seen: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let s = seen.clone();
+    let app = axum::Router::new().route(
+        "/events",
+        axum::routing::post(move |headers: axum::http::HeaderMap| {
+            let s = s.clone();
+            async move {
+                let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+                s.lock().unwrap().push(key);
+                axum::http::StatusCode::NO_CONTENT
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let http = || {
+        kairos::outbox::http::HttpSink::new(kairos::outbox::http::HttpSinkSettings {
+            base_url: Some(format!("http://{addr}/events")),
+            allow_hosts: vec!["127.0.0.1".into()],
+            allow_private: true,
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    // The executor (and with it the publisher) off: a node that dies right after the commit.
+    let first = fx.engine("n1").executor_enabled(false).sink("http", http()).build().await.unwrap();
+    let store = first.store().clone();
+    store
+        .sql_execute(
+            "CREATE TABLE asset_publish_apply (id BIGINT PRIMARY KEY, approval_status VARCHAR(32) NOT NULL, \
+             row_version BIGINT NOT NULL DEFAULT 0)",
+            &[],
+        )
+        .await
+        .unwrap();
+    store
+        .sql_execute("INSERT INTO asset_publish_apply (id, approval_status) VALUES (1001, 'DRAFT')", &[])
+        .await
+        .unwrap();
+    let event = |id: &str| kairos::outbox::NewEvent {
+        event_id: id.into(),
+        aggregate_type: "ASSET_PUBLISH_APPLY".into(),
+        aggregate_id: "1001".into(),
+        event_type: "ASSET_PUBLISH_REQUESTED".into(),
+        payload_json: json!({"applyId": 1001}).to_string(),
+        target: "http".into(),
+        target_url: None,
+        ordered: false,
+        max_attempts: 3,
+    };
+    for (id, commit) in [("e-rolled-back", false), ("e-committed", true)] {
+        in_caller_tx!(backend, &fx.url, commit, |tx| {
+            let w = first.within(tx);
+            let moved = business::compare_and_set(w.session(), &submit(1001)).await.unwrap();
+            assert_eq!(moved, CasOutcome::Done { version: 1 });
+            w.outbox_write(&event(id)).await.unwrap();
+        });
+    }
+    assert_eq!(status(&store).await, "APPROVING");
+    assert_eq!(count_rows(&store, "outbox_event").await, 1, "the rolled-back event never existed");
+    first.shutdown(Duration::from_secs(5)).await;
+
+    let second = fx.engine("n2").sink("http", http()).build().await.unwrap();
+    second.start().await.unwrap();
+    common::wait_until(Duration::from_secs(20), "the next node publishes the event", || async {
+        second.outbox().get("e-committed").await.unwrap().is_some_and(|e| e.event_status == "PUBLISHED")
+    })
+    .await;
+    assert_eq!(*seen.lock().unwrap(), vec!["e-committed".to_string()], "sent once, keyed by its id");
+    second.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
     a_start_in_the_callers_transaction_commits_or_rolls_back_with_it,
     task_message_variables_and_delete_follow_the_callers_transaction,
@@ -518,4 +597,5 @@ on_both_backends!(
     fifty_concurrent_starts_make_one_instance,
     two_users_completing_one_task_leave_one_approval_record,
     a_service_tasks_staged_write_commits_with_the_callers_transaction,
+    an_outbox_event_commits_with_the_business_change_and_survives_the_node,
 );
