@@ -190,6 +190,18 @@ a dead letter of the instance.")]
 /// `kairos serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
+    /// Where the outbox's http sink posts an event that names no URL (SPEC C4); its host must pass the guard too
+    #[arg(long, value_name = "URL")]
+    pub outbox_base_url: Option<String>,
+    /// A host an outbox event's URL may name (exact, or *.example.com); repeat for several. None: every event URL is refused
+    #[arg(long = "outbox-allow-host", value_name = "HOST")]
+    pub outbox_allow_hosts: Vec<String>,
+    /// Let the outbox's http sink reach loopback, private and link-local addresses (off: an SSRF guard)
+    #[arg(long)]
+    pub outbox_allow_private: bool,
+    /// How long a publisher's claim holds its outbox events; a killed node's events are sent again after it [default: PT60S]
+    #[arg(long, value_parser = parse::duration, value_name = "DUR")]
+    pub outbox_lease: Option<SignedDuration>,
     /// Run the command worker on this business database's workflow_command table (SPEC C6); off without it
     #[arg(long, env = "KAIROS_BUSINESS_DB", hide_env_values = true, value_name = "URL")]
     pub business_db: Option<String>,

@@ -115,6 +115,22 @@ async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, C
         let store = kairos::open_store(&global.db).await?;
         builder = builder.store(store.clone()).handler("chaos", super::chaos::handler(store));
     }
+    if args.outbox_base_url.is_some() || !args.outbox_allow_hosts.is_empty() || args.outbox_allow_private {
+        let sink = kairos::outbox::http::HttpSink::new(kairos::outbox::http::HttpSinkSettings {
+            base_url: args.outbox_base_url.clone(),
+            allow_hosts: args.outbox_allow_hosts.clone(),
+            allow_private: args.outbox_allow_private,
+            ..Default::default()
+        })
+        .map_err(|e| CliError::bad_input(format!("invalid outbox settings: {e}")))?;
+        builder = builder.sink("http", sink);
+    }
+    if let Some(lease) = args.outbox_lease {
+        if !lease.is_positive() {
+            return Err(CliError::bad_input("invalid --outbox-lease: must be positive"));
+        }
+        builder = builder.outbox(kairos::outbox::OutboxSettings { lease, ..Default::default() });
+    }
     if let Some(id) = &args.node_id {
         if id.trim().is_empty() {
             return Err(CliError::bad_input("invalid --node-id: must not be empty"));
