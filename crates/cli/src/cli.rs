@@ -65,7 +65,7 @@ pub enum Command {
 Prints one line when ready (the address, node id and store; JSON with --json). On SIGTERM or
 Ctrl-C it stops accepting requests and acquiring jobs, gives running jobs --shutdown-grace to
 finish, hands the rest back and exits 0. A second signal exits at once.")]
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Create or upgrade the schema, then exit
     #[command(
         after_help = "Examples:\n  kairos migrate --db sqlite://kairos.db\n  KAIROS_DB=postgres://kairos:secret@db/kairos kairos migrate"

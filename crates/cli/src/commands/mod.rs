@@ -18,7 +18,7 @@ use kairos::Engine;
 pub async fn run(cli: Cli) -> Result<u8, CliError> {
     let global = cli.global;
     match cli.command {
-        Command::Serve(args) => serve::run(&global, args).await,
+        Command::Serve(args) => serve::run(&global, *args).await,
         Command::Migrate => migrate::run(&global).await,
         Command::Jobs(args) => jobs::run(&global, args).await,
         Command::Doctor(args) => doctor::run(&global, args).await,
