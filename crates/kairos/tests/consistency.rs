@@ -93,9 +93,8 @@ macro_rules! in_caller_tx {
     };
 }
 
-async fn setup(fx: &Fixture) -> (Engine, Arc<dyn Store>) {
-    let engine = fx.engine("n1").executor_enabled(false).build().await.unwrap();
-    let store = engine.store().clone();
+/// Seed 002 §3's business table, with apply 1001 in DRAFT.
+async fn apply_table(store: &Arc<dyn Store>) {
     store
         .sql_execute(
             "CREATE TABLE asset_publish_apply (id BIGINT PRIMARY KEY, approval_status VARCHAR(32) NOT NULL, \
@@ -108,6 +107,12 @@ async fn setup(fx: &Fixture) -> (Engine, Arc<dyn Store>) {
         .sql_execute("INSERT INTO asset_publish_apply (id, approval_status) VALUES (1001, 'DRAFT')", &[])
         .await
         .unwrap();
+}
+
+async fn setup(fx: &Fixture) -> (Engine, Arc<dyn Store>) {
+    let engine = fx.engine("n1").executor_enabled(false).build().await.unwrap();
+    let store = engine.store().clone();
+    apply_table(&store).await;
     engine.processes().deploy("asset.bpmn", ASSET_PUBLISH).await.unwrap();
     (engine, store)
 }
@@ -543,18 +548,7 @@ async fn an_outbox_event_commits_with_the_business_change_and_survives_the_node(
     // The executor (and with it the publisher) off: a node that dies right after the commit.
     let first = fx.engine("n1").executor_enabled(false).sink("http", http()).build().await.unwrap();
     let store = first.store().clone();
-    store
-        .sql_execute(
-            "CREATE TABLE asset_publish_apply (id BIGINT PRIMARY KEY, approval_status VARCHAR(32) NOT NULL, \
-             row_version BIGINT NOT NULL DEFAULT 0)",
-            &[],
-        )
-        .await
-        .unwrap();
-    store
-        .sql_execute("INSERT INTO asset_publish_apply (id, approval_status) VALUES (1001, 'DRAFT')", &[])
-        .await
-        .unwrap();
+    apply_table(&store).await;
     let event = |id: &str| kairos::outbox::NewEvent {
         event_id: id.into(),
         aggregate_type: "ASSET_PUBLISH_APPLY".into(),
