@@ -690,6 +690,8 @@ async puts asyncBefore on the service task, so each start commits a job that the
     Process(BenchProcessArgs),
     /// Fires per second and firing lateness of the scheduler's triggers
     Scheduler(crate::bench::scheduler::BenchSchedulerArgs),
+    /// Outbox events per second to a local HTTP sink, and commit-to-delivery latency
+    Outbox(crate::bench::outbox::BenchOutboxArgs),
 }
 
 #[derive(Debug, Args)]

@@ -343,7 +343,79 @@ async fn the_http_job_handler_posts_with_the_job_id_as_key(backend: Backend) {
     e.shutdown(Duration::from_secs(5)).await;
 }
 
+/// Seed 002 §40, "the target timed out but succeeded": the target creates its record and
+/// answers after the sink's timeout, so the publisher counts a failure and delivers again; the
+/// second request carries the same Idempotency-Key, the target finds its record by it and
+/// answers it without creating another, and the event ends PUBLISHED after one retry.
+async fn a_target_that_timed_out_but_succeeded_is_confirmed_by_the_key(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    // The target: one record per Idempotency-Key (its own unique key), every request seen.
+    let records: Arc<Mutex<std::collections::HashMap<String, String>>> = Arc::default();
+    let requests: Seen = Arc::default();
+    let (r, q) = (records.clone(), requests.clone());
+    let app = axum::Router::new().route(
+        "/assets",
+        axum::routing::post(move |headers: HeaderMap, body: String| {
+            let (r, q) = (r.clone(), q.clone());
+            async move {
+                let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+                q.lock().unwrap().push((key.clone(), body.clone()));
+                let created = {
+                    let mut r = r.lock().unwrap();
+                    let fresh = !r.contains_key(&key);
+                    r.entry(key).or_insert(body);
+                    fresh
+                };
+                if created {
+                    // The effect is done; the answer comes too late for the sink.
+                    tokio::time::sleep(Duration::from_millis(1500)).await;
+                    StatusCode::CREATED
+                } else {
+                    StatusCode::OK
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/assets", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let http = HttpSink::new(HttpSinkSettings {
+        base_url: Some(url),
+        allow_hosts: vec!["127.0.0.1".into()],
+        allow_private: true,
+        timeout: Duration::from_millis(300),
+        ..Default::default()
+    })
+    .unwrap();
+    let e = fx
+        .engine("n1")
+        .sink("http", http)
+        .outbox(OutboxSettings {
+            backoff: Duration::from_millis(10),
+            idle_poll: Duration::from_millis(50),
+            ..Default::default()
+        })
+        .build()
+        .await
+        .unwrap();
+    e.start().await.unwrap();
+    e.outbox_write(&event("publish-1001", "1001", serde_json::json!({"assetId": 1001}))).await.unwrap();
+    wait_until(Duration::from_secs(30), "the event is published", || async {
+        status(&e, "publish-1001").await.as_deref() == Some("PUBLISHED")
+    })
+    .await;
+    let ev = e.outbox().get("publish-1001").await.unwrap().unwrap();
+    assert_eq!((ev.retry_count, ev.last_error_code.as_deref()), (1, Some("RETRY")), "one timed-out attempt: {ev:?}");
+    let requests = requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert!(requests.iter().all(|(k, _)| k == "publish-1001"), "both requests carry the event id: {requests:?}");
+    let records = records.lock().unwrap().clone();
+    assert_eq!(records.len(), 1, "the target created its record once: {records:?}");
+    e.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    a_target_that_timed_out_but_succeeded_is_confirmed_by_the_key,
     the_http_job_handler_posts_with_the_job_id_as_key,
     a_service_task_publishes_in_the_commands_transaction,
     a_rolled_back_event_is_never_delivered_and_a_committed_one_once,

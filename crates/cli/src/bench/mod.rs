@@ -2,6 +2,7 @@
 //! (an empty job table) so that two runs measure the same thing.
 
 pub mod jobs;
+pub mod outbox;
 pub mod process;
 mod recorder;
 pub mod scheduler;

@@ -38,6 +38,7 @@ pub async fn run(cli: Cli) -> Result<u8, CliError> {
             BenchCommand::Jobs(args) => crate::bench::jobs::run(&global, args).await,
             BenchCommand::Process(args) => crate::bench::process::run(&global, args).await,
             BenchCommand::Scheduler(args) => crate::bench::scheduler::run(&global, args).await,
+            BenchCommand::Outbox(args) => crate::bench::outbox::run(&global, args).await,
         },
     }
 }

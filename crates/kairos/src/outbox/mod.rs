@@ -21,6 +21,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+/// How long a delivered event may wait for the statement that marks it and its round's
+/// other deliveries PUBLISHED.
+pub const MARK_EVERY: Duration = Duration::from_millis(20);
+
 /// What a sink answers for one delivery.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Delivery {
@@ -63,8 +67,12 @@ pub struct OutboxSettings {
     /// First retry's delay; doubled per attempt, capped at `backoff_max`.
     pub backoff: Duration,
     pub backoff_max: Duration,
-    /// Deliveries in flight at once.
+    /// Deliveries in flight at once, per publisher loop.
     pub concurrency: usize,
+    /// Publisher loops on this node, each claiming its own batch: a round waits for its slowest
+    /// delivery, so a second loop keeps events flowing meanwhile (and overlaps one loop's
+    /// claim with another's deliveries).
+    pub publishers: usize,
     /// The poll interval when idle (a local write wakes the loop at once).
     pub idle_poll: Duration,
 }
@@ -79,6 +87,7 @@ impl Default for OutboxSettings {
             backoff: Duration::from_secs(1),
             backoff_max: Duration::from_secs(300),
             concurrency: 16,
+            publishers: 2,
             idle_poll: Duration::from_millis(200),
         }
     }
@@ -186,12 +195,16 @@ impl Outbox {
     }
 
     /// One round of the publisher: claim (committed), deliver concurrently, mark each. Answers
-    /// the number of events claimed.
+    /// the number of events claimed. Deliveries are marked PUBLISHED together, one statement
+    /// at most every [`MARK_EVERY`] (one commit per event capped the rate at the database's
+    /// commits per second); a failure is marked alone, at once.
     pub async fn publish_once(&self) -> Result<usize, crate::Error> {
         let db: &dyn Sql = self.store.as_ref();
         let events =
             kairos_store_engine::outbox::claim(db, &self.owner, self.settings.lease, self.settings.batch).await?;
         let n = events.len();
+        let Some(first) = events.first() else { return Ok(0) };
+        let claim_id = first.claim_id.clone().unwrap_or_default();
         let sem = Arc::new(tokio::sync::Semaphore::new(self.settings.concurrency.max(1)));
         let mut set = tokio::task::JoinSet::new();
         for e in events {
@@ -206,13 +219,53 @@ impl Outbox {
                 (e, outcome)
             });
         }
-        while let Some(done) = set.join_next().await {
-            let Ok((e, outcome)) = done else { continue };
-            if let Err(err) = self.mark(&e, outcome).await {
-                tracing::warn!(event = %e.event_id, error = %err, "outbox: marking a delivery failed; its lease brings it back");
+        let mut delivered: Vec<String> = Vec::new();
+        let mut flush_at: Option<tokio::time::Instant> = None;
+        loop {
+            let done = tokio::select! {
+                done = set.join_next() => done,
+                _ = tokio::time::sleep_until(flush_at.unwrap_or_else(tokio::time::Instant::now)), if flush_at.is_some() => {
+                    flush_at = None;
+                    self.mark_delivered(&claim_id, &mut delivered).await;
+                    continue;
+                }
+            };
+            match done {
+                None => break,
+                // A sink that panicked: the event's lease brings it back.
+                Some(Err(_)) => {}
+                Some(Ok((e, Delivery::Delivered))) => {
+                    self.metrics.delivered.fetch_add(1, Ordering::Relaxed);
+                    delivered.push(e.event_id);
+                    flush_at.get_or_insert_with(|| tokio::time::Instant::now() + MARK_EVERY);
+                }
+                Some(Ok((e, outcome))) => {
+                    if let Err(err) = self.mark(&e, outcome).await {
+                        tracing::warn!(event = %e.event_id, error = %err, "outbox: marking a delivery failed; its lease brings it back");
+                    }
+                }
             }
         }
+        self.mark_delivered(&claim_id, &mut delivered).await;
         Ok(n)
+    }
+
+    /// Marks `delivered` (events of this node's claim `claim_id`) PUBLISHED in one statement.
+    async fn mark_delivered(&self, claim_id: &str, delivered: &mut Vec<String>) {
+        if delivered.is_empty() {
+            return;
+        }
+        let ids: Vec<&str> = delivered.iter().map(String::as_str).collect();
+        match kairos_store_engine::outbox::mark_published_all(self.store.as_ref(), &self.owner, claim_id, &ids).await {
+            Ok(marked) => {
+                let lost = u64::try_from(ids.len()).unwrap_or(u64::MAX).saturating_sub(marked);
+                self.metrics.fenced.fetch_add(lost, Ordering::Relaxed);
+            }
+            Err(err) => {
+                tracing::warn!(events = ids.len(), error = %err, "outbox: marking deliveries failed; their lease brings them back");
+            }
+        }
+        delivered.clear();
     }
 
     async fn mark(&self, e: &OutboxEvent, outcome: Delivery) -> Result<(), crate::Error> {
@@ -243,32 +296,37 @@ impl Outbox {
         Ok(())
     }
 
-    /// The publisher loop: rounds while there is work, then waits for a local write or the
-    /// idle poll; stops when `stopped` turns true.
-    pub fn spawn(self: &Arc<Self>, mut stopped: tokio::sync::watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
-        let me = self.clone();
-        tokio::spawn(async move {
-            loop {
-                if *stopped.borrow() {
-                    return;
-                }
-                let busy = match me.publish_once().await {
-                    Ok(n) => n > 0,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "outbox: a claim failed");
-                        false
-                    }
-                };
-                if busy {
-                    continue;
-                }
-                tokio::select! {
-                    _ = me.notify.notified() => {}
-                    _ = tokio::time::sleep(me.settings.idle_poll) => {}
-                    _ = stopped.changed() => {}
-                }
+    /// The publisher: `publishers` loops, each running rounds while there is work, then waiting
+    /// for a local write or the idle poll; all stop when `stopped` turns true.
+    pub fn spawn(self: &Arc<Self>, stopped: tokio::sync::watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
+        let mut loops = tokio::task::JoinSet::new();
+        for _ in 0..self.settings.publishers.max(1) {
+            loops.spawn(self.clone().publish_loop(stopped.clone()));
+        }
+        tokio::spawn(async move { while loops.join_next().await.is_some() {} })
+    }
+
+    async fn publish_loop(self: Arc<Self>, mut stopped: tokio::sync::watch::Receiver<bool>) {
+        loop {
+            if *stopped.borrow() {
+                return;
             }
-        })
+            let busy = match self.publish_once().await {
+                Ok(n) => n > 0,
+                Err(e) => {
+                    tracing::warn!(error = %e, "outbox: a claim failed");
+                    false
+                }
+            };
+            if busy {
+                continue;
+            }
+            tokio::select! {
+                _ = self.notify.notified() => {}
+                _ = tokio::time::sleep(self.settings.idle_poll) => {}
+                _ = stopped.changed() => {}
+            }
+        }
     }
 
     pub async fn get(&self, id: &str) -> Result<Option<OutboxEvent>, crate::Error> {
