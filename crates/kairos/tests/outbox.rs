@@ -414,7 +414,71 @@ async fn a_target_that_timed_out_but_succeeded_is_confirmed_by_the_key(backend: 
     e.shutdown(Duration::from_secs(5)).await;
 }
 
+/// A delivery starts only in the first half of its claim's lease: behind a slow target the rest
+/// of a batch is handed back, not sent after the lease let another publisher take it too. With
+/// a 400 ms lease, one delivery at a time and a target that takes 300 ms, every event is still
+/// delivered exactly once.
+async fn a_batch_behind_a_slow_target_is_handed_back_not_sent_twice(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let seen: Seen = Arc::default();
+    let s = seen.clone();
+    let app = axum::Router::new().route(
+        "/slow",
+        axum::routing::post(move |headers: HeaderMap, body: String| {
+            let s = s.clone();
+            async move {
+                let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+                s.lock().unwrap().push((key, body));
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                StatusCode::NO_CONTENT
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/slow", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let http = HttpSink::new(HttpSinkSettings {
+        base_url: Some(url),
+        allow_hosts: vec!["127.0.0.1".into()],
+        allow_private: true,
+        ..Default::default()
+    })
+    .unwrap();
+    let e = fx
+        .engine("n1")
+        .sink("http", http)
+        .outbox(OutboxSettings {
+            lease: SignedDuration::from_millis(400),
+            concurrency: 1,
+            publishers: 2,
+            idle_poll: Duration::from_millis(20),
+            ..Default::default()
+        })
+        .build()
+        .await
+        .unwrap();
+    let writes: Vec<_> = (0..6)
+        .map(|i| {
+            e.outbox()
+                .insert(e.store().dialect(), &event(&format!("slow-{i}"), &format!("s{i}"), serde_json::json!({})))
+                .unwrap()
+        })
+        .collect();
+    e.store().write_all(&writes).await.unwrap();
+    e.start().await.unwrap();
+    wait_until(Duration::from_secs(60), "all six published", || async {
+        let (_, counts) = e.outbox().counts().await.unwrap();
+        counts.iter().find(|c| c.status == "PUBLISHED").unwrap().count == 6
+    })
+    .await;
+    let mut keys: Vec<String> = seen.lock().unwrap().iter().map(|(k, _)| k.clone()).collect();
+    keys.sort();
+    assert_eq!(keys, (0..6).map(|i| format!("slow-{i}")).collect::<Vec<_>>(), "each event sent once");
+    e.shutdown(Duration::from_secs(5)).await;
+}
+
 on_both_backends!(
+    a_batch_behind_a_slow_target_is_handed_back_not_sent_twice,
     a_target_that_timed_out_but_succeeded_is_confirmed_by_the_key,
     the_http_job_handler_posts_with_the_job_id_as_key,
     a_service_task_publishes_in_the_commands_transaction,

@@ -18,8 +18,10 @@ mod row;
 
 pub mod commands;
 pub mod doctor;
+pub mod incidents;
 pub mod outbox;
 pub mod process;
+pub mod reconcile;
 pub mod scheduler;
 
 pub use row::{Row, Rows};

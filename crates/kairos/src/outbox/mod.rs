@@ -60,7 +60,8 @@ pub struct OutboxSettings {
     pub enabled: bool,
     /// Events per claim.
     pub batch: u32,
-    /// How long a claim holds its events: longer than a delivery's timeout.
+    /// How long a claim holds its events: more than twice a delivery's timeout (a delivery
+    /// starts only in the first half of its claim's lease).
     pub lease: SignedDuration,
     /// Default attempts of an event before FAILED.
     pub max_attempts: i64,
@@ -81,12 +82,12 @@ impl Default for OutboxSettings {
     fn default() -> Self {
         OutboxSettings {
             enabled: true,
-            batch: 100,
+            batch: 500,
             lease: SignedDuration::from_secs(60),
             max_attempts: 10,
             backoff: Duration::from_secs(1),
             backoff_max: Duration::from_secs(300),
-            concurrency: 16,
+            concurrency: 64,
             publishers: 2,
             idle_poll: Duration::from_millis(200),
         }
@@ -207,9 +208,19 @@ impl Outbox {
         let claim_id = first.claim_id.clone().unwrap_or_default();
         let sem = Arc::new(tokio::sync::Semaphore::new(self.settings.concurrency.max(1)));
         let mut set = tokio::task::JoinSet::new();
+        // A delivery must end inside the claim's lease, or another publisher takes the event
+        // over while it is still being sent: one that could not start within the first half of
+        // the lease (a slow target ahead of it in the batch) is handed back instead.
+        let claimed = tokio::time::Instant::now();
+        let start_by = self.settings.lease.unsigned_abs() / 2;
+        let mut late = Vec::new();
         for e in events {
             let sink = self.sinks.get(&e.target).cloned();
             let permit = sem.clone().acquire_owned().await.ok();
+            if claimed.elapsed() > start_by {
+                late.push(e.event_id);
+                continue;
+            }
             set.spawn(async move {
                 let _permit = permit;
                 let outcome = match sink {
@@ -218,6 +229,12 @@ impl Outbox {
                 };
                 (e, outcome)
             });
+        }
+        if !late.is_empty() {
+            let ids: Vec<&str> = late.iter().map(String::as_str).collect();
+            if let Err(err) = kairos_store_engine::outbox::release(db, &self.owner, &claim_id, &ids).await {
+                tracing::warn!(events = ids.len(), error = %err, "outbox: handing back late events failed; their lease brings them back");
+            }
         }
         let mut delivered: Vec<String> = Vec::new();
         let mut flush_at: Option<tokio::time::Instant> = None;
