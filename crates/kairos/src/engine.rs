@@ -193,6 +193,7 @@ impl EngineBuilder {
             executor: Mutex::new(None),
             waker: Mutex::new(None),
             business: std::sync::OnceLock::new(),
+            reconciler: std::sync::OnceLock::new(),
         })
     }
 }
@@ -227,6 +228,8 @@ pub struct Engine {
     /// The business database of the command worker (SPEC C6), when this node has one: the REST
     /// routes of `/commands` write and read its `workflow_command` rows.
     business: std::sync::OnceLock<Arc<dyn kairos_store::Sql>>,
+    /// Reconciliation's configuration on this node (SPEC C7), set once.
+    reconciler: std::sync::OnceLock<crate::reconcile::Reconciler>,
     outbox: Arc<crate::outbox::Outbox>,
 }
 
@@ -277,6 +280,30 @@ impl Engine {
     /// The business database, when this node has one.
     pub fn business_db(&self) -> Option<&Arc<dyn kairos_store::Sql>> {
         self.business.get()
+    }
+
+    /// Gives this node a reconciler (SPEC C7): its passes, and incidents' write-backs. Set once.
+    pub fn set_reconciler(&self, r: crate::reconcile::Reconciler) -> Result<(), crate::reconcile::Reconciler> {
+        self.reconciler.set(r)
+    }
+
+    pub fn reconciler(&self) -> Option<&crate::reconcile::Reconciler> {
+        self.reconciler.get()
+    }
+
+    /// A reconciler for `config` on this engine's store, reading business rows on the
+    /// business database when this node has one, else on the engine's own.
+    pub fn reconciler_for(&self, config: crate::reconcile::Config) -> Result<crate::reconcile::Reconciler, Error> {
+        let business: Arc<dyn kairos_store::Sql> = match self.business_db() {
+            Some(b) => b.clone(),
+            None => self.store.clone(),
+        };
+        crate::reconcile::Reconciler::new(config, self.store.clone(), business)
+    }
+
+    /// Reconciliation's incidents (SPEC C7, seed 002 §31).
+    pub fn incidents(&self) -> crate::reconcile::incidents::Incidents<'_> {
+        crate::reconcile::incidents::Incidents { engine: self }
     }
 
     pub fn processes(&self) -> &crate::process::Processes {

@@ -24,6 +24,7 @@ mod engine;
 mod error;
 pub mod outbox;
 pub mod process;
+pub mod reconcile;
 pub mod scheduler;
 mod store_url;
 pub mod transaction;

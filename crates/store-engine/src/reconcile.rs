@@ -139,6 +139,8 @@ pub struct OutboxEvidence {
     pub aggregate_id: String,
     pub event_status: String,
     pub last_error_code: Option<String>,
+    /// Its next attempt's time has come (or it has none).
+    pub due: bool,
     pub count: i64,
 }
 
@@ -296,19 +298,24 @@ pub async fn instances(
     Ok(out)
 }
 
-/// The outbox events of aggregates `ids` of `aggregate_type`, by status and error code.
+/// The outbox events of aggregates `ids` of `aggregate_type`, by status, error code and
+/// whether they are due (a RETRY that is due is on its way, one that is not waits its backoff).
 pub async fn outbox(db: &dyn Sql, aggregate_type: &str, ids: &[String]) -> Result<Vec<OutboxEvidence>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
+    let now = db.db_now().await?;
     let sql = format!(
-        "SELECT aggregate_id, event_status, last_error_code, COUNT(*) AS n FROM outbox_event \
-         WHERE aggregate_type = ? AND aggregate_id IN ({}) GROUP BY aggregate_id, event_status, last_error_code",
+        "SELECT aggregate_id, event_status, last_error_code, \
+         CASE WHEN next_retry_at IS NULL OR next_retry_at <= ? THEN 1 ELSE 0 END AS due, COUNT(*) AS n \
+         FROM outbox_event WHERE aggregate_type = ? AND aggregate_id IN ({}) \
+         GROUP BY aggregate_id, event_status, last_error_code, CASE WHEN next_retry_at IS NULL OR next_retry_at <= ? THEN 1 ELSE 0 END",
         marks(ids.len())
     );
-    let mut binds = vec![t(aggregate_type)];
+    let mut binds = vec![SqlValue::Timestamp(now), t(aggregate_type)];
     binds.extend(ids.iter().map(|i| t(i)));
-    const COLS: &[&str] = &["aggregate_id", "event_status", "last_error_code", "n"];
+    binds.push(SqlValue::Timestamp(now));
+    const COLS: &[&str] = &["aggregate_id", "event_status", "last_error_code", "due", "n"];
     let rows = Rows::read(db, "outbox_event", COLS, &sql, &binds).await?;
     rows.iter()
         .map(|r| {
@@ -316,21 +323,25 @@ pub async fn outbox(db: &dyn Sql, aggregate_type: &str, ids: &[String]) -> Resul
                 aggregate_id: r.text("aggregate_id")?,
                 event_status: r.text("event_status")?,
                 last_error_code: r.opt_text("last_error_code")?,
+                due: r.int("due")? == 1,
                 count: r.int("n")?,
             })
         })
         .collect()
 }
 
-/// Due RETRY events of aggregate `id` whose last error is retryable, made due now (§30's
+/// RETRY events of aggregate `id` waiting for their backoff whose last error is retryable, made due now (§30's
 /// "Outbox still RETRY with a retryable error"). Answers the events moved.
 pub async fn outbox_retry_now(db: &dyn Sql, aggregate_type: &str, id: &str) -> Result<u64> {
     let sql = format!(
         "UPDATE outbox_event SET next_retry_at = {} WHERE aggregate_type = ? AND aggregate_id = ? \
-         AND event_status = 'RETRY' AND (last_error_code IS NULL OR last_error_code = 'RETRY')",
+         AND event_status = 'RETRY' AND (last_error_code IS NULL OR last_error_code = 'RETRY') AND next_retry_at > ?",
         db.dialect().now
     );
-    let n = db.write_all(&[kairos_store::Write::new(sql, vec![t(aggregate_type), t(id)])]).await?;
+    let now = db.db_now().await?;
+    let n = db
+        .write_all(&[kairos_store::Write::new(sql, vec![t(aggregate_type), t(id), SqlValue::Timestamp(now)])])
+        .await?;
     Ok(n.first().copied().unwrap_or(0))
 }
 
@@ -407,5 +418,24 @@ pub async fn business_status(db: &dyn Sql, src: &BusinessTable<'_>, key: &SqlVal
     Ok(rows.into_iter().next().and_then(|r| r.into_iter().next()).and_then(|v| match v {
         SqlValue::Text(s) => Some(s),
         _ => None,
+    }))
+}
+
+/// One business row by its id's text (an incident names its record by text; the id column may
+/// hold integers, hence the cast: a single-row look-up, not the pass's keyset).
+pub async fn business_row(db: &dyn Sql, src: &BusinessTable<'_>, id: &str) -> Result<Option<BusinessRow>> {
+    check_identifier("table", src.table)?;
+    check_identifier("idColumn", src.id_column)?;
+    check_identifier("statusColumn", src.status_column)?;
+    let (table, idc, sc) = (src.table, src.id_column, src.status_column);
+    let sql = format!("SELECT {idc}, {sc} FROM {table} WHERE CAST({idc} AS VARCHAR(255)) = ?");
+    let rows = db.read(&sql, &[t(id)]).await?;
+    Ok(rows.into_iter().next().and_then(|mut r| {
+        let status = r.pop();
+        let key = r.pop();
+        match (key, status) {
+            (Some(key), Some(SqlValue::Text(status))) => Some(BusinessRow { id: id_text(&key)?, key, status }),
+            _ => None,
+        }
     }))
 }
