@@ -141,6 +141,29 @@ object, and its status (ACTIVE, ENDED, DELETED).")]
 `kairos serve --business-db URL` runs the commands; these subcommands only read the table or
 create it (CREATE TABLE IF NOT EXISTS: safe to run again).")]
     Commands(CommandsArgs),
+    /// Reconcile business records with the engine (SPEC C7): classify each by the rule table, repair inside §30's bounds, open incidents
+    #[command(after_help = "Examples:
+  kairos reconcile --config reconcile.json --dry-run
+  kairos reconcile --config reconcile.json --business-db postgres://app:secret@db/orders --json
+
+The configuration (JSON) declares each business type's table: {\"sources\": [{\"businessType\",
+\"table\", \"idColumn\", \"statusColumn\", \"processType\", \"states\": {\"DRAFT\": [...],
+\"SUBMITTING\": [...], \"APPROVING\": [...], \"APPROVED\": [...], \"PUBLISHED\": [...],
+\"CANCELED\": [...]}, \"approvedEnds\": [...], \"outboxAggregateType\"}], \"rules\": [...]}; without
+\"rules\", seed 002 §29's table (docs/reconciliation.md). --dry-run classifies and changes nothing.
+Exit code 3 when a difference was found (an incident opened, a repair made or refused).")]
+    Reconcile(ReconcileArgs),
+    /// Reconciliation's incidents (seed 002 §31): list, show, approve, execute, close
+    #[command(after_help = "Examples:
+  kairos incidents list --status OPEN
+  kairos incidents show 0190c3e2-...
+  kairos incidents approve 0190c3e2-... --user alice --plan 'write back APPROVING'
+  kairos incidents execute 0190c3e2-... --user bob --action '{\"type\":\"write-back\",\"to\":\"APPROVING\"}' --config reconcile.json
+  kairos incidents close 0190c3e2-... --user carol --note 'verified with the requester'
+
+The executor must not be the approver. Actions: delete-instance {processInstanceId, reason},
+write-back {to} (needs --config), outbox-retry {eventId}, manual {note}.")]
+    Incidents(IncidentsArgs),
     /// Show one process instance: its execution tree (ACT_RU_EXECUTION), variables and activity history
     #[command(after_help = "Examples:
   kairos instance 0190c3e2-...
@@ -208,6 +231,14 @@ pub struct ServeArgs {
     /// How long a command the worker claimed stays its own; a crashed node's commands are taken over after it [default: PT30S]
     #[arg(long, value_parser = parse::duration, value_name = "DUR", requires = "business_db")]
     pub command_lease: Option<SignedDuration>,
+    /// Reconcile business records with the engine on this cluster (SPEC C7): the JSON
+    /// configuration `kairos reconcile --config` takes; passes run on --reconcile-every through
+    /// the scheduler (one node per firing), and on demand with POST /reconcile
+    #[arg(long, value_name = "FILE")]
+    pub reconcile: Option<std::path::PathBuf>,
+    /// How often the scheduler runs a reconciliation pass; PT0S: only on demand
+    #[arg(long, default_value = "PT5M", value_parser = parse::duration_or_zero, value_name = "DUR", requires = "reconcile")]
+    pub reconcile_every: SignedDuration,
     /// Address to listen on, HOST:PORT (port 0 picks a free port; the start line shows it)
     #[arg(long, default_value = "127.0.0.1:8080", value_parser = parse::listen_addr, value_name = "ADDR")]
     pub listen: String,
@@ -577,6 +608,79 @@ pub enum CommandsCommand {
     },
     /// Create the table and its indexes if they are missing
     Schema,
+}
+
+/// `kairos reconcile`.
+#[derive(Debug, Args)]
+pub struct ReconcileArgs {
+    /// The reconciliation configuration (JSON)
+    #[arg(long, value_name = "FILE")]
+    pub config: std::path::PathBuf,
+    /// Where the business tables are, when not in kairos's database
+    #[arg(long, env = "KAIROS_BUSINESS_DB", hide_env_values = true, value_name = "URL")]
+    pub business_db: Option<String>,
+    /// Classify and report; repair nothing, open no incident
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `kairos incidents`.
+#[derive(Debug, Args)]
+pub struct IncidentsArgs {
+    #[command(subcommand)]
+    pub command: IncidentsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum IncidentsCommand {
+    /// Incidents and repairs, newest first
+    List {
+        /// OPEN, APPROVED, EXECUTED or CLOSED
+        #[arg(long, value_name = "STATUS")]
+        status: Option<String>,
+        /// incident or repair
+        #[arg(long, value_name = "KIND")]
+        kind: Option<String>,
+        #[arg(long, value_name = "TYPE")]
+        business_type: Option<String>,
+        #[arg(long, value_name = "ID")]
+        business_id: Option<String>,
+        #[arg(long, default_value_t = 100, value_name = "N")]
+        limit: u32,
+    },
+    /// One incident with its evidence, plan, before/after and audit trail
+    Show { id: String },
+    /// OPEN → APPROVED
+    Approve {
+        id: String,
+        #[arg(long, value_name = "NAME")]
+        user: String,
+        /// The plan to run (default: the rule's)
+        #[arg(long, value_name = "TEXT")]
+        plan: Option<String>,
+    },
+    /// APPROVED → EXECUTED, by another person than the approver
+    Execute {
+        id: String,
+        #[arg(long, value_name = "NAME")]
+        user: String,
+        /// The action, as JSON
+        #[arg(long, value_name = "JSON")]
+        action: String,
+        /// The reconciliation configuration (for write-back)
+        #[arg(long, value_name = "FILE")]
+        config: Option<std::path::PathBuf>,
+        #[arg(long, env = "KAIROS_BUSINESS_DB", hide_env_values = true, value_name = "URL")]
+        business_db: Option<String>,
+    },
+    /// → CLOSED (an OPEN one is dismissed)
+    Close {
+        id: String,
+        #[arg(long, value_name = "NAME")]
+        user: String,
+        #[arg(long, value_name = "TEXT")]
+        note: String,
+    },
 }
 
 /// `kairos instances`.

@@ -135,6 +135,9 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
         deliveries,
     );
     outbox_metrics(&mut registry, engine).await;
+    if store_up {
+        reconcile_metrics(&mut registry, engine).await;
+    }
     let mut body = String::new();
     if let Err(e) = encode(&mut body, &registry) {
         return crate::error::ApiError::internal(format!("metrics encoding failed: {e}")).into_response();
@@ -145,6 +148,66 @@ pub async fn metrics(State(app): State<AppState>) -> Response {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]
 struct StatusLabel {
     status: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]
+struct RuleLabel {
+    rule: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]
+struct IncidentLabel {
+    kind: String,
+    status: String,
+}
+
+/// Reconciliation (SPEC C7, seed 002 §39): the last pass's differences by rule, auto-repairs
+/// made and refused since start, incidents by kind and status (the manual backlog is kind
+/// incident, OPEN or APPROVED) and the age of the oldest one waiting for a person. Labels are
+/// rule ids, kinds and statuses, never a business or instance id.
+async fn reconcile_metrics(registry: &mut Registry, engine: &kairos::Engine) {
+    use prometheus_client::metrics::family::Family;
+    use std::sync::atomic::Ordering::Relaxed;
+    if let Some(r) = engine.reconciler() {
+        let stats = r.stats();
+        let by_rule = Family::<RuleLabel, Gauge<i64>>::default();
+        for (rule, n) in stats.last_by_rule.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            by_rule.get_or_create(&RuleLabel { rule: rule.clone() }).set(i64::try_from(*n).unwrap_or(i64::MAX));
+        }
+        registry.register(
+            "kairos_reconcile_differences",
+            "Records the last reconciliation pass found different, by rule",
+            by_rule,
+        );
+        let repairs = Family::<OutcomeLabel, prometheus_client::metrics::counter::Counter>::default();
+        repairs.get_or_create(&OutcomeLabel { outcome: "repaired".into() }).inc_by(stats.repaired.load(Relaxed));
+        repairs.get_or_create(&OutcomeLabel { outcome: "refused".into() }).inc_by(stats.refused.load(Relaxed));
+        registry.register(
+            "kairos_reconcile_repairs",
+            "Auto-repairs on this node since start: made, or refused by seed 002 §30's bounds (an incident instead)",
+            repairs,
+        );
+        let passes = prometheus_client::metrics::counter::Counter::<u64>::default();
+        passes.inc_by(stats.passes.load(Relaxed));
+        registry.register("kairos_reconcile_passes", "Reconciliation passes on this node since start", passes);
+    }
+    let db = engine.store();
+    if let Ok(counts) = engine.incidents().counts().await {
+        let family = Family::<IncidentLabel, Gauge<i64>>::default();
+        for (kind, status, n) in counts {
+            family.get_or_create(&IncidentLabel { kind, status }).set(n);
+        }
+        registry.register("kairos_incidents", "Reconciliation incidents and repairs by kind and status", family);
+    }
+    if let (Ok(oldest), Ok(now)) = (engine.incidents().oldest_open().await, db.db_now().await) {
+        let g = Gauge::<f64, AtomicU64>::default();
+        g.set(oldest.map_or(0.0, |t| now.duration_since(t).as_secs_f64().max(0.0)));
+        registry.register(
+            "kairos_incidents_oldest_open_age_seconds",
+            "Age of the oldest incident waiting for a person (OPEN or APPROVED; 0 when none)",
+            g,
+        );
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]

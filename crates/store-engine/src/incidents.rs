@@ -247,3 +247,14 @@ pub async fn step(db: &dyn Sql, id: &str, from: &[&str], set: &str, mut binds: V
     let n = db.write_all(&[Write::new(sql, binds)]).await?;
     Ok(n.first().copied() == Some(1))
 }
+
+/// When the oldest incident still waiting for a person (OPEN or APPROVED) was opened.
+pub async fn oldest_open(db: &dyn Sql) -> Result<Option<Timestamp>> {
+    let sql =
+        "SELECT MIN(created_at) AS t FROM kairos_incident WHERE kind = 'incident' AND status IN ('OPEN', 'APPROVED')";
+    let rows = Rows::read(db, "kairos_incident", &["t"], sql, &[]).await?;
+    match rows.first() {
+        Some(r) => r.opt_instant("t"),
+        None => Ok(None),
+    }
+}

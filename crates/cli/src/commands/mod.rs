@@ -7,6 +7,7 @@ mod doctor;
 mod jobs;
 mod migrate;
 mod process;
+mod reconcile;
 mod serve;
 pub mod triggers;
 mod workflow_commands;
@@ -28,6 +29,8 @@ pub async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Instances(args) => process::instances(&global, args).await,
         Command::Bindings(args) => process::bindings(&global, args).await,
         Command::Commands(args) => workflow_commands::run(&global, args).await,
+        Command::Reconcile(args) => reconcile::reconcile(&global, args).await,
+        Command::Incidents(args) => reconcile::incidents(&global, args).await,
         Command::Instance(args) => process::instance(&global, args).await,
         Command::Tasks(args) => process::tasks(&global, args).await,
         Command::Complete(args) => process::complete(&global, args).await,

@@ -19,7 +19,13 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     // should not bound a node whose hard limit allows more (the HTTP connection limit is fitted
     // to what is in force).
     kairos_server::raise_descriptor_limit();
-    let engine = Arc::new(build_engine(global, &args).await?);
+    // Read before anything starts: a bad configuration is a bad start, naming the field.
+    let reconcile = match &args.reconcile {
+        Some(path) => Some(super::reconcile::load(path)?),
+        None => None,
+    };
+    let reconciler = Arc::new(std::sync::OnceLock::<kairos::reconcile::Reconciler>::new());
+    let engine = Arc::new(build_engine(global, &args, reconcile.is_some().then(|| reconciler.clone())).await?);
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .map_err(|e| CliError::failure(format!("cannot listen on {}: {e}", args.listen)))?;
@@ -35,6 +41,12 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
             config.lease = lease;
         }
         tokio::spawn(kairos::commands::Worker::new(business, engine.clone(), config).run());
+    }
+    if let Some(config) = reconcile {
+        let r = engine.reconciler_for(config)?;
+        let _ = engine.set_reconciler(r.clone());
+        let _ = reconciler.set(r);
+        schedule_reconcile(&engine, args.reconcile_every).await?;
     }
     print_ready(global, &engine, &args, addr)?;
 
@@ -102,7 +114,45 @@ fn http_settings(args: &ServeArgs) -> (kairos_server::Access, kairos_server::Con
     (kairos_server::Access { token: args.api_token.clone(), site }, limits)
 }
 
-async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, CliError> {
+/// The scheduler's job and trigger of reconciliation passes (group `kairos`), replaced at each
+/// start so the interval follows the flag; PT0S removes the trigger.
+async fn schedule_reconcile(engine: &Engine, every: kairos::SignedDuration) -> Result<(), CliError> {
+    let s = engine.scheduler();
+    match s.unschedule(RECONCILE_GROUP, RECONCILE_JOB).await {
+        Ok(()) | Err(kairos::Error::Scheduler(kairos::scheduler::SchedulerError::NotFound(_))) => {}
+        Err(e) => return Err(e.into()),
+    }
+    if !every.is_positive() {
+        return Ok(());
+    }
+    let job: kairos::scheduler::JobSpec = serde_json::from_value(serde_json::json!({
+        "name": RECONCILE_JOB, "group": RECONCILE_GROUP, "handler": RECONCILE_HANDLER, "durable": true,
+        "concurrent": false, "replace": true,
+        "description": "a reconciliation pass (kairos serve --reconcile)",
+    }))
+    .map_err(|e| CliError::failure(e.to_string()))?;
+    let trigger: kairos::scheduler::TriggerSpec = serde_json::from_value(serde_json::json!({
+        "name": RECONCILE_JOB, "group": RECONCILE_GROUP, "jobName": RECONCILE_JOB, "jobGroup": RECONCILE_GROUP,
+        "simple": {"interval": format!("{every:#}"), "repeatCount": -1},
+        "misfirePolicy": "fireNow",
+    }))
+    .map_err(|e| CliError::failure(e.to_string()))?;
+    match s.schedule_job(&job, &trigger).await {
+        // Another node starting at the same time scheduled it first.
+        Ok(_) | Err(kairos::Error::Scheduler(kairos::scheduler::SchedulerError::Conflict(_))) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+const RECONCILE_HANDLER: &str = "kairos-reconcile";
+const RECONCILE_GROUP: &str = "kairos";
+const RECONCILE_JOB: &str = "reconcile";
+
+async fn build_engine(
+    global: &GlobalArgs,
+    args: &ServeArgs,
+    reconciler: Option<Arc<std::sync::OnceLock<kairos::reconcile::Reconciler>>>,
+) -> Result<Engine, CliError> {
     let positive = |d: kairos::SignedDuration| d.is_positive().then_some(d);
     let mut builder = Engine::builder(&global.db)
         .executor_enabled(!args.no_executor)
@@ -130,6 +180,30 @@ async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, C
             return Err(CliError::bad_input("invalid --outbox-lease: must be positive"));
         }
         builder = builder.outbox(kairos::outbox::OutboxSettings { lease, ..Default::default() });
+    }
+    if let Some(slot) = reconciler {
+        // A firing before the reconciler is set (the node still starting) does nothing.
+        builder = builder.handler(
+            RECONCILE_HANDLER,
+            kairos::handler_fn(move |_ctx| {
+                let slot = slot.clone();
+                async move {
+                    let Some(r) = slot.get() else { return Ok(None) };
+                    let report = r.pass(false).await?;
+                    tracing::info!(
+                        records = report.records,
+                        repaired = report.repaired,
+                        incidents = report.incidents_opened,
+                        refused = report.repairs_refused,
+                        "reconcile: pass done"
+                    );
+                    Ok(Some(format!(
+                        "{} records, {} repaired, {} incidents opened",
+                        report.records, report.repaired, report.incidents_opened
+                    )))
+                }
+            }),
+        );
     }
     if let Some(id) = &args.node_id {
         if id.trim().is_empty() {
@@ -254,7 +328,7 @@ mod tests {
         argv.extend_from_slice(flags);
         let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
         let crate::cli::Command::Serve(args) = cli.command else { unreachable!("a serve command line") };
-        (build_engine(&cli.global, &args).await.unwrap(), dir)
+        (build_engine(&cli.global, &args, None).await.unwrap(), dir)
     }
 
     /// `--help` says PT0S switches the cleanup off and keeps every job log row.

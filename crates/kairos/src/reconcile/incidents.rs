@@ -79,6 +79,16 @@ impl Incidents<'_> {
         self.get(id).await?.ok_or_else(|| err(ErrorKind::NotFound, format!("no incident {id:?}")))
     }
 
+    /// Counts by (kind, status), for `/metrics`.
+    pub async fn counts(&self) -> Result<Vec<(String, String, i64)>, Error> {
+        Ok(db::counts(self.engine.store().as_ref()).await?)
+    }
+
+    /// When the oldest incident waiting for a person was opened.
+    pub async fn oldest_open(&self) -> Result<Option<Timestamp>, Error> {
+        Ok(db::oldest_open(self.engine.store().as_ref()).await?)
+    }
+
     pub async fn list(&self, f: &Filter, limit: u32) -> Result<Vec<Incident>, Error> {
         Ok(db::list(self.engine.store().as_ref(), f, limit.clamp(1, 1_000)).await?)
     }

@@ -199,6 +199,17 @@ pub struct Reconciler {
     rules: Arc<Vec<Rule>>,
     store: Arc<dyn Store>,
     business: Arc<dyn Sql>,
+    stats: Arc<Stats>,
+}
+
+/// What `/metrics` shows of reconciliation on this node (seed 002 §39): the differences of the
+/// last pass by rule, and the auto-repairs since start (made, refused by §30's guard).
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub last_by_rule: std::sync::Mutex<BTreeMap<String, u64>>,
+    pub passes: std::sync::atomic::AtomicU64,
+    pub repaired: std::sync::atomic::AtomicU64,
+    pub refused: std::sync::atomic::AtomicU64,
 }
 
 /// Everything known about one record, for the decision and the evidence snapshot.
@@ -241,7 +252,16 @@ impl Reconciler {
     pub fn new(config: Config, store: Arc<dyn Store>, business: Arc<dyn Sql>) -> Result<Reconciler, Error> {
         config.check()?;
         let rules = Arc::new(config.rules());
-        Ok(Reconciler { config: Arc::new(config), rules, store, business })
+        Ok(Reconciler { config: Arc::new(config), rules, store, business, stats: Arc::default() })
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Whether `rule_id` names a difference (any rule whose action is not `none`).
+    pub fn is_difference(&self, rule_id: &str) -> bool {
+        self.rules.iter().any(|r| r.id == rule_id && r.action != Action::None)
     }
 
     pub fn config(&self) -> &Config {
@@ -260,6 +280,15 @@ impl Reconciler {
             self.pass_source(source, dry_run, &mut report).await?;
         }
         report.seconds = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+        if !dry_run {
+            use std::sync::atomic::Ordering::Relaxed;
+            self.stats.passes.fetch_add(1, Relaxed);
+            self.stats.repaired.fetch_add(report.repaired, Relaxed);
+            self.stats.refused.fetch_add(report.repairs_refused, Relaxed);
+            let differences: BTreeMap<String, u64> =
+                report.by_rule.iter().filter(|(r, _)| self.is_difference(r)).map(|(r, n)| (r.clone(), *n)).collect();
+            *self.stats.last_by_rule.lock().unwrap_or_else(|e| e.into_inner()) = differences;
+        }
         Ok(report)
     }
 

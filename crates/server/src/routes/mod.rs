@@ -4,6 +4,7 @@ pub mod commands;
 pub mod deadletter;
 pub mod health;
 pub mod history;
+pub mod incidents;
 pub mod jobs;
 pub mod management;
 pub mod openapi;
