@@ -312,6 +312,45 @@ async fn each_row_of_the_rule_table_gets_its_rules_action(backend: Backend) {
     assert_eq!(finding(&again, 4).map(|f| f.rule_id.as_str()), None, "4 is APPROVING with its instance: waiting");
     let all = s.engine.incidents().list(&Filter::default(), 1000).await.unwrap();
     assert_eq!(all.len(), 14, "11 incidents and 3 repairs, none twice");
+
+    // The doctor names each of §32–§37's runbooks from this evidence.
+    let report = kairos::doctor::diagnose(&s.engine, &kairos::doctor::DoctorQuery::default()).await.unwrap();
+    for code in RUNBOOKS {
+        let f = report.with_code(code).next().unwrap_or_else(|| panic!("{code} missing:\n{report}"));
+        assert_eq!(f.severity, kairos::doctor::Severity::Warning, "{f:?}");
+    }
+    let two = report.with_code("runbook-two-active-instances").next().unwrap();
+    assert!(two.detail.contains("rule two-active-instances"), "{two:?}");
+    let outbox = report.with_code("runbook-outbox-backlog").next().unwrap();
+    assert!(outbox.detail.contains("FAILED of ASSET_PUBLISHED to http, error PERMANENT"), "{outbox:?}");
+}
+
+const RUNBOOKS: [&str; 6] = [
+    "runbook-started-still-draft",
+    "runbook-approving-without-process",
+    "runbook-task-done-business-unchanged",
+    "runbook-published-target-missing",
+    "runbook-two-active-instances",
+    "runbook-outbox-backlog",
+];
+
+/// Where nothing is staged — consistent records, an outbox event on its way, a process that
+/// waits — the doctor raises none of the runbooks.
+async fn the_doctor_raises_no_runbook_on_a_consistent_store(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let s = Stage::new(&fx).await;
+    s.record(1, "DRAFT").await;
+    s.record(2, "APPROVING").await;
+    s.start(2, true).await;
+    s.record(3, "PUBLISHED").await;
+    s.event(3, "ev-3", "PUBLISHED", None).await;
+    s.event(3, "ev-3b", "PENDING", None).await;
+    let report = s.engine.reconciler_for(config()).unwrap().pass(false).await.unwrap();
+    assert_eq!((report.incidents_opened, report.repaired), (0, 0), "{report:#?}");
+    let report = kairos::doctor::diagnose(&s.engine, &kairos::doctor::DoctorQuery::default()).await.unwrap();
+    for code in RUNBOOKS.iter().chain(&["reconcile-incidents"]) {
+        assert!(report.with_code(code).next().is_none(), "false alarm {code}:\n{report}");
+    }
 }
 
 /// A rule table that asks for a repair §30 forbids gets an incident instead, with the refusal.
@@ -386,6 +425,7 @@ async fn an_incident_is_approved_executed_by_another_and_closed(backend: Backend
 
 on_both_backends!(
     each_row_of_the_rule_table_gets_its_rules_action,
+    the_doctor_raises_no_runbook_on_a_consistent_store,
     a_table_asking_for_a_forbidden_repair_opens_an_incident,
     an_incident_is_approved_executed_by_another_and_closed,
 );

@@ -258,3 +258,19 @@ pub async fn oldest_open(db: &dyn Sql) -> Result<Option<Timestamp>> {
         None => Ok(None),
     }
 }
+
+/// Incidents waiting for a person (OPEN or APPROVED), by rule: (rule id, count, oldest opened).
+pub async fn open_by_rule(db: &dyn Sql) -> Result<Vec<(String, i64, Timestamp)>> {
+    let sql = "SELECT rule_id, COUNT(*) AS n, MIN(created_at) AS t FROM kairos_incident \
+               WHERE kind = 'incident' AND status IN ('OPEN', 'APPROVED') GROUP BY rule_id ORDER BY rule_id";
+    let rows = Rows::read(db, "kairos_incident", &["rule_id", "n", "t"], sql, &[]).await?;
+    rows.iter().map(|r| Ok((r.text("rule_id")?, r.int("n")?, r.instant("t")?))).collect()
+}
+
+/// Auto-repairs recorded since `since`, by rule: (rule id, count).
+pub async fn repairs_since(db: &dyn Sql, since: Timestamp) -> Result<Vec<(String, i64)>> {
+    let sql = "SELECT rule_id, COUNT(*) AS n FROM kairos_incident WHERE kind = 'repair' AND created_at >= ? \
+               GROUP BY rule_id ORDER BY rule_id";
+    let rows = Rows::read(db, "kairos_incident", &["rule_id", "n"], sql, &[SqlValue::Timestamp(since)]).await?;
+    rows.iter().map(|r| Ok((r.text("rule_id")?, r.int("n")?))).collect()
+}

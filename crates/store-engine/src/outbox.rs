@@ -434,3 +434,37 @@ pub async fn counts(db: &dyn Sql) -> Result<(Timestamp, Vec<StatusCount>)> {
     }
     Ok((now, out))
 }
+
+/// The open and failed events grouped as seed 002 §37 says to look at a backlog: by event type,
+/// status and error code, with the oldest of each group; the largest groups first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BacklogGroup {
+    pub event_type: String,
+    pub target: String,
+    pub status: String,
+    pub last_error_code: Option<String>,
+    pub count: i64,
+    pub max_retry_count: i64,
+    pub oldest_created_at: Timestamp,
+}
+
+pub async fn backlog_groups(db: &dyn Sql, limit: u32) -> Result<Vec<BacklogGroup>> {
+    let sql = "SELECT event_type, target, event_status, last_error_code, COUNT(*) AS n, MAX(retry_count) AS r, \
+               MIN(created_at) AS t FROM outbox_event WHERE event_status IN ('PENDING', 'PROCESSING', 'RETRY', 'FAILED') \
+               GROUP BY event_type, target, event_status, last_error_code ORDER BY COUNT(*) DESC LIMIT ?";
+    const COLS: &[&str] = &["event_type", "target", "event_status", "last_error_code", "n", "r", "t"];
+    let rows = Rows::read(db, "outbox_event", COLS, sql, &[SqlValue::Int(i64::from(limit))]).await?;
+    rows.iter()
+        .map(|r| {
+            Ok(BacklogGroup {
+                event_type: r.text("event_type")?,
+                target: r.text("target")?,
+                status: r.text("event_status")?,
+                last_error_code: r.opt_text("last_error_code")?,
+                count: r.int("n")?,
+                max_retry_count: r.int("r")?,
+                oldest_created_at: r.instant("t")?,
+            })
+        })
+        .collect()
+}

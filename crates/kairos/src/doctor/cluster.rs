@@ -28,6 +28,7 @@ pub(super) async fn cluster(engine: &Engine, ctx: &Ctx, out: &mut Vec<Finding>) 
     }
     clock_skew(ctx, out);
     super::scheduler::checks(engine, ctx, out).await?;
+    super::business::runbooks(engine, ctx, out).await?;
     if out.iter().filter(|f| f.severity >= Severity::Warning).count() == before {
         let c = &diag.counts;
         out.push(finding(

@@ -14,7 +14,8 @@
 //! Step 5 and the cluster-wide checks — nodes without a fresh heartbeat, orphan jobs, jobs of
 //! ended instances, expired locks, dead letters, the backlog by TYPE_, instances ended in
 //! history with runtime rows left, a lock time shorter than the handlers take — are always
-//! added, and so are the scheduler's (seed 004 §5). Every finding says what to do.
+//! added, and so are the scheduler's (seed 004 §5) and seed 002 §32–§37's business runbooks
+//! (from reconciliation's incidents, the bindings and the outbox). Every finding says what to do.
 //!
 //! Leases and liveness are judged by the settings each node recorded in KAIROS_NODE (its lock
 //! time and dead-after), not by the diagnosing engine's: `kairos doctor` runs as a tool whose
@@ -29,6 +30,7 @@ use kairos_store::{JobCounts, JobDiagnostics, JobFilter, Store};
 use std::collections::HashSet;
 use std::fmt;
 
+mod business;
 mod cluster;
 mod instance;
 mod scheduler;
@@ -89,7 +91,10 @@ pub struct Finding {
     /// `trigger-error`, `trigger-without-job`, `fired-not-started`, `fired-running-long`,
     /// `locked-no-retries`, `waiting`, `event-wait`, `ended-with-runtime-rows`,
     /// `lock-time-short`, `trigger-paused`, `trigger-group-paused`, `trigger-blocked`,
-    /// `trigger-time-zone`, `all-clear`.
+    /// `trigger-time-zone`, the business runbooks of seed 002 §32–§37 (`runbook-started-still-draft`,
+    /// `runbook-approving-without-process`, `runbook-task-done-business-unchanged`,
+    /// `runbook-published-target-missing`, `runbook-two-active-instances`, `runbook-outbox-backlog`),
+    /// `reconcile-incidents`, `all-clear`.
     pub code: &'static str,
     pub title: String,
     pub detail: String,
