@@ -796,6 +796,8 @@ async puts asyncBefore on the service task, so each start commits a job that the
     Scheduler(crate::bench::scheduler::BenchSchedulerArgs),
     /// Outbox events per second to a local HTTP sink, and commit-to-delivery latency
     Outbox(crate::bench::outbox::BenchOutboxArgs),
+    /// One reconciliation pass over many bindings, and timer lateness without and with it
+    Reconcile(crate::bench::reconcile::BenchReconcileArgs),
 }
 
 #[derive(Debug, Args)]

@@ -74,6 +74,10 @@ pub(crate) struct Lateness {
 const HIST_MS: [f64; 15] = [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1e3, 2e3, 5e3, 10e3, 20e3, 50e3];
 
 impl Lateness {
+    pub(crate) fn p99_ms(&self) -> Option<f64> {
+        self.p99_ms
+    }
+
     /// From sorted samples (µs), `missing` jobs counted at `missing_at` µs (a lower bound).
     pub(crate) fn new(jobs: u64, mut sorted: Vec<i64>, missing_at: i64, elapsed: Duration) -> Lateness {
         let completed = sorted.len() as u64;
@@ -245,7 +249,7 @@ async fn timers(engine: &Engine, a: &BenchJobsArgs, recorder: &Recorder) -> Resu
 }
 
 /// Waits until `n` jobs started or `slack` after the last due date, then sums up their lateness.
-async fn phase_lateness(
+pub(crate) async fn phase_lateness(
     engine: &Engine,
     recorder: &Recorder,
     n: u64,
@@ -272,12 +276,12 @@ fn request(due_in: Option<String>) -> EnqueueRequest {
 }
 
 /// A no-op job of the benchmark's tenant due at `at`.
-fn request_at(at: jiff::Timestamp) -> EnqueueRequest {
+pub(crate) fn request_at(at: jiff::Timestamp) -> EnqueueRequest {
     EnqueueRequest { due_date: Some(at), ..request(None) }
 }
 
 /// Enqueues `n` jobs in transactions of `chunk`, with a progress bar.
-async fn enqueue(
+pub(crate) async fn enqueue(
     engine: &Engine,
     n: u64,
     chunk: u32,

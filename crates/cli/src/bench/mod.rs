@@ -4,6 +4,7 @@
 pub mod jobs;
 pub mod outbox;
 pub mod process;
+pub mod reconcile;
 mod recorder;
 pub mod scheduler;
 

@@ -42,6 +42,7 @@ pub async fn run(cli: Cli) -> Result<u8, CliError> {
             BenchCommand::Process(args) => crate::bench::process::run(&global, args).await,
             BenchCommand::Scheduler(args) => crate::bench::scheduler::run(&global, args).await,
             BenchCommand::Outbox(args) => crate::bench::outbox::run(&global, args).await,
+            BenchCommand::Reconcile(args) => crate::bench::reconcile::run(&global, args).await,
         },
     }
 }

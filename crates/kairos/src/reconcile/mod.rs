@@ -301,11 +301,12 @@ impl Reconciler {
             statuses: &statuses,
         };
         let mut after: Option<SqlValue> = None;
+        let mut commands = true;
         loop {
             let rows = ev::business_page(self.business.as_ref(), &table, after.as_ref(), PAGE).await?;
             let Some(last) = rows.last() else { break };
             after = Some(last.key.clone());
-            let page = self.evidence(source, &rows).await?;
+            let page = self.evidence(source, &rows, &mut commands).await?;
             let now = self.store.db_now().await?;
             for row in &rows {
                 let Some(state) = raw.get(&row.status).copied() else { continue };
@@ -318,7 +319,9 @@ impl Reconciler {
         Ok(())
     }
 
-    async fn evidence(&self, source: &Source, rows: &[ev::BusinessRow]) -> Result<Page, Error> {
+    /// The page's evidence. `commands`: whether the business database may have a command table
+    /// (set false at the first page that finds none, so a pass asks once).
+    async fn evidence(&self, source: &Source, rows: &[ev::BusinessRow], commands: &mut bool) -> Result<Page, Error> {
         let db: &dyn Sql = self.store.as_ref();
         let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
         let bindings = ev::bindings(db, &source.business_type, &ids).await?;
@@ -329,9 +332,13 @@ impl Reconciler {
         let instances = group(instances, |i| {
             by_instance.get(&i.process_instance_id).cloned().or_else(|| i.business_key.clone()).unwrap_or_default()
         });
-        let commands = ev::commands(self.business.as_ref(), &source.business_type, &ids)
-            .await?
-            .map(|c| group(c, |c| c.business_id.clone()));
+        let commands = if *commands {
+            let found = ev::commands(self.business.as_ref(), &source.business_type, &ids).await?;
+            *commands = found.is_some();
+            found.map(|c| group(c, |c| c.business_id.clone()))
+        } else {
+            None
+        };
         let outbox = match &source.outbox_aggregate_type {
             Some(agg) => Some(group(ev::outbox(db, agg, &ids).await?, |e| e.aggregate_id.clone())),
             None => None,
@@ -530,7 +537,7 @@ impl Reconciler {
             statuses: &statuses,
         };
         let Some(row) = ev::business_row(self.business.as_ref(), &table, business_id).await? else { return Ok(None) };
-        let page = self.evidence(source, std::slice::from_ref(&row)).await?;
+        let page = self.evidence(source, std::slice::from_ref(&row), &mut true).await?;
         let none = Vec::new();
         let instances = page.instances.get(&row.id).unwrap_or(&none);
         let no_bindings = Vec::new();
