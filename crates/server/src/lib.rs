@@ -149,6 +149,8 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/runtime/process-instances/{id}", get(processes::get).put(processes::update).delete(processes::delete))
         .route("/runtime/process-instances/{id}/variables", get(processes::get_variables).put(processes::put_variables))
         .route("/runtime/process-instances/{id}/migrate", post(processes::migrate))
+        .route("/runtime/process-instances/{id}/terminate", post(processes::terminate))
+        .route("/runtime/process-instances/{id}/termination", get(processes::termination))
         .route("/runtime/executions", get(processes::executions))
         .route("/runtime/tasks", get(tasks::list))
         .route("/runtime/tasks/{id}", get(tasks::get).post(tasks::act))

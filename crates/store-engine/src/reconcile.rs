@@ -306,15 +306,15 @@ pub async fn outbox(db: &dyn Sql, aggregate_type: &str, ids: &[String]) -> Resul
     }
     let now = db.db_now().await?;
     let sql = format!(
-        "SELECT aggregate_id, event_status, last_error_code, \
-         CASE WHEN next_retry_at IS NULL OR next_retry_at <= ? THEN 1 ELSE 0 END AS due, COUNT(*) AS n \
-         FROM outbox_event WHERE aggregate_type = ? AND aggregate_id IN ({}) \
-         GROUP BY aggregate_id, event_status, last_error_code, CASE WHEN next_retry_at IS NULL OR next_retry_at <= ? THEN 1 ELSE 0 END",
+        "SELECT aggregate_id, event_status, last_error_code, due, COUNT(*) AS n FROM (\
+         SELECT aggregate_id, event_status, last_error_code, \
+         CASE WHEN next_retry_at IS NULL OR next_retry_at <= ? THEN 1 ELSE 0 END AS due \
+         FROM outbox_event WHERE aggregate_type = ? AND aggregate_id IN ({})) e \
+         GROUP BY aggregate_id, event_status, last_error_code, due",
         marks(ids.len())
     );
     let mut binds = vec![SqlValue::Timestamp(now), t(aggregate_type)];
     binds.extend(ids.iter().map(|i| t(i)));
-    binds.push(SqlValue::Timestamp(now));
     const COLS: &[&str] = &["aggregate_id", "event_status", "last_error_code", "due", "n"];
     let rows = Rows::read(db, "outbox_event", COLS, &sql, &binds).await?;
     rows.iter()

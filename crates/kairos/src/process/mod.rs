@@ -23,6 +23,7 @@ mod history;
 pub mod limits;
 mod migrate;
 mod requests;
+mod terminate;
 mod views;
 
 pub use bindings::{BindingRequest, MAX_BINDING_CHARS};
@@ -35,6 +36,7 @@ pub use kairos_store_engine::business::Binding;
 pub use kairos_store_engine::process::HistoryLevel;
 pub use migrate::{MigrateRequest, MigrationOutcome};
 pub use requests::{MAX_REQUEST_ID_CHARS, REQUEST_RETENTION, check_request_id};
+pub use terminate::{TerminateRequest, TerminationKind, TerminationRecord};
 pub use views::{ExecutionView, HistoricActivity, InstanceView, TaskView};
 
 use crate::Error;
@@ -551,12 +553,11 @@ impl Processes {
         self.delete_instance_on(self.store.as_ref(), id, reason).await
     }
 
-    /// [`Processes::delete_instance`] on session `db`.
+    /// [`Processes::delete_instance`] on session `db`: a termination of kind DELETE, recorded
+    /// with what the instance still had open (seed 002 §27).
     pub(crate) async fn delete_instance_on(&self, db: &dyn Sql, id: &str, reason: &str) -> Result<(), Error> {
-        for c in tables::called_by_instance(db, id).await? {
-            Box::pin(self.delete_instance_on(db, &c, reason)).await?;
-        }
-        self.command_with(db, id, Command::Delete { reason: reason.into() }, &[], &[]).await
+        let req = TerminateRequest { kind: TerminationKind::Delete, reason: reason.to_owned(), ..Default::default() };
+        Box::pin(self.terminate_on(db, id, &req)).await
     }
 
     pub async fn set_variables(&self, id: &str, variables: Map<String, Json>) -> Result<(), Error> {

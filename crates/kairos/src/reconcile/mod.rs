@@ -410,7 +410,8 @@ impl Reconciler {
             commands: commands.map(|c| c.iter().collect()),
             outbox: outbox.map(|o| o.iter().collect()),
         };
-        let evidence_json = serde_json::to_string(&snapshot).unwrap_or_else(|_| "{}".into());
+        // Serialised only for a record that gets a repair or an incident: most are consistent.
+        let evidence_json = || serde_json::to_string(&snapshot).unwrap_or_else(|_| "{}".into());
         let incident = |difference: String| (difference, rule);
         let escalate: Option<(String, &Rule)> = match rule.action {
             Action::None => {
@@ -443,7 +444,7 @@ impl Reconciler {
                     return Ok(());
                 }
                 Ok(()) => {
-                    let done = self.repair(source, table, row, rule, instances, bindings, &evidence_json).await?;
+                    let done = self.repair(source, table, row, rule, instances, bindings, &evidence_json()).await?;
                     match done {
                         Some(id) => {
                             report.repaired += 1;
@@ -501,7 +502,7 @@ impl Reconciler {
                 process_instance_id: instance.map(|i| i.process_instance_id.as_str()),
                 process_definition_id: instance.and_then(|i| i.process_definition_id.as_deref()),
                 difference: &difference,
-                evidence_json: &evidence_json,
+                evidence_json: &evidence_json(),
                 plan: Some(&rule.advice),
                 status: "OPEN",
                 executed_by: None,

@@ -236,6 +236,32 @@ pub async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// `POST /runtime/process-instances/{id}/terminate {kind, user, reason, businessState,
+/// pendingActions, compensationPlan}` → 200 with the termination record (seed 002 §27): the
+/// instance ends (WITHDRAW by its starter while no task was completed; TERMINATE by an
+/// administrator; DELETE) and the record is written in the same transaction.
+pub async fn terminate(
+    State(app): State<AppState>,
+    Id(id): Id,
+    crate::extract::Json(req): crate::extract::Json<kairos::process::TerminateRequest>,
+) -> Result<axum::Json<kairos::process::TerminationRecord>, ApiError> {
+    Ok(axum::Json(app.engine.processes().terminate(&id, &req).await?))
+}
+
+/// `GET /runtime/process-instances/{id}/termination`: how the instance was withdrawn,
+/// terminated or deleted (kept after it ended); 404 for one that was not.
+pub async fn termination(
+    State(app): State<AppState>,
+    Id(id): Id,
+) -> Result<axum::Json<kairos::process::TerminationRecord>, ApiError> {
+    app.engine
+        .processes()
+        .termination(&id)
+        .await?
+        .map(axum::Json)
+        .ok_or_else(|| ApiError::not_found(format!("process instance {id} has no termination record")))
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InstanceUpdate {
