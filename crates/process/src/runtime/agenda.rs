@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use kairos_bpmn::{EventTrigger, FlowIdx, FlowNode, NodeIdx, NodeKind, ThrowEvent};
+use kairos_bpmn::{EndEvent, EventTrigger, FlowIdx, FlowNode, NodeIdx, NodeKind, ThrowEvent};
 
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::{CalledStart, Runtime, ServiceCall, Step};
@@ -126,6 +126,8 @@ impl Runtime<'_> {
                 self.push_leave(exec, node)
             }
             NodeKind::IntermediateCatchEvent(c) => self.enter_catch_event(exec, &n, &c.trigger)?,
+            NodeKind::IntermediateThrowEvent(ThrowEvent { compensate: Some(c), .. })
+            | NodeKind::EndEvent(EndEvent::Compensate(c)) => self.enter_compensation_throw(exec, c)?,
             NodeKind::IntermediateThrowEvent(t) => self.enter_throw_event(exec, node, t)?,
             NodeKind::EndEvent(end) => self.enter_end_event(exec, &n, end)?,
             NodeKind::UserTask(_) => self.create_task(exec, &n)?,
@@ -160,6 +162,9 @@ impl Runtime<'_> {
         let after_job = skip_async && n.async_after;
         if let Some(io) = n.io.as_ref().filter(|_| !(body || after_job)) {
             self.map_outputs(exec, &n.id, io)?;
+        }
+        if !(body || after_job) {
+            self.record_completion(exec, node, &n);
         }
         if n.multi_instance.is_some() && self.is_mi_child(exec, &n.id) {
             return self.multi_instance_child_done(exec, node);
@@ -214,7 +219,7 @@ impl Runtime<'_> {
         self.remove_execution_tree(exec, None);
         let tokens_left =
             self.inst.executions.iter().any(|x| x.parent_id.as_deref() == Some(&scope) && !x.is_event_scope);
-        if tokens_left {
+        if tokens_left || self.compensation_step_done(&scope)? {
             return Ok(());
         }
         if scope == self.inst.id {

@@ -193,6 +193,16 @@ impl Runtime<'_> {
         self.inst.variables.retain(|v| v.task_id.as_deref() != Some(task_id));
     }
 
+    /// A completed embedded sub-process kept for its compensation (an event-scope execution at
+    /// the sub-process, see `behaviour/compensation.rs`), not a boundary event's wait.
+    pub(crate) fn is_compensation_snapshot(&self, e: &Execution) -> bool {
+        e.is_event_scope
+            && e.activity
+                .as_deref()
+                .and_then(|a| self.env.process.node_by_id(a))
+                .is_some_and(|n| matches!(n.kind, NodeKind::SubProcess(_)))
+    }
+
     pub(crate) fn is_mi_child(&self, exec: &str, activity: &str) -> bool {
         let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone());
         parent

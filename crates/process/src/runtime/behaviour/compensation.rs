@@ -1,0 +1,275 @@
+//! Compensation (BPMN 2.0 §10.7), in the shape Flowable and Camunda 7 keep it:
+//! - an activity with a compensation handler that completes leaves a `compensate`
+//!   subscription (ACT_RU_EVENT_SUBSCR, EVENT_TYPE_ 'compensate') held by its scope
+//!   execution, ACTIVITY_ID_ the activity, EVENT_NAME_ the completion's order (a number from
+//!   the instance's history sequence: the last completed is compensated first, and the order
+//!   survives between commands where CREATED_ of one command's rows ties);
+//! - an embedded sub-process that completes with compensations inside it (or with a handler or
+//!   compensation event sub-process of its own) leaves a **snapshot**: an event-scope
+//!   execution at the sub-process under its scope, holding a copy of the sub-process's
+//!   variables, the inner subscriptions and inner snapshots, and the sub-process's own
+//!   `compensate` subscription;
+//! - everything goes when its scope ends (the rows hang under the scope execution).
+//!
+//! A throw claims what it compensates (the subscriptions and snapshots move under the throwing
+//! token), then runs one handler at a time, the latest completion first; the throwing token
+//! waits until none is left (`waitForCompletion`), so a handler that waits (a user task, a
+//! failing job) keeps the throw waiting across commands, with nothing but the tree and the
+//! subscriptions to remember where it is. Each subscription is removed when its handler
+//! starts: a handler runs at most once per completed execution.
+
+use kairos_bpmn::{Compensation, EndEvent, FlowNode, NodeIdx, NodeKind, SubProcess};
+
+use crate::error::Result;
+use crate::runtime::Runtime;
+use crate::state::*;
+
+/// What a holder compensates next.
+enum Next {
+    /// A completed activity's subscription: run its handler.
+    Activity { subscription: String, activity: String },
+    /// A completed sub-process's snapshot.
+    Snapshot { execution: String },
+}
+
+impl Runtime<'_> {
+    /// `exec` completed `n` (once per run: each multi-instance instance, not the body): keeps
+    /// what compensating it will need.
+    pub(crate) fn record_completion(&mut self, exec: &str, node: NodeIdx, n: &FlowNode) {
+        let sub = matches!(n.kind, NodeKind::SubProcess(SubProcess { triggered_by_event: false, .. }));
+        if n.for_compensation || (!sub && n.compensation_handler.is_none()) {
+            return;
+        }
+        let holder = self.compensation_holder_of(exec, &n.id);
+        self.inst.seq += 1;
+        let order = self.inst.seq.to_string();
+        if !sub {
+            self.subscribe(&holder, EventType::Compensate, &order, &n.id);
+            return;
+        }
+        let inner: Vec<usize> = (0..self.inst.subscriptions.len())
+            .filter(|&i| {
+                let s = &self.inst.subscriptions[i];
+                s.execution_id == exec && s.event_type == EventType::Compensate
+            })
+            .collect();
+        let snapshots: Vec<String> = self
+            .inst
+            .children(exec)
+            .into_iter()
+            .filter(|e| self.is_compensation_snapshot(e))
+            .map(|e| e.id.clone())
+            .collect();
+        let esp = self.env.process.compensation_event_sub_process(node);
+        if inner.is_empty() && snapshots.is_empty() && esp.is_none() && n.compensation_handler.is_none() {
+            return;
+        }
+        let snapshot = self.new_token(&holder, node);
+        if let Some(e) = self.inst.execution_mut(&snapshot) {
+            e.is_event_scope = true;
+            e.is_active = false;
+        }
+        // The sub-process's variables as they were when it completed (Flowable copies them
+        // the same way); not a change of any variable, so history records nothing.
+        let copies: Vec<Variable> = self.inst.variables.iter().filter(|v| v.in_scope(exec)).cloned().collect();
+        for mut v in copies {
+            (v.id, v.rev, v.execution_id) = ((self.env.ids)(), 0, snapshot.clone());
+            self.inst.variables.push(v);
+        }
+        for i in inner {
+            // Subscriptions are written as inserts and deletes: a moved one is a new row.
+            let id = (self.env.ids)();
+            let s = &mut self.inst.subscriptions[i];
+            (s.id, s.execution_id) = (id, snapshot.clone());
+        }
+        for e in snapshots {
+            if let Some(e) = self.inst.execution_mut(&e) {
+                e.parent_id = Some(snapshot.clone());
+            }
+        }
+        self.inst.index = Default::default();
+        self.subscribe(&snapshot, EventType::Compensate, &order, &n.id);
+    }
+
+    /// A compensation throw (intermediate or end event) at `exec`: claims the completed
+    /// activities it compensates and starts the first handler; the token goes on when none is
+    /// left.
+    pub(crate) fn enter_compensation_throw(&mut self, exec: &str, c: &Compensation) -> Result<()> {
+        let scope = self.compensation_scope(exec);
+        let wanted = c.activity.map(|a| self.node(a).id.clone());
+        let wanted = |activity: &str| wanted.as_deref().is_none_or(|w| w == activity);
+        let own = self.snapshot_activity(&scope);
+        for i in 0..self.inst.subscriptions.len() {
+            let s = &self.inst.subscriptions[i];
+            let mine = s.execution_id == scope && s.event_type == EventType::Compensate;
+            if mine && Some(&s.activity_id) != own.as_ref() && wanted(&s.activity_id) {
+                let id = (self.env.ids)();
+                let s = &mut self.inst.subscriptions[i];
+                (s.id, s.execution_id) = (id, exec.to_string());
+            }
+        }
+        let snapshots: Vec<String> = self
+            .inst
+            .children(&scope)
+            .into_iter()
+            .filter(|e| self.is_compensation_snapshot(e) && e.activity.as_deref().is_some_and(wanted))
+            .map(|e| e.id.clone())
+            .collect();
+        for e in snapshots {
+            if let Some(e) = self.inst.execution_mut(&e) {
+                e.parent_id = Some(exec.to_string());
+            }
+        }
+        self.inst.index = Default::default();
+        self.continue_compensation(exec)
+    }
+
+    /// The last token under a compensating `holder` ended (a handler finished, or a
+    /// compensation event sub-process): true when `holder` is one, and the next step is
+    /// planned.
+    pub(crate) fn compensation_step_done(&mut self, holder: &str) -> Result<bool> {
+        let Some(e) = self.inst.execution(holder).cloned() else { return Ok(false) };
+        if self.is_compensation_snapshot(&e) {
+            let sub = e.activity.as_deref().and_then(|a| self.env.process.node_idx(a));
+            let replaced = sub.is_some_and(|s| {
+                self.node(s).compensation_handler.is_some()
+                    || self.env.process.compensation_event_sub_process(s).is_some()
+            });
+            if replaced {
+                self.compensation_done(holder)?;
+            } else {
+                self.continue_compensation(holder)?;
+            }
+            return Ok(true);
+        }
+        let throws = e.activity.as_deref().and_then(|a| self.env.process.node_by_id(a)).is_some_and(|n| {
+            matches!(&n.kind, NodeKind::IntermediateThrowEvent(t) if t.compensate.is_some())
+                || matches!(n.kind, NodeKind::EndEvent(EndEvent::Compensate(_)))
+        });
+        if throws {
+            self.continue_compensation(holder)?;
+        }
+        Ok(throws)
+    }
+
+    /// Starts the next compensation `holder` (a throwing token, or a snapshot being
+    /// compensated activity by activity) has claimed, or finishes it.
+    fn continue_compensation(&mut self, holder: &str) -> Result<()> {
+        let mut holder = holder.to_string();
+        loop {
+            match self.next_compensation(&holder) {
+                None => return self.compensation_done(&holder),
+                Some(Next::Activity { subscription, activity }) => {
+                    self.inst.subscriptions.retain(|s| s.id != subscription);
+                    let handler = self.node_idx(&activity)?;
+                    let handler = self.node(handler).compensation_handler.unwrap_or(handler);
+                    let token = self.new_token(&holder, handler);
+                    self.push_enter(token, handler, false);
+                    return Ok(());
+                }
+                Some(Next::Snapshot { execution }) => {
+                    let sub = self.node_of(&execution)?;
+                    let sub_id = self.node(sub).id.clone();
+                    self.inst.subscriptions.retain(|s| !(s.execution_id == execution && s.activity_id == sub_id));
+                    if let Some(handler) = self.node(sub).compensation_handler {
+                        let token = self.new_token(&execution, handler);
+                        self.push_enter(token, handler, false);
+                        return Ok(());
+                    }
+                    if let Some(esp) = self.env.process.compensation_event_sub_process(sub) {
+                        // As any event sub-process runs: a scope token, and its start event inside.
+                        let start = self.env.process.start_events_in(Some(esp)).next().unwrap_or(esp);
+                        let scope = self.new_token(&execution, esp);
+                        if let Some(e) = self.inst.execution_mut(&scope) {
+                            e.is_scope = true;
+                        }
+                        let inner = self.new_token(&scope, start);
+                        self.push_enter(inner, start, true);
+                        return Ok(());
+                    }
+                    holder = execution; // the default: its inner activities, one by one
+                }
+            }
+        }
+    }
+
+    /// The latest completion `holder` still has to compensate.
+    fn next_compensation(&self, holder: &str) -> Option<Next> {
+        let order = |s: &Subscription| s.event_name.parse::<i64>().unwrap_or(0);
+        let own = self.snapshot_activity(holder);
+        let activities = self
+            .inst
+            .subscriptions
+            .iter()
+            .filter(|s| s.execution_id == holder && s.event_type == EventType::Compensate)
+            .filter(|s| Some(&s.activity_id) != own.as_ref())
+            .map(|s| (order(s), Next::Activity { subscription: s.id.clone(), activity: s.activity_id.clone() }));
+        let snapshots =
+            self.inst.children(holder).into_iter().filter(|e| self.is_compensation_snapshot(e)).filter_map(|e| {
+                let s = self.inst.subscriptions.iter().find(|s| {
+                    s.execution_id == e.id
+                        && s.event_type == EventType::Compensate
+                        && e.activity.as_ref() == Some(&s.activity_id)
+                })?;
+                Some((order(s), Next::Snapshot { execution: e.id.clone() }))
+            });
+        activities.chain(snapshots).max_by_key(|(o, _)| *o).map(|(_, next)| next)
+    }
+
+    /// `holder` has nothing left to compensate: a snapshot goes (and its holder goes on), a
+    /// throwing token leaves its event.
+    fn compensation_done(&mut self, holder: &str) -> Result<()> {
+        let Some(e) = self.inst.execution(holder).cloned() else { return Ok(()) };
+        if self.is_compensation_snapshot(&e) {
+            self.remove_execution_tree(holder, None);
+            return match e.parent_id {
+                Some(parent) => self.continue_compensation(&parent),
+                None => Ok(()),
+            };
+        }
+        let node = self.node_of(holder)?;
+        let n = self.node(node).clone();
+        if matches!(n.kind, NodeKind::EndEvent(_)) {
+            self.close_record(holder, &n.id, None);
+            self.push_end(holder);
+        } else {
+            self.push_leave(holder, node);
+        }
+        Ok(())
+    }
+
+    /// The execution that keeps the compensation of what `exec` completes at `activity`: its
+    /// scope (past a multi-instance body, so each instance counts once).
+    fn compensation_holder_of(&self, exec: &str, activity: &str) -> String {
+        let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone()).unwrap_or_default();
+        match self.inst.execution(&parent) {
+            Some(p) if p.is_mi_root && p.activity.as_deref() == Some(activity) => {
+                p.parent_id.clone().unwrap_or_default()
+            }
+            _ => parent,
+        }
+    }
+
+    /// The scope a throw at `exec` compensates: its own, or past the event sub-processes it
+    /// runs in (a compensation or error event sub-process compensating its sub-process).
+    fn compensation_scope(&self, exec: &str) -> String {
+        let mut scope = self.inst.execution(exec).and_then(|e| e.parent_id.clone()).unwrap_or_default();
+        while let Some(e) = self.inst.execution(&scope) {
+            let esp =
+                e.activity.as_deref().and_then(|a| self.env.process.node_by_id(a)).is_some_and(|n| {
+                    matches!(n.kind, NodeKind::SubProcess(SubProcess { triggered_by_event: true, .. }))
+                });
+            match e.parent_id.clone().filter(|_| esp) {
+                Some(p) => scope = p,
+                None => break,
+            }
+        }
+        scope
+    }
+
+    /// The sub-process of the snapshot `exec`, if it is one (its own subscription is not one
+    /// of its inner ones).
+    fn snapshot_activity(&self, exec: &str) -> Option<String> {
+        self.inst.execution(exec).filter(|e| self.is_compensation_snapshot(e)).and_then(|e| e.activity.clone())
+    }
+}
