@@ -160,11 +160,12 @@ impl Runtime<'_> {
         // the body; and before an async-after job is made, not again after it.
         let body = self.inst.execution(exec).is_some_and(|e| e.is_mi_root);
         let after_job = skip_async && n.async_after;
-        if let Some(io) = n.io.as_ref().filter(|_| !(body || after_job)) {
-            self.map_outputs(exec, &n.id, io)?;
-        }
+        // Before the outputs drop the inputs: a completed sub-process's snapshot keeps them.
         if !(body || after_job) {
             self.record_completion(exec, node, &n);
+        }
+        if let Some(io) = n.io.as_ref().filter(|_| !(body || after_job)) {
+            self.map_outputs(exec, &n.id, io)?;
         }
         if n.multi_instance.is_some() && self.is_mi_child(exec, &n.id) {
             return self.multi_instance_child_done(exec, node);
