@@ -105,7 +105,11 @@ async fn a_compensation_runs_from_rows_and_waits_for_a_dead_lettered_handler(bac
     assert!(subs.iter().all(|s| s.0 == "compensate"), "{subs:?}");
     assert_eq!((subs[0].1.as_str(), (subs[0].2.clone(), subs[0].3)), ("bookHotel", snapshot.clone()), "{subs:?}");
     assert_eq!((subs[1].1.as_str(), (subs[1].2.clone(), subs[1].3)), ("booking", snapshot), "{subs:?}");
-    assert_eq!((subs[2].1.as_str(), subs[2].2.as_str(), subs[2].3), ("charge", "", false), "held by the root: {subs:?}");
+    assert_eq!(
+        (subs[2].1.as_str(), subs[2].2.as_str(), subs[2].3),
+        ("charge", "", false),
+        "held by the root: {subs:?}"
+    );
     let copied = rows(
         &engine,
         "SELECT v.TEXT_ FROM ACT_RU_VARIABLE v JOIN ACT_RU_EXECUTION e ON e.ID_ = v.EXECUTION_ID_ \
@@ -124,10 +128,14 @@ async fn a_compensation_runs_from_rows_and_waits_for_a_dead_lettered_handler(bac
     let job = dead().await.remove(0);
     assert_eq!(text(&job[0]), "refund");
     assert_eq!(refunds.load(Ordering::SeqCst), 2, "R1: the first attempt and one retry");
-    let waiting = rows(&engine, "SELECT ACT_ID_ FROM ACT_RU_EXECUTION WHERE PROC_INST_ID_ = ? AND ACT_ID_ = 'undo'", &pi);
+    let waiting =
+        rows(&engine, "SELECT ACT_ID_ FROM ACT_RU_EXECUTION WHERE PROC_INST_ID_ = ? AND ACT_ID_ = 'undo'", &pi);
     assert_eq!(waiting.await.len(), 1, "the throw waits for its handler");
     assert!(p.tasks(Some(&pi), None, None, None).await.unwrap().is_empty(), "cancelHotel waits its turn");
-    assert_eq!(trace(&engine, &pi).await, ["start", "booking", "bookingStart", "bookHotel", "bookingEnd", "charge", "decide", "undo"]);
+    assert_eq!(
+        trace(&engine, &pi).await,
+        ["start", "booking", "bookingStart", "bookHotel", "bookingEnd", "charge", "decide", "undo"]
+    );
 
     // The operator fixes the service and moves the job back: the refund runs, then the hotel.
     healthy.store(true, Ordering::SeqCst);
@@ -142,8 +150,17 @@ async fn a_compensation_runs_from_rows_and_waits_for_a_dead_lettered_handler(bac
     assert_eq!(
         trace(&engine, &pi).await,
         [
-            "start", "booking", "bookingStart", "bookHotel", "bookingEnd", "charge", "decide", "undo", "refund",
-            "cancelHotel", "end"
+            "start",
+            "booking",
+            "bookingStart",
+            "bookHotel",
+            "bookingEnd",
+            "charge",
+            "decide",
+            "undo",
+            "refund",
+            "cancelHotel",
+            "end"
         ]
     );
     assert_eq!(refunds.load(Ordering::SeqCst), 3);
@@ -180,4 +197,7 @@ async fn compensations_go_with_their_scope(backend: Backend) {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
-on_both_backends!(a_compensation_runs_from_rows_and_waits_for_a_dead_lettered_handler, compensations_go_with_their_scope);
+on_both_backends!(
+    a_compensation_runs_from_rows_and_waits_for_a_dead_lettered_handler,
+    compensations_go_with_their_scope
+);

@@ -19,7 +19,10 @@ fn handled(activity: &str, handler: &str, tag: &str) -> String {
 }
 
 fn sequence(nodes: &[&str]) -> String {
-    nodes.windows(2).map(|w| format!(r#"<sequenceFlow id="{0}_{1}" sourceRef="{0}" targetRef="{1}"/>"#, w[0], w[1])).collect()
+    nodes
+        .windows(2)
+        .map(|w| format!(r#"<sequenceFlow id="{0}_{1}" sourceRef="{0}" targetRef="{1}"/>"#, w[0], w[1]))
+        .collect()
 }
 
 #[test]
@@ -98,7 +101,11 @@ const SUB_PROCESS: &str = r#"<startEvent id="start"/>
     FLOWS"#;
 
 fn sub_process(extra: &str) -> Driver {
-    let inner = format!("{} {}", sequence(&["subStart", "book", "confirm", "subEnd"]), handled("book", "cancel", "serviceTask kairos:handler=\"cancel\""));
+    let inner = format!(
+        "{} {}",
+        sequence(&["subStart", "book", "confirm", "subEnd"]),
+        handled("book", "cancel", "serviceTask kairos:handler=\"cancel\"")
+    );
     Driver::of(
         &SUB_PROCESS
             .replace("INNER", &inner)
@@ -113,7 +120,11 @@ fn a_completed_sub_process_keeps_a_snapshot_whose_handlers_see_its_variables() {
     assert_eq!(d.inst.subscriptions.len(), 1);
     assert_eq!(d.inst.subscriptions[0].activity_id, "book");
     let sub_exec = d.inst.executions.iter().find(|e| e.activity.as_deref() == Some("confirm")).unwrap();
-    assert_eq!(d.inst.subscriptions[0].execution_id, sub_exec.parent_id.clone().unwrap(), "held by the sub-process scope");
+    assert_eq!(
+        d.inst.subscriptions[0].execution_id,
+        sub_exec.parent_id.clone().unwrap(),
+        "held by the sub-process scope"
+    );
     d.complete("confirm", json!({}));
     // The sub-process completed and its throw ran at once: book's handler saw its variables.
     let cancel = d.last.calls.iter().find(|c| c.handler == "cancel").expect("the handler ran");
@@ -189,7 +200,10 @@ fn an_error_event_sub_process_compensates_what_its_sub_process_completed() {
     assert!(d.ended());
     assert_eq!(
         d.trace(),
-        ["start", "sub", "subStart", "reserve", "charge", "fail", "caught", "undoAll", "refund", "release", "handled", "end"]
+        [
+            "start", "sub", "subStart", "reserve", "charge", "fail", "caught", "undoAll", "refund", "release",
+            "handled", "end"
+        ]
     );
 }
 
@@ -233,4 +247,51 @@ fn a_failing_async_handler_keeps_the_throw_waiting_and_nothing_changes() {
     d.run(Command::RunJob { job_id: job.id });
     assert!(d.ended());
     assert_eq!(d.trace(), ["start", "a", "undo", "undoA", "end"]);
+}
+
+#[test]
+fn a_migrated_instance_keeps_what_it_completed_and_compensates_with_the_new_version() {
+    let body = |handler: &str| {
+        format!(
+            r#"<startEvent id="start"/><userTask id="a"/><userTask id="wait"/>
+            <intermediateThrowEvent id="undo"><compensateEventDefinition/></intermediateThrowEvent><endEvent id="end"/>{} {}"#,
+            sequence(&["start", "a", "wait", "undo", "end"]),
+            handled("a", handler, "userTask"),
+        )
+    };
+    let mut d = Driver::of(&body("undoA"));
+    d.start(json!({})).complete("a", json!({}));
+    assert_eq!(d.subscriptions().len(), 1);
+    let target = kairos_bpmn::parse(&support::process(&body("undoAv2"))).unwrap();
+    let migration = kairos_process::migrate::plan(&d.inst, &d.defs.processes[0], &target.processes[0], &[]).unwrap();
+    let mut n = 0;
+    let mut ids = || {
+        n += 1;
+        format!("mig-{n:04}")
+    };
+    let env = kairos_process::Env { definitions: &target, process: &target.processes[0], now: d.now, ids: &mut ids };
+    let mut rt = kairos_process::Runtime::new(env, d.inst.clone());
+    rt.migrate(&migration, "def-2", "p").unwrap();
+    d.inst = rt.into_instance();
+    d.defs = target;
+    assert_eq!(d.subscriptions().len(), 1, "a's completion survived the migration");
+    d.complete("wait", json!({}));
+    assert_eq!(d.tasks(), ["undoAv2"], "the target version's handler");
+}
+
+#[test]
+fn a_throw_inside_a_sub_process_compensates_that_scope_only() {
+    let mut d = Driver::of(&format!(
+        r#"<startEvent id="start"/><task id="outer"/>
+        <subProcess id="sub"><startEvent id="subStart"/><task id="inner"/>
+          <intermediateThrowEvent id="undoInner"><compensateEventDefinition/></intermediateThrowEvent><endEvent id="subEnd"/>{} {}
+        </subProcess><endEvent id="end"/>{} {}"#,
+        sequence(&["subStart", "inner", "undoInner", "subEnd"]),
+        handled("inner", "unInner", "task"),
+        sequence(&["start", "outer", "sub", "end"]),
+        handled("outer", "unOuter", "task"),
+    ));
+    d.start(json!({}));
+    assert!(d.ended());
+    assert_eq!(d.trace(), ["start", "outer", "sub", "subStart", "inner", "undoInner", "unInner", "subEnd", "end"]);
 }

@@ -161,8 +161,10 @@ impl Runtime<'_> {
                 None => return self.compensation_done(&holder),
                 Some(Next::Activity { subscription, activity }) => {
                     self.inst.subscriptions.retain(|s| s.id != subscription);
-                    let handler = self.node_idx(&activity)?;
-                    let handler = self.node(handler).compensation_handler.unwrap_or(handler);
+                    // An instance migrated to a version whose activity has no handler any more
+                    // has nothing to run for it.
+                    let handler = self.env.process.node_by_id(&activity).and_then(|n| n.compensation_handler);
+                    let Some(handler) = handler else { continue };
                     let token = self.new_token(&holder, handler);
                     self.push_enter(token, handler, false);
                     return Ok(());
