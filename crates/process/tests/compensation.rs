@@ -295,3 +295,40 @@ fn a_throw_inside_a_sub_process_compensates_that_scope_only() {
     assert!(d.ended());
     assert_eq!(d.trace(), ["start", "outer", "sub", "subStart", "inner", "undoInner", "unInner", "subEnd", "end"]);
 }
+
+#[test]
+fn a_sub_process_ended_by_a_terminate_end_completed_and_is_compensated_with_its_nested_ones() {
+    let mut d = Driver::of(&format!(
+        r#"<startEvent id="start"/>
+        <subProcess id="outer"><startEvent id="outerStart"/>
+          <subProcess id="nested"><startEvent id="nestedStart"/><task id="book"/><endEvent id="nestedEnd"/>{} {}</subProcess>
+          <task id="pay"/><endEvent id="stop"><terminateEventDefinition/></endEvent>{} {}
+        </subProcess>
+        <intermediateThrowEvent id="undo"><compensateEventDefinition/></intermediateThrowEvent><endEvent id="end"/>{}"#,
+        sequence(&["nestedStart", "book", "nestedEnd"]),
+        handled("book", "unbook", "task"),
+        sequence(&["outerStart", "nested", "pay", "stop"]),
+        handled("pay", "refund", "task"),
+        sequence(&["start", "outer", "undo", "end"]),
+    ));
+    d.start(json!({}));
+    assert!(d.ended());
+    assert_eq!(
+        d.trace(),
+        [
+            "start",
+            "outer",
+            "outerStart",
+            "nested",
+            "nestedStart",
+            "book",
+            "nestedEnd",
+            "pay",
+            "stop",
+            "undo",
+            "refund",
+            "unbook",
+            "end"
+        ]
+    );
+}

@@ -66,16 +66,7 @@ impl Runtime<'_> {
             let reason = format!("interrupted by event sub-process {esp_id}");
             // What the scope completed stays compensable: an error event sub-process that
             // compensates is the usual way to undo a failed sub-process.
-            let doomed: Vec<String> = self
-                .inst
-                .children(scope)
-                .into_iter()
-                .filter(|e| !self.is_compensation_snapshot(e))
-                .map(|e| e.id.clone())
-                .collect();
-            for e in doomed {
-                self.remove_execution_tree(&e, Some(&reason));
-            }
+            self.remove_children_but_compensations(scope, &reason);
             self.inst.jobs.retain(|j| j.execution_id != scope);
             self.inst.subscriptions.retain(|s| s.execution_id != scope || s.event_type == EventType::Compensate);
             self.prune_agenda();

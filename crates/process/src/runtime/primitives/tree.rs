@@ -44,6 +44,22 @@ impl Runtime<'_> {
         }
     }
 
+    /// Removes every child of `parent` but its compensation snapshots: the scope goes on (a
+    /// terminate end completes it, an interrupting event sub-process runs in it), and what it
+    /// completed stays compensable.
+    pub(crate) fn remove_children_but_compensations(&mut self, parent: &str, reason: &str) {
+        let doomed: Vec<String> = self
+            .inst
+            .children(parent)
+            .into_iter()
+            .filter(|e| !self.is_compensation_snapshot(e))
+            .map(|e| e.id.clone())
+            .collect();
+        for e in doomed {
+            self.remove_execution_tree(&e, Some(reason));
+        }
+    }
+
     /// Notes `exec` in [`Instance::interrupted_calls`] when it waits at a call activity: it is
     /// being cancelled, and so must what it called. (A multi-instance body only holds the
     /// executions that call.)
