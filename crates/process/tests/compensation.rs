@@ -155,7 +155,7 @@ fn the_snapshot_waits_between_commands_as_rows() {
     assert!(kinds.iter().all(|k| k.starts_with("compensate:")), "{kinds:?}");
     d.complete("wait", json!({}));
     assert_eq!(d.tasks(), ["cancel"]);
-    assert_eq!(d.tree(), "- scope inactive\n  undo\n    sub event-scope inactive\n      cancel");
+    assert_eq!(d.tree(), "- scope inactive\n  undo inactive\n    sub event-scope inactive\n      cancel");
     d.complete("cancel", json!({}));
     assert!(d.ended());
     assert_eq!(d.trace(), ["start", "sub", "subStart", "book", "subEnd", "wait", "undo", "cancel", "end"]);
@@ -331,4 +331,28 @@ fn a_sub_process_ended_by_a_terminate_end_completed_and_is_compensated_with_its_
             "end"
         ]
     );
+}
+
+#[test]
+fn nested_snapshots_are_compensated_scope_by_scope_under_the_waiting_throw() {
+    let mut d = Driver::of(&format!(
+        r#"<startEvent id="start"/>
+        <subProcess id="outer"><startEvent id="outerStart"/>
+          <subProcess id="nested"><startEvent id="nestedStart"/><task id="book"/><endEvent id="nestedEnd"/>{} {}</subProcess>
+          <endEvent id="outerEnd"/>{}
+        </subProcess>
+        <intermediateThrowEvent id="undo"><compensateEventDefinition activityRef="outer"/></intermediateThrowEvent><endEvent id="end"/>{}"#,
+        sequence(&["nestedStart", "book", "nestedEnd"]),
+        handled("book", "unbook", "userTask"),
+        sequence(&["outerStart", "nested", "outerEnd"]),
+        sequence(&["start", "outer", "undo", "end"]),
+    ));
+    d.start(json!({}));
+    assert_eq!(
+        d.tree(),
+        "- scope inactive\n  undo inactive\n    outer event-scope inactive\n      nested event-scope inactive\n        unbook"
+    );
+    d.complete("unbook", json!({}));
+    assert!(d.ended());
+    assert!(d.inst.executions.is_empty() && d.inst.subscriptions.is_empty());
 }

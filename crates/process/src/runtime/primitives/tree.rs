@@ -153,6 +153,23 @@ impl Runtime<'_> {
         }
         let mi_roots: HashSet<String> =
             self.inst.executions.iter().filter(|e| e.is_mi_root).map(|e| e.id.clone()).collect();
+        // A throw compensating a sub-process holds its handler's token through the snapshot
+        // (or nested snapshots): it is a container too, not a wait.
+        let mut holders = Vec::new();
+        for e in self.inst.executions.iter().filter(|e| tokens.contains_key(&e.id) && self.is_compensation_snapshot(e))
+        {
+            let mut at = e;
+            while let Some(parent) = at.parent_id.as_deref().and_then(|p| self.inst.execution(p)) {
+                holders.push(parent.id.clone());
+                if !self.is_compensation_snapshot(parent) {
+                    break;
+                }
+                at = parent;
+            }
+        }
+        for h in holders {
+            tokens.entry(h).or_default();
+        }
         for e in &mut self.inst.executions {
             if let Some(p) = e.parent_id.as_deref().filter(|_| !e.is_event_scope && !e.is_mi_root) {
                 // Instances of a multi-instance body are concurrent even when one is left.
