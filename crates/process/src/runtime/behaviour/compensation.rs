@@ -40,6 +40,9 @@ impl Runtime<'_> {
         if n.for_compensation || (!sub && n.compensation_handler.is_none()) {
             return;
         }
+        if sub && !self.may_compensate(node) {
+            return; // nothing inside it could have left anything (no scan of a big body's rows)
+        }
         let holder = self.compensation_holder_of(exec, &n.id);
         self.inst.seq += 1;
         let order = self.inst.seq.to_string();
@@ -238,6 +241,27 @@ impl Runtime<'_> {
             self.push_leave(holder, node);
         }
         Ok(())
+    }
+
+    /// True when the sub-process `node` has a handler or compensation event sub-process of its
+    /// own, or an activity inside it (at any depth) has a handler: only then can completing it
+    /// leave something to compensate. Walks the model, not the instance.
+    fn may_compensate(&self, node: NodeIdx) -> bool {
+        let process = self.env.process;
+        let mut stack = vec![node];
+        while let Some(at) = stack.pop() {
+            let n = process.node(at);
+            if n.compensation_handler.is_some() || process.compensation_event_sub_process(at).is_some() {
+                return true;
+            }
+            stack.extend(
+                process.children(Some(at)).filter(|&c| matches!(process.node(c).kind, NodeKind::SubProcess(_))),
+            );
+            if process.children(Some(at)).any(|c| process.node(c).compensation_handler.is_some()) {
+                return true;
+            }
+        }
+        false
     }
 
     /// The execution that keeps the compensation of what `exec` completes at `activity`: its
