@@ -40,7 +40,7 @@
 //! | `callActivity` | `calledElement`; `*:in` / `*:out` (`source`/`target`, `sourceExpression`, `variables="all"`, `businessKey`, `local`); `flowable:inheritBusinessKey`, `*:inheritVariables` |
 //! | `boundaryEvent` | timer, error, message, signal, conditional, escalation (on embedded sub-processes), compensate (its `association` names the activity's handler, [`FlowNode::compensation_handler`]); `attachedToRef`, `cancelActivity` |
 //! | `intermediateCatchEvent` | timer, message, signal, link (by `name`; no incoming flows), conditional (`${…}` condition, `*:variableName`) |
-//! | `intermediateThrowEvent` | none, signal, escalation, link (to the catch of its name in its scope; no outgoing flows), message (as a message end event), compensate (`activityRef` resolved to an activity of the throw's scope; `waitForCompletion="false"` refused) |
+//! | `intermediateThrowEvent` | none, signal, escalation, link (to the catch of its name in its scope; no outgoing flows), message (as a message end event), compensate (`activityRef` resolved to an activity of the throw's scope; `waitForCompletion`) |
 //! | `sequenceFlow` | `conditionExpression` (`${...}`; script languages refused); without an `id` it is given `flow_<source>_<target>` |
 //!
 //! On activities: `isForCompensation` (a compensation handler: no sequence
@@ -68,7 +68,7 @@
 //! Refused with "unsupported element …": anything else with execution
 //! semantics — `scriptTask`, `complexGateway`, `transaction`,
 //! `adHocSubProcess`, conditional starts of a process, cancel
-//! events, `waitForCompletion="false"`, `standardLoopCharacteristics`, vendor listeners,
+//! events, `standardLoopCharacteristics`, vendor listeners,
 //! connectors, service task types other than external workers, scripts in
 //! input/output parameters.
 //!

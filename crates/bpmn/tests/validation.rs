@@ -206,9 +206,9 @@ const CASES: &[(&str, &str, &str)] = &[
         "signalRef 'nope' does not exist",
     ),
     (
-        r#"<endEvent id="x"><compensateEventDefinition waitForCompletion="false"/></endEvent>"#,
+        r#"<endEvent id="x"><compensateEventDefinition waitForCompletion="no"/></endEvent>"#,
         "x",
-        "unsupported element waitForCompletion=\"false\" in endEvent 'x': the throw always waits for its compensation handlers",
+        "waitForCompletion must be true or false, not 'no'",
     ),
     (r#"<task id="t"><ioBinding/></task>"#, "t", "unsupported element ioBinding in task 't'"),
     (

@@ -356,3 +356,23 @@ fn nested_snapshots_are_compensated_scope_by_scope_under_the_waiting_throw() {
     assert!(d.ended());
     assert!(d.inst.executions.is_empty() && d.inst.subscriptions.is_empty());
 }
+
+#[test]
+fn a_throw_that_does_not_wait_goes_on_and_its_scope_waits_for_the_handlers() {
+    let mut d = Driver::of(&format!(
+        r#"<startEvent id="start"/><userTask id="a"/>
+        <intermediateThrowEvent id="undo"><compensateEventDefinition waitForCompletion="false"/></intermediateThrowEvent>
+        <userTask id="b"/><endEvent id="end"/>{} {}"#,
+        sequence(&["start", "a", "undo", "b", "end"]),
+        handled("a", "undoA", "userTask"),
+    ));
+    d.start(json!({})).complete("a", json!({}));
+    assert_eq!(d.tasks(), ["undoA", "b"], "the handler runs beside the token that went on");
+    assert_eq!(d.ends_of("undo"), [None], "the throw event is done");
+    d.complete("b", json!({}));
+    assert!(!d.ended(), "the process waits for its compensation like for any token");
+    assert_eq!(d.tree(), "- scope inactive\n  undo inactive\n    undoA");
+    d.complete("undoA", json!({}));
+    assert!(d.ended());
+    assert_eq!(d.trace(), ["start", "a", "undo", "undoA", "b", "end"]);
+}

@@ -226,19 +226,15 @@ pub(crate) fn end_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<Pe
 }
 
 /// A throwing `compensateEventDefinition`: its `activityRef` (resolved later) and
-/// `waitForCompletion`, which must stay true: the throw goes on once the handlers finished,
-/// as Camunda 7 and Flowable run it (neither runs `false`).
+/// `waitForCompletion` (BPMN 2.0's default: true).
 fn compensation(ctx: &mut Ctx<'_>, el: &Element, def_el: &Element) -> (Compensation, Option<Pending>) {
-    if !ctx.boolean(def_el, "waitForCompletion", def_el.attr("waitForCompletion"), true) {
-        let why = "the throw always waits for its compensation handlers; remove waitForCompletion=\"false\"";
-        ctx.unsupported_in("waitForCompletion=\"false\"", def_el, el, why);
-    }
+    let wait_for_completion = ctx.boolean(el, "waitForCompletion", def_el.attr("waitForCompletion"), true);
     let reference = def_el.attr("activityRef").map(str::trim);
     if reference == Some("") {
         ctx.problem_at(def_el, el, "compensateEventDefinition has an empty activityRef");
     }
     let pending = reference.filter(|r| !r.is_empty()).map(|r| Pending::ActivityRef(r.to_owned()));
-    (Compensation { activity: None }, pending)
+    (Compensation { activity: None, wait_for_completion }, pending)
 }
 
 /// A boundary event and its raw `attachedToRef` (resolved once every node of

@@ -366,9 +366,8 @@ pub struct ThrowEvent {
 }
 
 /// A throwing `compensateEventDefinition` (BPMN 2.0 §10.5.5, §10.7): which completed
-/// activities of the throw's scope are compensated. The throw waits until their handlers
-/// finished (`waitForCompletion="true"`, the default and the only form Camunda 7 and Flowable
-/// run); they run one after the other, the last completed first.
+/// activities of the throw's scope are compensated. Their handlers run one after the other,
+/// the last completed first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Compensation {
@@ -377,6 +376,10 @@ pub struct Compensation {
     /// embedded sub-process holding such activities. The scope is the throw's own, or, for a
     /// throw inside an event sub-process, the scope that event sub-process sits in.
     pub activity: Option<NodeIdx>,
+    /// `waitForCompletion` (default true): the throw goes on once the handlers finished; when
+    /// false it goes on at once, and the handlers run beside it (their scope completes only
+    /// after them, as after any token of it).
+    pub wait_for_completion: bool,
 }
 
 /// A conditional event's condition.

@@ -127,7 +127,7 @@ impl Runtime<'_> {
             }
             NodeKind::IntermediateCatchEvent(c) => self.enter_catch_event(exec, &n, &c.trigger)?,
             NodeKind::IntermediateThrowEvent(ThrowEvent { compensate: Some(c), .. })
-            | NodeKind::EndEvent(EndEvent::Compensate(c)) => self.enter_compensation_throw(exec, c)?,
+            | NodeKind::EndEvent(EndEvent::Compensate(c)) => self.enter_compensation_throw(exec, node, c)?,
             NodeKind::IntermediateThrowEvent(t) => self.enter_throw_event(exec, node, t)?,
             NodeKind::EndEvent(end) => self.enter_end_event(exec, &n, end)?,
             NodeKind::UserTask(_) => self.create_task(exec, &n)?,

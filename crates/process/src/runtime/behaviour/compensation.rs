@@ -13,7 +13,8 @@
 //!
 //! A throw claims what it compensates (the subscriptions and snapshots move under the throwing
 //! token), then runs one handler at a time, the latest completion first; the throwing token
-//! waits until none is left (`waitForCompletion`), so a handler that waits (a user task, a
+//! waits until none is left (`waitForCompletion`; without it, a token of the compensation's
+//! own beside it is the one that waits), so a handler that waits (a user task, a
 //! failing job) keeps the throw waiting across commands, with nothing but the tree and the
 //! subscriptions to remember where it is. Each subscription is removed when its handler
 //! starts: a handler runs at most once per completed execution.
@@ -96,12 +97,26 @@ impl Runtime<'_> {
 
     /// A compensation throw (intermediate or end event) at `exec`: claims the completed
     /// activities it compensates and starts the first handler; the token goes on when none is
-    /// left.
-    pub(crate) fn enter_compensation_throw(&mut self, exec: &str, c: &Compensation) -> Result<()> {
+    /// left. Without `waitForCompletion` a token of its own beside it holds them (at the throw
+    /// event, ending when they finished) and `exec` goes on at once.
+    pub(crate) fn enter_compensation_throw(&mut self, exec: &str, node: NodeIdx, c: &Compensation) -> Result<()> {
         let scope = self.compensation_scope(exec);
+        if !c.wait_for_completion {
+            let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone()).unwrap_or_default();
+            let holder = self.new_token(&parent, node);
+            self.claim_compensations(&holder, &scope, c);
+            self.continue_compensation(&holder)?;
+            return self.leave_throw(exec, node);
+        }
+        self.claim_compensations(exec, &scope, c);
+        self.continue_compensation(exec)
+    }
+
+    /// Moves what a throw compensates in `scope` under `holder`.
+    fn claim_compensations(&mut self, exec: &str, scope: &str, c: &Compensation) {
         let wanted = c.activity.map(|a| self.node(a).id.clone());
         let wanted = |activity: &str| wanted.as_deref().is_none_or(|w| w == activity);
-        let own = self.snapshot_activity(&scope);
+        let own = self.snapshot_activity(scope);
         for i in 0..self.inst.subscriptions.len() {
             let s = &self.inst.subscriptions[i];
             let mine = s.execution_id == scope && s.event_type == EventType::Compensate;
@@ -113,7 +128,7 @@ impl Runtime<'_> {
         }
         let snapshots: Vec<String> = self
             .inst
-            .children(&scope)
+            .children(scope)
             .into_iter()
             .filter(|e| self.is_compensation_snapshot(e) && e.activity.as_deref().is_some_and(wanted))
             .map(|e| e.id.clone())
@@ -124,7 +139,6 @@ impl Runtime<'_> {
             }
         }
         self.inst.index = Default::default();
-        self.continue_compensation(exec)
     }
 
     /// The last token under a compensating `holder` ended (a handler finished, or a
@@ -233,12 +247,26 @@ impl Runtime<'_> {
             };
         }
         let node = self.node_of(holder)?;
+        let detached = match &self.node(node).kind {
+            NodeKind::IntermediateThrowEvent(t) => t.compensate.as_ref().is_some_and(|c| !c.wait_for_completion),
+            NodeKind::EndEvent(EndEvent::Compensate(c)) => !c.wait_for_completion,
+            _ => false,
+        };
+        if detached {
+            self.push_end(holder); // the throw itself went on long ago
+            return Ok(());
+        }
+        self.leave_throw(holder, node)
+    }
+
+    /// The throwing token goes on: along its flow, or (an end event) it ends.
+    fn leave_throw(&mut self, exec: &str, node: NodeIdx) -> Result<()> {
         let n = self.node(node).clone();
         if matches!(n.kind, NodeKind::EndEvent(_)) {
-            self.close_record(holder, &n.id, None);
-            self.push_end(holder);
+            self.close_record(exec, &n.id, None);
+            self.push_end(exec);
         } else {
-            self.push_leave(holder, node);
+            self.push_leave(exec, node);
         }
         Ok(())
     }
