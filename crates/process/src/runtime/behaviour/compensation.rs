@@ -113,7 +113,7 @@ impl Runtime<'_> {
     }
 
     /// Moves what a throw compensates in `scope` under `holder`.
-    fn claim_compensations(&mut self, exec: &str, scope: &str, c: &Compensation) {
+    fn claim_compensations(&mut self, holder: &str, scope: &str, c: &Compensation) {
         let wanted = c.activity.map(|a| self.node(a).id.clone());
         let wanted = |activity: &str| wanted.as_deref().is_none_or(|w| w == activity);
         let own = self.snapshot_activity(scope);
@@ -123,7 +123,7 @@ impl Runtime<'_> {
             if mine && Some(&s.activity_id) != own.as_ref() && wanted(&s.activity_id) {
                 let id = (self.env.ids)();
                 let s = &mut self.inst.subscriptions[i];
-                (s.id, s.execution_id) = (id, exec.to_string());
+                (s.id, s.execution_id) = (id, holder.to_string());
             }
         }
         let snapshots: Vec<String> = self
@@ -135,7 +135,7 @@ impl Runtime<'_> {
             .collect();
         for e in snapshots {
             if let Some(e) = self.inst.execution_mut(&e) {
-                e.parent_id = Some(exec.to_string());
+                e.parent_id = Some(holder.to_string());
             }
         }
         self.inst.index = Default::default();
