@@ -376,3 +376,22 @@ fn a_throw_that_does_not_wait_goes_on_and_its_scope_waits_for_the_handlers() {
     assert!(d.ended());
     assert_eq!(d.trace(), ["start", "a", "undo", "undoA", "b", "end"]);
 }
+
+#[test]
+fn each_instance_of_a_multi_instance_sub_process_is_compensated_with_its_own_variables() {
+    let mut d = Driver::of(&format!(
+        r#"<startEvent id="start"/>
+        <subProcess id="leg"><multiInstanceLoopCharacteristics isSequential="true" camunda:collection="legs" camunda:elementVariable="city"/>
+          <startEvent id="legStart"/><serviceTask id="book" kairos:handler="book"/><endEvent id="legEnd"/>{} {}
+        </subProcess>
+        <intermediateThrowEvent id="undo"><compensateEventDefinition/></intermediateThrowEvent><endEvent id="end"/>{}"#,
+        sequence(&["legStart", "book", "legEnd"]),
+        handled("book", "unbook", "serviceTask kairos:handler=\"unbook\""),
+        sequence(&["start", "leg", "undo", "end"]),
+    ));
+    d.start(json!({"legs": ["Oslo", "Rome", "Lima"]}));
+    assert!(d.ended());
+    let cities: Vec<&serde_json::Value> =
+        d.last.calls.iter().filter(|c| c.handler == "unbook").map(|c| &c.payload["city"]).collect();
+    assert_eq!(cities, [&json!("Lima"), &json!("Rome"), &json!("Oslo")], "the last leg first, each with its city");
+}
