@@ -118,6 +118,15 @@ async fn a_compensation_runs_from_rows_and_waits_for_a_dead_lettered_handler(bac
     )
     .await;
     assert_eq!(copied.len(), 1, "the snapshot keeps the sub-process's variable");
+    // `kairos doctor` says it waits for a person, not for 'compensate' events (no wait).
+    let query = kairos::doctor::DoctorQuery { process_instance_id: Some(pi.clone()), ..Default::default() };
+    let report = kairos::doctor::diagnose(&engine, &query).await.unwrap();
+    let waiting = report.findings.iter().find(|f| f.code == "waiting").expect("a waiting finding");
+    assert!(
+        waiting.detail.contains("user task decide") && !waiting.detail.contains("compensate"),
+        "{}",
+        waiting.detail
+    );
 
     // The throw: refund (charge completed last) is an async job that fails until it dead-letters.
     complete(&engine, &pi, "decide").await;
