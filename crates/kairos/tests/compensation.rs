@@ -65,16 +65,18 @@ async fn a_compensation_runs_from_rows_and_waits_for_a_dead_lettered_handler(bac
     let Some(fx) = Fixture::new(backend).await else { return };
     let healthy = Arc::new(AtomicBool::new(false));
     let refunds = Arc::new(AtomicUsize::new(0));
-    let (h, r) = (healthy.clone(), refunds.clone());
+    let keys = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (h, r, k) = (healthy.clone(), refunds.clone(), keys.clone());
     let engine = fx
         .engine("n1")
         .configure(|c| c.poll_interval = Duration::from_millis(20))
         .handler("noop", kairos::handler_fn(|_ctx| async { Ok(None) }))
         .handler(
             "refund",
-            kairos::handler_fn(move |_ctx| {
+            kairos::handler_fn(move |ctx| {
                 let ok = h.load(Ordering::SeqCst);
                 r.fetch_add(1, Ordering::SeqCst);
+                k.lock().unwrap().push(ctx.job_id.clone());
                 async move { if ok { Ok(None) } else { Err("the payment service refuses the refund".into()) } }
             }),
         )
@@ -173,6 +175,9 @@ async fn a_compensation_runs_from_rows_and_waits_for_a_dead_lettered_handler(bac
         ]
     );
     assert_eq!(refunds.load(Ordering::SeqCst), 3);
+    // Every attempt got the same idempotency key: the execution is named after the completion.
+    let keys = keys.lock().unwrap().clone();
+    assert!(keys.iter().all(|k| k == &keys[0]) && keys[0].starts_with(&format!("{pi}:c")), "{keys:?}");
     engine.shutdown(Duration::from_secs(5)).await;
 }
 

@@ -395,3 +395,23 @@ fn each_instance_of_a_multi_instance_sub_process_is_compensated_with_its_own_var
         d.last.calls.iter().filter(|c| c.handler == "unbook").map(|c| &c.payload["city"]).collect();
     assert_eq!(cities, [&json!("Lima"), &json!("Rome"), &json!("Oslo")], "the last leg first, each with its city");
 }
+
+#[test]
+fn a_handler_runs_on_an_execution_named_after_the_completion_it_compensates() {
+    let mut d = Driver::of(&format!(
+        r#"<startEvent id="start"/><serviceTask id="charge" kairos:handler="charge"/><userTask id="wait"/>
+        <intermediateThrowEvent id="undo"><compensateEventDefinition/></intermediateThrowEvent><endEvent id="end"/>{} {}"#,
+        sequence(&["start", "charge", "wait", "undo", "end"]),
+        handled("charge", "refund", "serviceTask kairos:handler=\"refund\""),
+    ));
+    d.start(json!({}));
+    let order = d.inst.subscriptions[0].event_name.clone();
+    let wait = d.task_id("wait");
+    // The refund fails: nothing of the command is written; run again, it gets the same execution.
+    d.answers.push_back(ServiceResult::Failed("the payment service is down".into()));
+    d.try_run(Command::CompleteTask { task_id: wait.clone(), variables: Default::default() }).expect_err("it failed");
+    d.run(Command::CompleteTask { task_id: wait, variables: Default::default() });
+    let refund = d.last.calls.iter().find(|c| c.handler == "refund").unwrap();
+    assert_eq!(refund.execution_id, format!("{}:c{order}", d.inst.id), "the idempotency key of the compensation");
+    assert!(d.ended());
+}

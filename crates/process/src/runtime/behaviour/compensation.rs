@@ -25,12 +25,12 @@ use crate::error::Result;
 use crate::runtime::Runtime;
 use crate::state::*;
 
-/// What a holder compensates next.
+/// What a holder compensates next, with the completion's order.
 enum Next {
     /// A completed activity's subscription: run its handler.
-    Activity { subscription: String, activity: String },
+    Activity { subscription: String, activity: String, order: i64 },
     /// A completed sub-process's snapshot.
-    Snapshot { execution: String },
+    Snapshot { execution: String, order: i64 },
 }
 
 impl Runtime<'_> {
@@ -176,22 +176,22 @@ impl Runtime<'_> {
         loop {
             match self.next_compensation(&holder) {
                 None => return self.compensation_done(&holder),
-                Some(Next::Activity { subscription, activity }) => {
+                Some(Next::Activity { subscription, activity, order }) => {
                     self.inst.subscriptions.retain(|s| s.id != subscription);
                     // An instance migrated to a version whose activity has no handler any more
                     // has nothing to run for it.
                     let handler = self.env.process.node_by_id(&activity).and_then(|n| n.compensation_handler);
                     let Some(handler) = handler else { continue };
-                    let token = self.new_token(&holder, handler);
+                    let token = self.handler_token(&holder, handler, order);
                     self.push_enter(token, handler, false);
                     return Ok(());
                 }
-                Some(Next::Snapshot { execution }) => {
+                Some(Next::Snapshot { execution, order }) => {
                     let sub = self.node_of(&execution)?;
                     let sub_id = self.node(sub).id.clone();
                     self.inst.subscriptions.retain(|s| !(s.execution_id == execution && s.activity_id == sub_id));
                     if let Some(handler) = self.node(sub).compensation_handler {
-                        let token = self.new_token(&execution, handler);
+                        let token = self.handler_token(&execution, handler, order);
                         self.push_enter(token, handler, false);
                         return Ok(());
                     }
@@ -222,7 +222,11 @@ impl Runtime<'_> {
             .iter()
             .filter(|s| s.execution_id == holder && s.event_type == EventType::Compensate)
             .filter(|s| Some(&s.activity_id) != own.as_ref())
-            .map(|s| (order(s), Next::Activity { subscription: s.id.clone(), activity: s.activity_id.clone() }));
+            .map(|s| {
+                let next =
+                    Next::Activity { subscription: s.id.clone(), activity: s.activity_id.clone(), order: order(s) };
+                (order(s), next)
+            });
         let snapshots =
             self.inst.children(holder).into_iter().filter(|e| self.is_compensation_snapshot(e)).filter_map(|e| {
                 let s = self.inst.subscriptions.iter().find(|s| {
@@ -230,9 +234,23 @@ impl Runtime<'_> {
                         && s.event_type == EventType::Compensate
                         && e.activity.as_ref() == Some(&s.activity_id)
                 })?;
-                Some((order(s), Next::Snapshot { execution: e.id.clone() }))
+                Some((order(s), Next::Snapshot { execution: e.id.clone(), order: order(s) }))
             });
         activities.chain(snapshots).max_by_key(|(o, _)| *o).map(|(_, next)| next)
+    }
+
+    /// The token of a handler compensating completion `order`. Its id is made from the
+    /// instance and the completion (`{instance}:c{order}`), not drawn fresh: a throw whose
+    /// command fails and runs again hands the handler the same execution, so the same
+    /// idempotency key (`JobContext`'s execution and element; seed 002 §25's "original
+    /// operation + compensation type"), and a compensation done twice can be told.
+    fn handler_token(&mut self, holder: &str, handler: NodeIdx, order: i64) -> String {
+        let id = format!("{}:c{order}", self.inst.id);
+        // Ids are VARCHAR(64): a longer one (an instance id of another shape) is drawn fresh.
+        if id.len() > 64 || self.inst.execution(&id).is_some() {
+            return self.new_token(holder, handler);
+        }
+        self.new_token_with_id(holder, handler, id)
     }
 
     /// `holder` has nothing left to compensate: a snapshot goes (and its holder goes on), a

@@ -12,6 +12,11 @@ use crate::state::*;
 impl Runtime<'_> {
     pub(crate) fn new_token(&mut self, parent: &str, at: NodeIdx) -> String {
         let id = (self.env.ids)();
+        self.new_token_with_id(parent, at, id)
+    }
+
+    /// [`Runtime::new_token`] with an id chosen by the caller (unique in the instance's tree).
+    pub(crate) fn new_token_with_id(&mut self, parent: &str, at: NodeIdx, id: String) -> String {
         let activity = Some(self.node(at).id.clone());
         self.inst.executions.push(Execution {
             id: id.clone(),
