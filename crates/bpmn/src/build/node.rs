@@ -78,7 +78,8 @@ pub(crate) fn is_activity_child(local: &str) -> bool {
 
 /// Reads the kind of `el` (tag `tag`). Problems are recorded in `ctx`;
 /// the answer is then a harmless stand-in so validation can go on.
-/// The second value is the raw `attachedToRef` of a boundary event.
+/// The second value is what the node names by text, resolved once every node is known (a
+/// boundary event's `attachedToRef`, a link's name, a compensation's `activityRef`).
 pub(crate) fn read_kind(
     ctx: &mut Ctx<'_>,
     el: &Element,

@@ -56,7 +56,7 @@ pub(crate) struct ProcessBuilder<'e> {
     pub nodes: Vec<FlowNode>,
     /// The element of each node, by index (for references and messages).
     pub node_els: Vec<&'e Element>,
-    /// What each node still names by text (boundary events, link throws).
+    /// What each node still names by text (boundary events, link throws, compensation throws).
     pub pending: Vec<Option<Pending>>,
     /// Each `<sequenceFlow>` element with the scope it sits in.
     pub flow_els: Vec<(&'e Element, Option<NodeIdx>)>,
