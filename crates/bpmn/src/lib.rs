@@ -27,8 +27,8 @@
 //! # Supported elements
 //! | element | notes |
 //! |---|---|
-//! | `startEvent` | none, timer, message, signal; in an event sub-process also error, escalation and conditional, and `isInterrupting`; `*:initiator`, `*:formKey` |
-//! | `endEvent` | none, terminate, error (`errorRef` → error code; an undeclared `errorRef` is the code), signal, escalation; message: a service task when it names a handler or topic, else none |
+//! | `startEvent` | none, timer, message, signal; in an event sub-process also error, escalation and conditional, and `isInterrupting`, and compensate (in an event sub-process of an embedded sub-process); `*:initiator`, `*:formKey` |
+//! | `endEvent` | none, terminate, error (`errorRef` → error code; an undeclared `errorRef` is the code), signal, escalation, compensate (`activityRef`); message: a service task when it names a handler or topic, else none |
 //! | `userTask` | `*:assignee`, `*:candidateUsers`, `*:candidateGroups` (comma lists), `*:formKey`, `*:dueDate`, `*:priority`; `humanPerformer` / `potentialOwner` |
 //! | `serviceTask` | handler from `kairos:handler`, `*:class`, `*:delegateExpression="${name}"`, `*:expression="${name}"`; any other `*:expression` is an expression task (evaluated, the value in `*:resultVariable`); external worker from `camunda:type="external" camunda:topic` or `flowable:type="external-worker" flowable:topic`; `*:resultVariable`, `*:field` |
 //! | `sendTask`, `businessRuleTask` | as service tasks, when they name a handler or topic |
@@ -38,12 +38,14 @@
 //! | `parallelGateway`, `eventBasedGateway` | targets of an event-based gateway must be catch events or receive tasks |
 //! | `subProcess` | embedded (one none start), and `triggeredByEvent="true"` event sub-processes |
 //! | `callActivity` | `calledElement`; `*:in` / `*:out` (`source`/`target`, `sourceExpression`, `variables="all"`, `businessKey`, `local`); `flowable:inheritBusinessKey`, `*:inheritVariables` |
-//! | `boundaryEvent` | timer, error, message, signal, conditional, escalation (on embedded sub-processes); `attachedToRef`, `cancelActivity` |
+//! | `boundaryEvent` | timer, error, message, signal, conditional, escalation (on embedded sub-processes), compensate (its `association` names the activity's handler, [`FlowNode::compensation_handler`]); `attachedToRef`, `cancelActivity` |
 //! | `intermediateCatchEvent` | timer, message, signal, link (by `name`; no incoming flows), conditional (`${…}` condition, `*:variableName`) |
-//! | `intermediateThrowEvent` | none, signal, escalation, link (to the catch of its name in its scope; no outgoing flows), message (as a message end event) |
+//! | `intermediateThrowEvent` | none, signal, escalation, link (to the catch of its name in its scope; no outgoing flows), message (as a message end event), compensate (`activityRef` resolved to an activity of the throw's scope; `waitForCompletion`) |
 //! | `sequenceFlow` | `conditionExpression` (`${...}`; script languages refused); without an `id` it is given `flow_<source>_<target>` |
 //!
-//! On activities: `camunda:inputOutput` (text, `${…}`, `camunda:list`,
+//! On activities: `isForCompensation` (a compensation handler: no sequence
+//! flows, named by a compensation boundary event's `association`),
+//! `camunda:inputOutput` (text, `${…}`, `camunda:list`,
 //! `camunda:map`; [`IoMapping`] says when each side is evaluated).
 //! On every flow node: `*:async` / `*:asyncBefore`, `*:asyncAfter`,
 //! `*:exclusive` (default true), `failedJobRetryTimeCycle` (extension element
@@ -57,7 +59,7 @@
 //! `message`, `signal` and `error` declarations are resolved by id.
 //!
 //! Accepted and ignored: collaborations, participants, message flows, lanes,
-//! text annotations, associations, groups, data objects and stores,
+//! text annotations, associations (but those of compensation boundary events), groups, data objects and stores,
 //! documentation, extension elements of other namespaces and descriptive
 //! vendor ones (properties, form fields), processes marked
 //! `isExecutable="false"` (when another is executable). The diagram is kept
@@ -65,7 +67,7 @@
 //!
 //! Refused with "unsupported element …": anything else with execution
 //! semantics — `scriptTask`, `complexGateway`, `transaction`,
-//! `adHocSubProcess`, compensation, conditional starts of a process, cancel
+//! `adHocSubProcess`, conditional starts of a process, cancel
 //! events, `standardLoopCharacteristics`, vendor listeners,
 //! connectors, service task types other than external workers, scripts in
 //! input/output parameters.

@@ -382,3 +382,28 @@ fn expression_service_tasks_are_evaluated_not_handlers() {
     assert_eq!(hit.element_id.as_deref(), Some("double"), "{errors}");
     assert!(hit.message.contains("myBean.doIt()"), "{errors}");
 }
+
+#[test]
+fn compensation_links_each_activity_to_its_handler_and_each_throw_to_its_activity() {
+    let defs = load("45-compensation-one-activity.bpmn");
+    let p = defs.process("compensateOneActivity").unwrap();
+    let handler = |id: &str| node(p, id).compensation_handler.map(|h| p.node(h).id.as_str());
+    assert_eq!((handler("bookHotel"), handler("bookFlight")), (Some("cancelHotel"), Some("cancelFlight")));
+    assert!(node(p, "cancelHotel").for_compensation && !node(p, "bookHotel").for_compensation);
+    assert_eq!(node(p, "hotelBooked").kind.trigger(), Some(&EventTrigger::Compensate));
+    let NodeKind::IntermediateThrowEvent(t) = &node(p, "undoHotel").kind else { panic!() };
+    let c = t.compensate.as_ref().expect("a compensation throw");
+    assert_eq!(c.activity.map(|a| p.node(a).id.as_str()), Some("bookHotel"));
+    assert!(defs.diagram.edges.contains_key("Association_1"), "the association's edge is drawn");
+
+    let defs = load("46-compensation-whole-scope.bpmn");
+    let p = defs.process("compensateWholeScope").unwrap();
+    let NodeKind::EndEvent(EndEvent::Compensate(c)) = &node(p, "compensateAll").kind else { panic!() };
+    assert_eq!(c.activity, None, "no activityRef: the whole scope");
+
+    let defs = load("48-compensation-event-subprocess.bpmn");
+    let p = defs.process("compensationEventSubProcess").unwrap();
+    let order = p.node_idx("order").unwrap();
+    assert_eq!(p.compensation_event_sub_process(order).map(|e| p.node(e).id.as_str()), Some("compensation"));
+    assert_eq!(p.compensation_event_sub_process(p.node_idx("compensation").unwrap()), None);
+}

@@ -74,7 +74,64 @@ const CASES: &[(&str, &str, &str)] = &[
         "needs a timer, message, signal, link or conditional event definition",
     ),
     (r#"<eventBasedGateway id="g" instantiate="true"/>"#, "g", "unsupported element eventBasedGateway 'g'"),
-    (r#"<task id="t" isForCompensation="true"/>"#, "t", "unsupported element task 't': compensation"),
+    (
+        r#"<task id="t" isForCompensation="true"/>"#,
+        "t",
+        "no compensation boundary event's association leads to this compensation handler, so it can never run",
+    ),
+    (
+        r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><compensateEventDefinition/></boundaryEvent>
+           <task id="h" isForCompensation="true"/><association id="as" sourceRef="b" targetRef="h" associationDirection="One"/>
+           <sequenceFlow id="x" sourceRef="s" targetRef="h"/>"#,
+        "h",
+        "a compensation handler (isForCompensation=\"true\") has no incoming or outgoing sequence flows",
+    ),
+    (
+        r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><compensateEventDefinition/></boundaryEvent>"#,
+        "b",
+        "a compensation boundary event needs an association to its compensation handler",
+    ),
+    (
+        r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><compensateEventDefinition/></boundaryEvent>
+           <task id="h"/><association id="as" sourceRef="b" targetRef="h"/>"#,
+        "b",
+        "its association leads to task 'h', which is not isForCompensation=\"true\"",
+    ),
+    (
+        r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><compensateEventDefinition/></boundaryEvent>
+           <task id="h" isForCompensation="true"/><association id="as" sourceRef="b" targetRef="h"/>
+           <sequenceFlow id="bf" sourceRef="b" targetRef="e"/>"#,
+        "b",
+        "a compensation boundary event has no outgoing sequence flows",
+    ),
+    (
+        r#"<task id="a"/><boundaryEvent id="b1" attachedToRef="a"><compensateEventDefinition/></boundaryEvent>
+           <task id="h" isForCompensation="true"/><association id="as1" sourceRef="b1" targetRef="h"/>
+           <boundaryEvent id="b2" attachedToRef="a"><compensateEventDefinition/></boundaryEvent><association id="as2" sourceRef="b2" targetRef="h"/>"#,
+        "b2",
+        "'a' already has the compensation boundary event 'b1'",
+    ),
+    (
+        r#"<task id="a"/><boundaryEvent id="b" attachedToRef="a"><compensateEventDefinition activityRef="a"/></boundaryEvent>
+           <task id="h" isForCompensation="true"/><association id="as" sourceRef="b" targetRef="h"/>"#,
+        "b",
+        "a catching compensateEventDefinition has no activityRef",
+    ),
+    (
+        r#"<intermediateThrowEvent id="x"><compensateEventDefinition activityRef="nope"/></intermediateThrowEvent>"#,
+        "x",
+        "activityRef 'nope' names no activity of the process",
+    ),
+    (
+        r#"<task id="a"/><intermediateThrowEvent id="x"><compensateEventDefinition activityRef="a"/></intermediateThrowEvent>"#,
+        "x",
+        "activityRef 'a' is task 'a', which has no compensation handler",
+    ),
+    (
+        r#"<subProcess id="esp" triggeredByEvent="true"><startEvent id="cs"><compensateEventDefinition/></startEvent></subProcess>"#,
+        "cs",
+        "a compensation start event belongs to an event sub-process inside an embedded sub-process",
+    ),
     (r#"<callActivity id="c"/>"#, "c", "has no calledElement"),
     (
         r#"<callActivity id="c" calledElement="x"><extensionElements><camunda:in source="a"/></extensionElements></callActivity>"#,
@@ -149,9 +206,9 @@ const CASES: &[(&str, &str, &str)] = &[
         "signalRef 'nope' does not exist",
     ),
     (
-        r#"<endEvent id="x"><compensateEventDefinition/></endEvent>"#,
+        r#"<endEvent id="x"><compensateEventDefinition waitForCompletion="no"/></endEvent>"#,
         "x",
-        "unsupported element compensateEventDefinition in endEvent 'x'",
+        "waitForCompletion must be true or false, not 'no'",
     ),
     (r#"<task id="t"><ioBinding/></task>"#, "t", "unsupported element ioBinding in task 't'"),
     (

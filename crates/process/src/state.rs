@@ -51,6 +51,9 @@ pub enum EventType {
     Signal,
     /// A conditional event; EVENT_NAME_ holds the condition's value at the last check.
     Conditional,
+    /// A completed activity that has a compensation handler, held by its scope execution;
+    /// EVENT_NAME_ holds the completion's order (the last completed is compensated first).
+    Compensate,
 }
 
 impl EventType {
@@ -60,6 +63,7 @@ impl EventType {
             EventType::Message => "message",
             EventType::Signal => "signal",
             EventType::Conditional => "conditional",
+            EventType::Compensate => "compensate",
         }
     }
 
@@ -69,9 +73,10 @@ impl EventType {
             "message" => Ok(EventType::Message),
             "signal" => Ok(EventType::Signal),
             "conditional" => Ok(EventType::Conditional),
+            "compensate" => Ok(EventType::Compensate),
             other => Err(ProcessError::new(
                 ErrorKind::Invalid,
-                format!("EVENT_TYPE_ '{other}' is not one of message, signal, conditional"),
+                format!("EVENT_TYPE_ '{other}' is not one of message, signal, conditional, compensate"),
             )),
         }
     }
@@ -433,13 +438,13 @@ mod tests {
 
     #[test]
     fn event_types_read_back_what_they_store_and_refuse_other_words() {
-        for t in [EventType::Message, EventType::Signal, EventType::Conditional] {
+        for t in [EventType::Message, EventType::Signal, EventType::Conditional, EventType::Compensate] {
             assert_eq!(EventType::parse(t.as_str()), Ok(t));
         }
         assert_eq!(EventType::Signal.as_str(), "signal");
-        let err = EventType::parse("compensate").unwrap_err();
+        let err = EventType::parse("cancel").unwrap_err();
         assert_eq!(err.kind, ErrorKind::Invalid);
-        assert_eq!(err.message, "EVENT_TYPE_ 'compensate' is not one of message, signal, conditional");
+        assert_eq!(err.message, "EVENT_TYPE_ 'cancel' is not one of message, signal, conditional, compensate");
     }
 
     #[test]

@@ -9,12 +9,12 @@
 
 use kairos_time::{IsoDuration, RepeatCycle, parse_instant};
 
-use super::process::ScopeKind;
+use super::process::{Pending, ScopeKind};
 use super::{Ctx, is_expression};
 use crate::error::quote;
 use crate::model::{
-    BoundaryEvent, CatchEvent, Conditional, EndEvent, ErrorRef, EscalationRef, EventTrigger, MessageRef, NodeIdx,
-    NodeKind, SignalRef, StartEvent, ThrowEvent, Timer, TimerKind, TimerValue,
+    BoundaryEvent, CatchEvent, Compensation, Conditional, EndEvent, ErrorRef, EscalationRef, EventTrigger, MessageRef,
+    NodeIdx, NodeKind, SignalRef, StartEvent, ThrowEvent, Timer, TimerKind, TimerValue,
 };
 use crate::xml::Element;
 
@@ -29,6 +29,7 @@ enum Def {
     Link,
     Escalation,
     Conditional,
+    Compensate,
 }
 
 impl Def {
@@ -42,6 +43,7 @@ impl Def {
             Def::Link => "linkEventDefinition",
             Def::Escalation => "escalationEventDefinition",
             Def::Conditional => "conditionalEventDefinition",
+            Def::Compensate => "compensateEventDefinition",
         }
     }
 
@@ -55,6 +57,7 @@ impl Def {
             Def::Link,
             Def::Escalation,
             Def::Conditional,
+            Def::Compensate,
         ]
         .into_iter()
         .find(|d| d.tag() == tag)
@@ -64,7 +67,6 @@ impl Def {
 /// Event definitions that have execution semantics kairos does not implement.
 fn unsupported_definition_reason(tag: &str) -> Option<&'static str> {
     Some(match tag {
-        "compensateEventDefinition" => "compensation is not supported",
         "cancelEventDefinition" => "cancel events (transactions) are not supported",
         "eventDefinitionRef" => "shared event definitions are not supported: define the event inline",
         _ => return None,
@@ -108,6 +110,12 @@ fn trigger(ctx: &mut Ctx<'_>, el: &Element, def: Def, def_el: &Element) -> Optio
         Def::Link => link_name(ctx, el, def_el).map(EventTrigger::Link),
         Def::Escalation => Some(EventTrigger::Escalation(escalation_ref(ctx, def_el))),
         Def::Conditional => conditional(ctx, el, def_el).map(EventTrigger::Conditional),
+        Def::Compensate => {
+            if def_el.attr("activityRef").is_some() {
+                ctx.problem_at(def_el, el, "a catching compensateEventDefinition has no activityRef");
+            }
+            Some(EventTrigger::Compensate)
+        }
         Def::Terminate => None,
     }
 }
@@ -162,7 +170,7 @@ pub(crate) fn start_event(ctx: &mut Ctx<'_>, el: &Element, scope: ScopeKind) -> 
         ScopeKind::Process => &[Def::Timer, Def::Message, Def::Signal],
         ScopeKind::SubProcess => &[],
         ScopeKind::EventSubProcess => {
-            &[Def::Timer, Def::Message, Def::Signal, Def::Error, Def::Escalation, Def::Conditional]
+            &[Def::Timer, Def::Message, Def::Signal, Def::Error, Def::Escalation, Def::Conditional, Def::Compensate]
         }
     };
     let trigger = match definition(ctx, el, allowed) {
@@ -171,7 +179,7 @@ pub(crate) fn start_event(ctx: &mut Ctx<'_>, el: &Element, scope: ScopeKind) -> 
             if scope == ScopeKind::EventSubProcess {
                 ctx.problem(
                     el,
-                    "the start event of an event sub-process needs a timer, message, signal or error definition",
+                    "the start event of an event sub-process needs a timer, message, signal, error, escalation, conditional or compensate definition",
                 );
             }
             EventTrigger::None
@@ -190,14 +198,21 @@ pub(crate) fn start_event(ctx: &mut Ctx<'_>, el: &Element, scope: ScopeKind) -> 
     })
 }
 
-pub(crate) fn end_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
-    let end = match definition(ctx, el, &[Def::Terminate, Def::Error, Def::Signal, Def::Message, Def::Escalation]) {
+/// An end event and, for a compensation with `activityRef`, the raw reference (resolved once
+/// every node of the process is known).
+pub(crate) fn end_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<Pending>) {
+    let allowed = [Def::Terminate, Def::Error, Def::Signal, Def::Message, Def::Escalation, Def::Compensate];
+    let end = match definition(ctx, el, &allowed) {
         Ok(Some((Def::Terminate, _))) => EndEvent::Terminate,
+        Ok(Some((Def::Compensate, def_el))) => {
+            let (compensation, pending) = compensation(ctx, el, def_el);
+            return (NodeKind::EndEvent(EndEvent::Compensate(compensation)), pending);
+        }
         Ok(Some((Def::Signal, def_el))) => {
             signal_ref(ctx, el, def_el.attr("signalRef")).map_or(EndEvent::None, EndEvent::Signal)
         }
         Ok(Some((Def::Message, def_el))) => match message_throw(ctx, el, def_el) {
-            Some(task) => return task,
+            Some(task) => return (task, None),
             None => EndEvent::None,
         },
         Ok(Some((Def::Escalation, def_el))) => EndEvent::Escalation(escalation_ref(ctx, def_el)),
@@ -207,17 +222,33 @@ pub(crate) fn end_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
         },
         Ok(None) | Err(()) => EndEvent::None,
     };
-    NodeKind::EndEvent(end)
+    (NodeKind::EndEvent(end), None)
+}
+
+/// A throwing `compensateEventDefinition`: its `activityRef` (resolved later) and
+/// `waitForCompletion` (BPMN 2.0's default: true).
+fn compensation(ctx: &mut Ctx<'_>, el: &Element, def_el: &Element) -> (Compensation, Option<Pending>) {
+    let wait_for_completion = ctx.boolean(el, "waitForCompletion", def_el.attr("waitForCompletion"), true);
+    let reference = def_el.attr("activityRef").map(str::trim);
+    if reference == Some("") {
+        ctx.problem_at(def_el, el, "compensateEventDefinition has an empty activityRef");
+    }
+    let pending = reference.filter(|r| !r.is_empty()).map(|r| Pending::ActivityRef(r.to_owned()));
+    (Compensation { activity: None, wait_for_completion }, pending)
 }
 
 /// A boundary event and its raw `attachedToRef` (resolved once every node of
 /// the scope is known).
 pub(crate) fn boundary_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<String>) {
-    let allowed = [Def::Timer, Def::Error, Def::Message, Def::Signal, Def::Escalation, Def::Conditional];
+    let allowed =
+        [Def::Timer, Def::Error, Def::Message, Def::Signal, Def::Escalation, Def::Conditional, Def::Compensate];
     let trigger = match definition(ctx, el, &allowed) {
         Ok(Some((def, def_el))) => trigger(ctx, el, def, def_el),
         Ok(None) => {
-            ctx.problem(el, "needs a timer, error, message, signal, escalation or conditional event definition");
+            ctx.problem(
+                el,
+                "needs a timer, error, message, signal, escalation, conditional or compensate event definition",
+            );
             None
         }
         Err(()) => None,
@@ -253,11 +284,17 @@ pub(crate) fn catch_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
 }
 
 /// A throwing intermediate event and, for a link, its raw name (resolved to
-/// the catching link event once every node of the scope is known).
-pub(crate) fn throw_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<String>) {
-    let (mut signal, mut link, mut escalation) = (None, None, None);
-    match definition(ctx, el, &[Def::Signal, Def::Message, Def::Link, Def::Escalation]) {
+/// the catching link event once every node of the scope is known), or a compensation's
+/// `activityRef`.
+pub(crate) fn throw_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<Pending>) {
+    let (mut signal, mut link, mut escalation, mut compensate) = (None, None, None, None);
+    let mut pending = None;
+    match definition(ctx, el, &[Def::Signal, Def::Message, Def::Link, Def::Escalation, Def::Compensate]) {
         Ok(Some((Def::Signal, def_el))) => signal = signal_ref(ctx, el, def_el.attr("signalRef")),
+        Ok(Some((Def::Compensate, def_el))) => {
+            let (c, p) = compensation(ctx, el, def_el);
+            (compensate, pending) = (Some(c), p);
+        }
         Ok(Some((Def::Escalation, def_el))) => escalation = Some(escalation_ref(ctx, def_el)),
         Ok(Some((Def::Message, def_el))) => {
             if let Some(task) = message_throw(ctx, el, def_el) {
@@ -267,7 +304,8 @@ pub(crate) fn throw_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<
         Ok(Some((_, def_el))) => link = link_name(ctx, el, def_el),
         Ok(None) | Err(()) => {}
     }
-    (NodeKind::IntermediateThrowEvent(ThrowEvent { signal, link: None, escalation }), link)
+    let pending = pending.or(link.map(Pending::Link));
+    (NodeKind::IntermediateThrowEvent(ThrowEvent { signal, link: None, escalation, compensate }), pending)
 }
 
 /// Reads a `timerEventDefinition`: exactly one of timeDate, timeDuration,

@@ -6,6 +6,7 @@
 //! does not hide the ten other mistakes in the file. A model is only handed
 //! out when no problem was found.
 
+mod compensation;
 mod diagram;
 mod event;
 mod node;

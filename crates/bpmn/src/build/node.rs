@@ -38,7 +38,9 @@ pub(crate) fn unsupported_reason(local: &str) -> &'static str {
     match local {
         "scriptTask" => "kairos runs no scripts: use a serviceTask with kairos:handler",
         "complexGateway" => "use an exclusive, parallel or inclusive gateway",
-        "transaction" => "transactions and compensation are not supported",
+        "transaction" => {
+            "transactions (and their cancel events) are not supported: use an embedded sub-process with compensation handlers"
+        }
         "adHocSubProcess" => "ad-hoc sub-processes are not supported",
         "callChoreography" | "subChoreography" | "choreographyTask" => "choreographies are not executable",
         _ => "kairos does not execute this element",
@@ -76,7 +78,8 @@ pub(crate) fn is_activity_child(local: &str) -> bool {
 
 /// Reads the kind of `el` (tag `tag`). Problems are recorded in `ctx`;
 /// the answer is then a harmless stand-in so validation can go on.
-/// The second value is the raw `attachedToRef` of a boundary event.
+/// The second value is what the node names by text, resolved once every node is known (a
+/// boundary event's `attachedToRef`, a link's name, a compensation's `activityRef`).
 pub(crate) fn read_kind(
     ctx: &mut Ctx<'_>,
     el: &Element,
@@ -85,21 +88,15 @@ pub(crate) fn read_kind(
 ) -> (NodeKind, Option<Pending>) {
     check_children(ctx, el, tag);
     vendor::check_extensions(ctx, el);
-    if is_activity(tag) && ctx.boolean(el, "isForCompensation", el.attr("isForCompensation"), false) {
-        ctx.unsupported(el, "compensation handlers are not supported");
-    }
     let kind = match tag {
         "startEvent" => event::start_event(ctx, el, scope),
-        "endEvent" => event::end_event(ctx, el),
+        "endEvent" => return event::end_event(ctx, el),
         "boundaryEvent" => {
             let (kind, attached) = event::boundary_event(ctx, el);
             return (kind, attached.map(Pending::AttachedTo));
         }
         "intermediateCatchEvent" => event::catch_event(ctx, el),
-        "intermediateThrowEvent" => {
-            let (kind, link) = event::throw_event(ctx, el);
-            return (kind, link.map(Pending::Link));
-        }
+        "intermediateThrowEvent" => return event::throw_event(ctx, el),
         "userTask" => NodeKind::UserTask(vendor::user_task(ctx, el)),
         "serviceTask" | "sendTask" | "businessRuleTask" => service_task(ctx, el, tag),
         "receiveTask" => {

@@ -23,7 +23,6 @@ const IGNORED_IN_SCOPE: &[&str] = &[
     "extensionElements",
     "laneSet",
     "textAnnotation",
-    "association",
     "dataObject",
     "dataObjectReference",
     "dataStoreReference",
@@ -48,6 +47,8 @@ pub(crate) enum Pending {
     AttachedTo(String),
     /// A throwing link event's name.
     Link(String),
+    /// A compensation throw's `activityRef`.
+    ActivityRef(String),
 }
 
 /// The arenas being filled, plus what each node still has to resolve.
@@ -55,7 +56,7 @@ pub(crate) struct ProcessBuilder<'e> {
     pub nodes: Vec<FlowNode>,
     /// The element of each node, by index (for references and messages).
     pub node_els: Vec<&'e Element>,
-    /// What each node still names by text (boundary events, link throws).
+    /// What each node still names by text (boundary events, link throws, compensation throws).
     pub pending: Vec<Option<Pending>>,
     /// Each `<sequenceFlow>` element with the scope it sits in.
     pub flow_els: Vec<(&'e Element, Option<NodeIdx>)>,
@@ -64,6 +65,9 @@ pub(crate) struct ProcessBuilder<'e> {
     pub node_ids: HashMap<String, NodeIdx>,
     /// Ids of refused elements: flows to them are not reported a second time.
     pub refused_ids: HashSet<String>,
+    /// Every `<association>` of the process and its sub-processes (a compensation boundary
+    /// event names its handler by one; the others only connect annotations).
+    pub associations: Vec<&'e Element>,
 }
 
 pub(crate) fn build_process(ctx: &mut Ctx<'_>, el: &Element) -> Option<Process> {
@@ -81,6 +85,7 @@ pub(crate) fn build_process(ctx: &mut Ctx<'_>, el: &Element) -> Option<Process> 
         scopes: vec![(None, ScopeKind::Process, el)],
         node_ids: HashMap::new(),
         refused_ids: HashSet::new(),
+        associations: Vec::new(),
     };
     walk_scope(ctx, &mut b, el, None, ScopeKind::Process);
     let linked = validate::link(ctx, &mut b);
@@ -124,6 +129,8 @@ fn walk_scope<'e>(
         let name = child.local.as_str();
         if name == "sequenceFlow" {
             b.flow_els.push((child, scope));
+        } else if name == "association" {
+            b.associations.push(child);
         } else if let Some(tag) = node::flow_node_tag(name) {
             let Some(idx) = add_node(ctx, b, child, tag, scope, kind) else { continue };
             if let NodeKind::SubProcess(sub) = &b.nodes[idx.index()].kind {
@@ -156,6 +163,8 @@ fn add_node<'e>(
     let common = vendor::common(ctx, el);
     let multi_instance = if node::is_activity(tag) { vendor::multi_instance(ctx, el) } else { None };
     let io = vendor::io_mapping(ctx, el);
+    let for_compensation =
+        node::is_activity(tag) && ctx.boolean(el, "isForCompensation", el.attr("isForCompensation"), false);
     let pos = ctx.pos(el);
     let idx = NodeIdx(b.nodes.len() as u32);
     b.nodes.push(FlowNode {
@@ -174,6 +183,8 @@ fn add_node<'e>(
         retry_time_cycle: common.retry_time_cycle,
         multi_instance,
         io,
+        for_compensation,
+        compensation_handler: None,
         line: pos.line,
         column: pos.column,
     });

@@ -38,6 +38,7 @@ pub(crate) fn link<'e>(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'e>) -> Linked<
     check_flow_ends(ctx, b, &linked);
     link_defaults(ctx, b, &linked);
     link_boundary_events(ctx, b);
+    super::compensation::link(ctx, b);
     link_link_events(ctx, b);
     check_start_events(ctx, b);
     check_event_gateways(ctx, b, &linked);

@@ -107,6 +107,12 @@ pub enum EventTrigger {
     /// place a throwing link event of the same scope and name continues at.
     /// Nothing is awaited: the token passes through.
     Link(String),
+    /// A `compensateEventDefinition`: on a boundary event, it marks the activity's
+    /// compensation handler (the `isForCompensation` activity its association points to); on
+    /// the start event of an event sub-process inside an embedded sub-process, that event
+    /// sub-process compensates the sub-process instead of its inner handlers. Nothing is
+    /// awaited: a compensation throw starts them.
+    Compensate,
 }
 
 /// A resolved `messageRef`: correlation uses `name`.
@@ -212,6 +218,8 @@ pub enum EndEvent {
     /// `escalationEventDefinition`: escalates to the nearest catching boundary
     /// event or event sub-process (if any), then ends the path.
     Escalation(EscalationRef),
+    /// `compensateEventDefinition`: compensates, then ends the path.
+    Compensate(Compensation),
 }
 
 /// `userTask` details (SPEC P5). Lists come from comma lists in the vendor
@@ -353,6 +361,25 @@ pub struct ThrowEvent {
     pub link: Option<Link>,
     /// An escalation raised before the token passes on.
     pub escalation: Option<EscalationRef>,
+    /// A compensation thrown: the token passes on once its handlers finished.
+    pub compensate: Option<Compensation>,
+}
+
+/// A throwing `compensateEventDefinition` (BPMN 2.0 §10.5.5, §10.7): which completed
+/// activities of the throw's scope are compensated. Their handlers run one after the other,
+/// the last completed first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Compensation {
+    /// `activityRef`: that activity alone (each of its completed executions); `None`: every
+    /// completed activity of the scope that has a compensation handler, and every completed
+    /// embedded sub-process holding such activities. The scope is the throw's own, or, for a
+    /// throw inside an event sub-process, the scope that event sub-process sits in.
+    pub activity: Option<NodeIdx>,
+    /// `waitForCompletion` (default true): the throw goes on once the handlers finished; when
+    /// false it goes on at once, and the handlers run beside it (their scope completes only
+    /// after them, as after any token of it).
+    pub wait_for_completion: bool,
 }
 
 /// A conditional event's condition.

@@ -193,6 +193,17 @@ impl Process {
     }
 }
 
+impl Process {
+    /// The compensation event sub-process directly inside the embedded sub-process `scope`
+    /// (one whose start event has a `compensateEventDefinition`), if it has one.
+    pub fn compensation_event_sub_process(&self, scope: NodeIdx) -> Option<NodeIdx> {
+        self.event_sub_processes_in(Some(scope)).find(|&esp| {
+            self.start_events_in(Some(esp))
+                .any(|s| matches!(self.node(s).kind.trigger(), Some(EventTrigger::Compensate)))
+        })
+    }
+}
+
 /// How long history is kept: Camunda writes whole days (`180`) or an ISO 8601
 /// duration (`P180D`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -238,6 +249,12 @@ pub struct FlowNode {
     pub multi_instance: Option<MultiInstance>,
     /// `camunda:inputOutput` of an activity.
     pub io: Option<IoMapping>,
+    /// `isForCompensation="true"`: a compensation handler, entered only by a compensation
+    /// throw (it has no sequence flows).
+    pub for_compensation: bool,
+    /// The compensation handler of this activity: the `isForCompensation` activity the
+    /// `association` of its compensation boundary event points to.
+    pub compensation_handler: Option<NodeIdx>,
     /// 1-based line of the element.
     pub line: u32,
     /// 1-based column of the element.

@@ -132,7 +132,9 @@ pub(super) async fn walk_instance(store: &dyn Store, ctx: &Ctx, id: &str, out: &
 /// waiting for neither is.
 async fn no_jobs(store: &dyn Store, id: &str, out: &mut Vec<Finding>) -> Result<(), Error> {
     let tasks = q::open_tasks(store, id).await?;
-    let subscriptions = q::subscriptions(store, id).await?;
+    // A 'compensate' row is what an activity completed (kept for its compensation), not a wait.
+    let subscriptions: Vec<_> =
+        q::subscriptions(store, id).await?.into_iter().filter(|r| r.event_type != "compensate").collect();
     let mut waits: Vec<String> = tasks
         .iter()
         .map(|r| {

@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use kairos_bpmn::{EventTrigger, FlowIdx, FlowNode, NodeIdx, NodeKind, ThrowEvent};
+use kairos_bpmn::{EndEvent, EventTrigger, FlowIdx, FlowNode, NodeIdx, NodeKind, ThrowEvent};
 
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::{CalledStart, Runtime, ServiceCall, Step};
@@ -126,6 +126,8 @@ impl Runtime<'_> {
                 self.push_leave(exec, node)
             }
             NodeKind::IntermediateCatchEvent(c) => self.enter_catch_event(exec, &n, &c.trigger)?,
+            NodeKind::IntermediateThrowEvent(ThrowEvent { compensate: Some(c), .. })
+            | NodeKind::EndEvent(EndEvent::Compensate(c)) => self.enter_compensation_throw(exec, node, c)?,
             NodeKind::IntermediateThrowEvent(t) => self.enter_throw_event(exec, node, t)?,
             NodeKind::EndEvent(end) => self.enter_end_event(exec, &n, end)?,
             NodeKind::UserTask(_) => self.create_task(exec, &n)?,
@@ -158,6 +160,10 @@ impl Runtime<'_> {
         // the body; and before an async-after job is made, not again after it.
         let body = self.inst.execution(exec).is_some_and(|e| e.is_mi_root);
         let after_job = skip_async && n.async_after;
+        // Before the outputs drop the inputs: a completed sub-process's snapshot keeps them.
+        if !(body || after_job) {
+            self.record_completion(exec, node, &n);
+        }
         if let Some(io) = n.io.as_ref().filter(|_| !(body || after_job)) {
             self.map_outputs(exec, &n.id, io)?;
         }
@@ -214,7 +220,7 @@ impl Runtime<'_> {
         self.remove_execution_tree(exec, None);
         let tokens_left =
             self.inst.executions.iter().any(|x| x.parent_id.as_deref() == Some(&scope) && !x.is_event_scope);
-        if tokens_left {
+        if tokens_left || self.compensation_step_done(&scope)? {
             return Ok(());
         }
         if scope == self.inst.id {

@@ -11,6 +11,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("top", "propagation.rs", include_str!("propagation.rs")),
     ("behaviour", "boundary.rs", include_str!("behaviour/boundary.rs")),
     ("behaviour", "call_activity.rs", include_str!("behaviour/call_activity.rs")),
+    ("behaviour", "compensation.rs", include_str!("behaviour/compensation.rs")),
     ("behaviour", "events.rs", include_str!("behaviour/events.rs")),
     ("behaviour", "gateways.rs", include_str!("behaviour/gateways.rs")),
     ("behaviour", "multi_instance.rs", include_str!("behaviour/multi_instance.rs")),

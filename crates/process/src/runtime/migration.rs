@@ -50,13 +50,22 @@ impl Runtime<'_> {
             }
         }
         // Every wait goes; async continuations and external tasks follow their activity.
-        let event_scopes: Vec<String> =
-            self.inst.executions.iter().filter(|e| e.is_event_scope).map(|e| e.id.clone()).collect();
+        // Compensations stay (with their activities mapped): they are what completed, not waits.
+        let event_scopes: Vec<String> = self
+            .inst
+            .executions
+            .iter()
+            .filter(|e| e.is_event_scope && !self.is_compensation_snapshot(e))
+            .map(|e| e.id.clone())
+            .collect();
         for es in event_scopes {
             self.remove_execution_tree(&es, None);
         }
         self.inst.jobs.retain(|j| j.kind != JobKind::Timer);
-        self.inst.subscriptions.clear();
+        self.inst.subscriptions.retain(|s| s.event_type == EventType::Compensate);
+        for s in &mut self.inst.subscriptions {
+            s.activity_id = migration.target_of(&s.activity_id).to_string();
+        }
         for j in &mut self.inst.jobs {
             j.activity_id = migration.target_of(&j.activity_id).to_string();
         }
@@ -133,7 +142,7 @@ impl Runtime<'_> {
             .inst
             .executions
             .iter()
-            .filter(|e| e.is_event_scope)
+            .filter(|e| e.is_event_scope && !self.is_compensation_snapshot(e))
             .filter(|e| !self.inst.jobs.iter().any(|j| j.execution_id == e.id))
             .filter(|e| !self.inst.subscriptions.iter().any(|s| s.execution_id == e.id))
             .map(|e| e.id.clone())

@@ -14,8 +14,9 @@ impl Runtime<'_> {
         for &b in &n.boundary_events {
             let bn = self.node(b).clone();
             let Some(trigger) = bn.kind.trigger().cloned() else { continue };
-            if matches!(trigger, EventTrigger::Error(_) | EventTrigger::Escalation(_)) {
-                continue; // errors and escalations are looked up when thrown
+            if matches!(trigger, EventTrigger::Error(_) | EventTrigger::Escalation(_) | EventTrigger::Compensate) {
+                continue; // errors and escalations are looked up when thrown; a compensation's
+                // handler is kept when the activity completes
             }
             let es = (self.env.ids)();
             self.inst.executions.push(Execution {

@@ -90,7 +90,7 @@ impl Runtime<'_> {
     pub(crate) fn terminate_scope(&mut self, exec: &str, at: &str) -> Result<()> {
         let scope = self.inst.execution(exec).and_then(|e| e.parent_id.clone()).unwrap_or_default();
         let reason = format!("terminated by {at}");
-        self.remove_children(&scope, Some(&reason));
+        self.remove_children_but_compensations(&scope, &reason);
         self.prune_agenda();
         if scope == self.inst.id {
             self.end_instance(Some(at.to_string()), None);

@@ -5,6 +5,7 @@
 
 mod boundary;
 mod call_activity;
+mod compensation;
 mod events;
 mod gateways;
 mod multi_instance;

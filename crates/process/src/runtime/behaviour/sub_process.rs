@@ -6,6 +6,7 @@ use kairos_bpmn::{EventTrigger, FlowNode, NodeIdx, NodeKind};
 
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::Runtime;
+use crate::state::EventType;
 
 impl Runtime<'_> {
     /// An embedded sub-process: its token becomes a scope execution, its event sub-processes
@@ -63,9 +64,11 @@ impl Runtime<'_> {
         let esp_id = self.node(esp).id.clone();
         if interrupting {
             let reason = format!("interrupted by event sub-process {esp_id}");
-            self.remove_children(scope, Some(&reason));
+            // What the scope completed stays compensable: an error event sub-process that
+            // compensates is the usual way to undo a failed sub-process.
+            self.remove_children_but_compensations(scope, &reason);
             self.inst.jobs.retain(|j| j.execution_id != scope);
-            self.inst.subscriptions.retain(|s| s.execution_id != scope);
+            self.inst.subscriptions.retain(|s| s.execution_id != scope || s.event_type == EventType::Compensate);
             self.prune_agenda();
         }
         // The event sub-process runs as a scope token of `scope` (not in history itself: its

@@ -12,6 +12,11 @@ use crate::state::*;
 impl Runtime<'_> {
     pub(crate) fn new_token(&mut self, parent: &str, at: NodeIdx) -> String {
         let id = (self.env.ids)();
+        self.new_token_with_id(parent, at, id)
+    }
+
+    /// [`Runtime::new_token`] with an id chosen by the caller (unique in the instance's tree).
+    pub(crate) fn new_token_with_id(&mut self, parent: &str, at: NodeIdx, id: String) -> String {
         let activity = Some(self.node(at).id.clone());
         self.inst.executions.push(Execution {
             id: id.clone(),
@@ -41,6 +46,22 @@ impl Runtime<'_> {
             .collect();
         for c in children {
             self.remove_execution_tree(&c, reason);
+        }
+    }
+
+    /// Removes every child of `parent` but its compensation snapshots: the scope goes on (a
+    /// terminate end completes it, an interrupting event sub-process runs in it), and what it
+    /// completed stays compensable.
+    pub(crate) fn remove_children_but_compensations(&mut self, parent: &str, reason: &str) {
+        let doomed: Vec<String> = self
+            .inst
+            .children(parent)
+            .into_iter()
+            .filter(|e| !self.is_compensation_snapshot(e))
+            .map(|e| e.id.clone())
+            .collect();
+        for e in doomed {
+            self.remove_execution_tree(&e, Some(reason));
         }
     }
 
@@ -137,6 +158,23 @@ impl Runtime<'_> {
         }
         let mi_roots: HashSet<String> =
             self.inst.executions.iter().filter(|e| e.is_mi_root).map(|e| e.id.clone()).collect();
+        // A throw compensating a sub-process holds its handler's token through the snapshot
+        // (or nested snapshots): it is a container too, not a wait.
+        let mut holders = Vec::new();
+        for e in self.inst.executions.iter().filter(|e| tokens.contains_key(&e.id) && self.is_compensation_snapshot(e))
+        {
+            let mut at = e;
+            while let Some(parent) = at.parent_id.as_deref().and_then(|p| self.inst.execution(p)) {
+                holders.push(parent.id.clone());
+                if !self.is_compensation_snapshot(parent) {
+                    break;
+                }
+                at = parent;
+            }
+        }
+        for h in holders {
+            tokens.entry(h).or_default();
+        }
         for e in &mut self.inst.executions {
             if let Some(p) = e.parent_id.as_deref().filter(|_| !e.is_event_scope && !e.is_mi_root) {
                 // Instances of a multi-instance body are concurrent even when one is left.
@@ -191,6 +229,16 @@ impl Runtime<'_> {
         }
         self.inst.tasks.retain(|t| t.id != task_id);
         self.inst.variables.retain(|v| v.task_id.as_deref() != Some(task_id));
+    }
+
+    /// A completed embedded sub-process kept for its compensation (an event-scope execution at
+    /// the sub-process, see `behaviour/compensation.rs`), not a boundary event's wait.
+    pub(crate) fn is_compensation_snapshot(&self, e: &Execution) -> bool {
+        e.is_event_scope
+            && e.activity
+                .as_deref()
+                .and_then(|a| self.env.process.node_by_id(a))
+                .is_some_and(|n| matches!(n.kind, NodeKind::SubProcess(_)))
     }
 
     pub(crate) fn is_mi_child(&self, exec: &str, activity: &str) -> bool {
