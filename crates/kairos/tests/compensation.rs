@@ -148,6 +148,10 @@ async fn a_compensation_runs_from_rows_and_waits_for_a_dead_lettered_handler(bac
         ["start", "booking", "bookingStart", "bookHotel", "bookingEnd", "charge", "decide", "undo"]
     );
 
+    // /metrics's compensation failures see it, told from other jobs by its execution.
+    let (retrying, dead_letters, oldest) = engine.incidents().compensation_failures().await.unwrap();
+    assert_eq!((retrying, dead_letters, oldest.is_some()), (0, 1, true));
+
     // The operator fixes the service and moves the job back: the refund runs, then the hotel.
     healthy.store(true, Ordering::SeqCst);
     engine.store().deadletter_move(&text(&job[1]), 1).await.unwrap();

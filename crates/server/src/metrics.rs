@@ -199,6 +199,25 @@ async fn reconcile_metrics(registry: &mut Registry, engine: &kairos::Engine) {
         }
         registry.register("kairos_incidents", "Reconciliation incidents and repairs by kind and status", family);
     }
+    if let (Ok((retrying, dead, oldest)), Ok(now)) =
+        (engine.incidents().compensation_failures().await, db.db_now().await)
+    {
+        let family = Family::<StatusLabel, Gauge<i64>>::default();
+        family.get_or_create(&StatusLabel { status: "retrying".into() }).set(retrying);
+        family.get_or_create(&StatusLabel { status: "dead-letter".into() }).set(dead);
+        registry.register(
+            "kairos_compensation_failures",
+            "Compensation handlers' jobs that failed: still retrying, or dead letters waiting for an operator",
+            family,
+        );
+        let g = Gauge::<f64, AtomicU64>::default();
+        g.set(oldest.map_or(0.0, |t| now.duration_since(t).as_secs_f64().max(0.0)));
+        registry.register(
+            "kairos_compensation_oldest_failure_age_seconds",
+            "Age of the oldest dead-letter job of a compensation handler (0 when none)",
+            g,
+        );
+    }
     if let (Ok(oldest), Ok(now)) = (engine.incidents().oldest_open().await, db.db_now().await) {
         let g = Gauge::<f64, AtomicU64>::default();
         g.set(oldest.map_or(0.0, |t| now.duration_since(t).as_secs_f64().max(0.0)));

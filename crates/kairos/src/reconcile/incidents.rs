@@ -84,6 +84,12 @@ impl Incidents<'_> {
         Ok(db::counts(self.engine.store().as_ref()).await?)
     }
 
+    /// Failed compensation handlers' jobs: (retrying, dead letters, the oldest dead letter's
+    /// creation), for `/metrics`.
+    pub async fn compensation_failures(&self) -> Result<(i64, i64, Option<Timestamp>), Error> {
+        Ok(kairos_store_engine::doctor::cluster::compensation_failures(self.engine.store().as_ref()).await?)
+    }
+
     /// When the oldest incident waiting for a person was opened.
     pub async fn oldest_open(&self) -> Result<Option<Timestamp>, Error> {
         Ok(db::oldest_open(self.engine.store().as_ref()).await?)

@@ -105,3 +105,18 @@ pub async fn recent_attempt_times(store: &dyn Store, limit: u32) -> Result<Vec<A
         })
         .collect()
 }
+
+/// Compensation handlers' jobs that failed (SPEC C8, seed 002 §39): (still retrying, dead
+/// letters, when the oldest of them was created). A handler runs on an execution named
+/// `{instance}:c{order}` (a process execution id has no colon), which is how its jobs are told
+/// from the others.
+pub async fn compensation_failures(db: &dyn kairos_store::Sql) -> Result<(i64, i64, Option<Timestamp>)> {
+    let sql = "SELECT (SELECT COUNT(*) FROM ACT_RU_JOB WHERE EXECUTION_ID_ LIKE '%:c%' AND EXCEPTION_MSG_ IS NOT NULL) AS r, \
+               (SELECT COUNT(*) FROM ACT_RU_DEADLETTER_JOB WHERE EXECUTION_ID_ LIKE '%:c%') AS d, \
+               (SELECT MIN(CREATE_TIME_) FROM ACT_RU_DEADLETTER_JOB WHERE EXECUTION_ID_ LIKE '%:c%') AS t";
+    let rows = crate::Rows::read(db, "ACT_RU_JOB", &["r", "d", "t"], sql, &[]).await?;
+    match rows.first() {
+        Some(r) => Ok((r.int("r")?, r.int("d")?, r.opt_instant("t")?)),
+        None => Ok((0, 0, None)),
+    }
+}
