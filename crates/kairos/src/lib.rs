@@ -25,6 +25,7 @@ mod error;
 pub mod outbox;
 pub mod process;
 pub mod reconcile;
+pub mod saga;
 pub mod scheduler;
 mod store_url;
 pub mod transaction;

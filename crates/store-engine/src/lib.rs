@@ -22,6 +22,7 @@ pub mod incidents;
 pub mod outbox;
 pub mod process;
 pub mod reconcile;
+pub mod saga;
 pub mod scheduler;
 
 pub use row::{Row, Rows};
