@@ -133,7 +133,7 @@ async fn schedule_reconcile(engine: &Engine, every: kairos::SignedDuration) -> R
     .map_err(|e| CliError::failure(e.to_string()))?;
     let trigger: kairos::scheduler::TriggerSpec = serde_json::from_value(serde_json::json!({
         "name": RECONCILE_JOB, "group": RECONCILE_GROUP, "jobName": RECONCILE_JOB, "jobGroup": RECONCILE_GROUP,
-        "simple": {"interval": format!("{every:#}"), "repeatCount": -1},
+        "simple": {"interval": every.to_string(), "repeatCount": -1},
         "misfirePolicy": "fireNow",
     }))
     .map_err(|e| CliError::failure(e.to_string()))?;

@@ -422,7 +422,7 @@ impl Reconciler {
                 let sla = rule.sla.unwrap_or_default();
                 match since.and_then(|s| s.checked_add(sla).ok()) {
                     Some(due) if due <= now => Some(incident(format!(
-                        "{} past its SLA of {sla:#} (since {})",
+                        "{} past its SLA of {sla} (since {})",
                         rule.id,
                         since.map(|s| s.to_string()).unwrap_or_default()
                     ))),

@@ -159,7 +159,7 @@ mod opt_duration {
 
     pub fn serialize<S: Serializer>(d: &Option<SignedDuration>, ser: S) -> Result<S::Ok, S::Error> {
         match d {
-            Some(d) => ser.serialize_str(&format!("{d:#}")),
+            Some(d) => ser.serialize_str(&d.to_string()),
             None => ser.serialize_none(),
         }
     }
