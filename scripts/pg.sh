@@ -166,9 +166,13 @@ EOF
     fi
 }
 
+# The settings written at every start (included by postgresql.conf), so that a cluster made by
+# an older pg.sh gets them on its next start too: the port, and room for prepared transactions —
+# the opt-in two-phase commit (docs/two-phase-commit.md) and its tests PREPARE TRANSACTION, which
+# PostgreSQL refuses while max_prepared_transactions is 0 (its default).
 write_port() {
     echo "$1" >"$PORT_FILE"
-    echo "port = $1" | as_owner tee "$DATA/kairos_port.conf" >/dev/null
+    printf 'port = %s\nmax_prepared_transactions = 64\n' "$1" | as_owner tee "$DATA/kairos_port.conf" >/dev/null
 }
 
 create_role_and_db() {

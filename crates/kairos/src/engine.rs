@@ -41,6 +41,7 @@ pub struct EngineBuilder {
     migrate: bool,
     outbox: crate::outbox::OutboxSettings,
     sinks: std::collections::HashMap<String, Arc<dyn crate::outbox::Sink>>,
+    two_phase: Option<(sqlx::PgPool, crate::two_phase::RecoverySettings)>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -128,6 +129,14 @@ impl EngineBuilder {
         self
     }
 
+    /// Recovers the two-phase transactions (SPEC C11) between `business` and this engine's
+    /// database: a round when the engine starts, then one every `settings.every`. Refused at
+    /// build on a SQLite store.
+    pub fn two_phase_recovery(mut self, business: sqlx::PgPool, settings: crate::two_phase::RecoverySettings) -> Self {
+        self.two_phase = Some((business, settings));
+        self
+    }
+
     pub fn skip_migrations(mut self) -> Self {
         self.migrate = false;
         self
@@ -135,10 +144,13 @@ impl EngineBuilder {
 
     /// Connects to the store and brings its schema up to date.
     pub async fn build(mut self) -> Result<Engine, Error> {
-        let store = match self.store {
-            Some(s) => s,
-            None => crate::open_store(&self.url).await?,
+        let (store, postgres_pool) = match self.store {
+            Some(s) => (s, None),
+            None => crate::store_url::open_store_with_pool(&self.url).await?,
         };
+        if self.two_phase.is_some() && postgres_pool.is_none() {
+            return Err(crate::two_phase::needs_postgres());
+        }
         if self.migrate {
             store.migrate().await?;
         }
@@ -193,6 +205,8 @@ impl EngineBuilder {
             executor: Mutex::new(None),
             waker: Mutex::new(None),
             business: std::sync::OnceLock::new(),
+            postgres_pool,
+            two_phase: self.two_phase,
         })
     }
 }
@@ -228,6 +242,11 @@ pub struct Engine {
     /// routes of `/commands` write and read its `workflow_command` rows.
     business: std::sync::OnceLock<Arc<dyn kairos_store::Sql>>,
     outbox: Arc<crate::outbox::Outbox>,
+    /// The kairos database's pool when the store is PostgreSQL opened from its URL: the
+    /// two-phase commit prepares and commits on its connections.
+    postgres_pool: Option<sqlx::PgPool>,
+    /// The business database whose two-phase transactions this engine recovers, and how.
+    two_phase: Option<(sqlx::PgPool, crate::two_phase::RecoverySettings)>,
 }
 
 impl Engine {
@@ -249,6 +268,7 @@ impl Engine {
             migrate: true,
             outbox: Default::default(),
             sinks: default_sinks(),
+            two_phase: None,
         }
     }
 
@@ -266,6 +286,11 @@ impl Engine {
 
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    /// The kairos database's pool, when the store is PostgreSQL opened from its URL.
+    pub fn postgres_pool(&self) -> Option<&sqlx::PgPool> {
+        self.postgres_pool.as_ref()
     }
     /// The process engine: deployments, instances, tasks (SPEC P).
     /// Names the business database this node's command worker reads (SPEC C6; once: a second
@@ -334,6 +359,10 @@ impl Engine {
         let mut tasks = vec![self.scheduler.spawn_checkin(stopped.clone())];
         if self.outbox.settings().enabled {
             tasks.push(self.outbox.spawn(stopped.clone()));
+        }
+        if let (Some((business, settings)), Some(kairos)) = (&self.two_phase, &self.postgres_pool) {
+            let run = crate::two_phase::recovery_loop(kairos.clone(), business.clone(), *settings, stopped.clone());
+            tasks.push(tokio::spawn(run));
         }
         if let Some(every) = self.settings.history_cleanup_every {
             tasks.push(self.processes.spawn_history_cleanup(every, self.settings.job_log_retention, stopped));
