@@ -1,0 +1,397 @@
+//! The opt-in two-phase commit (SPEC C11, seed 002 §21) across two real PostgreSQL databases:
+//! a business row (`orders`) and a started instance commit together or not at all — also when
+//! the coordinator process is SIGKILLed at each step of the protocol, or the business
+//! database's connection is terminated there (`pg_terminate_backend`), once recovery has run.
+//!
+//! The coordinator is this test binary run again (`--exact child_coordinator`) with
+//! `KAIROS_FAULT_TWO_PHASE_PAUSE=<step>`: it prints `paused at <step> … business_pid=N` and
+//! waits for a line on stdin, so the test kills it (or the connection) exactly there.
+//!
+//! Needs `KAIROS_TEST_PG_URL` on a server with `max_prepared_transactions` > 0 (scripts/pg.sh
+//! sets 64); without either it skips, unless `KAIROS_REQUIRE_PG=1`, where it fails saying which.
+
+mod common;
+
+use kairos::Engine;
+use kairos::process::StartRequest;
+use kairos::two_phase::{self, GID_PREFIX, RecoverySettings, State, Step};
+use sqlx::PgPool;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const APPROVE: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <process id="approve" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="review"/>
+    <userTask id="review" name="Review"/>
+    <sequenceFlow id="f2" sourceRef="review" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+fn required() -> bool {
+    std::env::var("KAIROS_REQUIRE_PG").is_ok_and(|v| v == "1")
+}
+
+/// Two fresh databases on the test server: kairos's (migrated, the model deployed) and the
+/// business one (with `orders`).
+struct Dbs {
+    kairos_url: String,
+    business_url: String,
+    engine: Engine,
+    business: PgPool,
+}
+
+async fn setup() -> Option<Dbs> {
+    let Ok(base) = std::env::var("KAIROS_TEST_PG_URL") else {
+        assert!(!required(), "KAIROS_REQUIRE_PG=1 but KAIROS_TEST_PG_URL is not set");
+        eprintln!("skipped: KAIROS_TEST_PG_URL not set");
+        return None;
+    };
+    let admin = PgPool::connect(&base).await.expect("connect to KAIROS_TEST_PG_URL");
+    let (max,): (String,) = sqlx::query_as("SHOW max_prepared_transactions").fetch_one(&admin).await.unwrap();
+    if max == "0" {
+        assert!(
+            !required(),
+            "KAIROS_REQUIRE_PG=1 but the server of KAIROS_TEST_PG_URL has max_prepared_transactions = 0: the \
+             two-phase tests need prepared transactions (scripts/pg.sh sets 64; restart a cluster made before)"
+        );
+        eprintln!("skipped: max_prepared_transactions = 0 on KAIROS_TEST_PG_URL's server");
+        return None;
+    }
+    let suffix = kairos::new_id().replace('-', "");
+    let mut urls = vec![];
+    for side in ["k", "b"] {
+        let name = format!("kairos_tpc_{side}_{suffix}");
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&admin).await.unwrap();
+        let (head, tail) = base.split_once('?').map_or((base.as_str(), ""), |(h, t)| (h, t));
+        let root = head.rsplit_once('/').unwrap().0;
+        urls.push(if tail.is_empty() { format!("{root}/{name}") } else { format!("{root}/{name}?{tail}") });
+    }
+    admin.close().await;
+    let engine = Engine::builder(urls[0].clone()).node_id("test").executor_enabled(false).build().await.unwrap();
+    engine.processes().deploy("approve.bpmn", APPROVE).await.unwrap();
+    let business = two_phase::connect_business(&urls[1]).await.unwrap();
+    sqlx::query("CREATE TABLE orders (id TEXT PRIMARY KEY, status TEXT NOT NULL)").execute(&business).await.unwrap();
+    Some(Dbs { kairos_url: urls[0].clone(), business_url: urls[1].clone(), engine, business })
+}
+
+/// The business part and the engine part of one order, in one two-phase transaction.
+async fn submit(engine: &Engine, business: &PgPool, order: &str) -> Result<two_phase::Committed, kairos::Error> {
+    let mut tx = engine.two_phase(business)?.begin().await?;
+    sqlx::query("INSERT INTO orders (id, status) VALUES ($1, 'APPROVING')")
+        .bind(order)
+        .execute(tx.business())
+        .await
+        .map_err(two_phase::business_error)?;
+    tx.kairos()
+        .start(StartRequest {
+            process_definition_key: Some("approve".into()),
+            business_key: Some(order.into()),
+            ..Default::default()
+        })
+        .await?;
+    tx.commit().await
+}
+
+impl Dbs {
+    /// (business row, started instance) for `order`, as committed now.
+    async fn sides(&self, order: &str) -> (bool, bool) {
+        let (b,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM orders WHERE id = $1")
+            .bind(order)
+            .fetch_one(&self.business)
+            .await
+            .unwrap();
+        let pool = self.engine.postgres_pool().unwrap();
+        let (k,): (i64,) = sqlx::query_as(
+            "SELECT COUNT(*) FROM ACT_RU_EXECUTION e JOIN ACT_RU_TASK t ON t.PROC_INST_ID_ = e.ID_ \
+             WHERE e.BUSINESS_KEY_ = $1 AND e.ID_ = e.PROC_INST_ID_",
+        )
+        .bind(order)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        assert!(b <= 1 && k <= 1, "order {order}: {b} business rows, {k} instances");
+        (b == 1, k == 1)
+    }
+
+    /// Gids with kairos's prefix prepared on either database.
+    async fn prepared(&self) -> Vec<String> {
+        let l = self.engine.two_phase(&self.business).unwrap().list(true, 100).await.unwrap();
+        l.prepared_business.into_iter().chain(l.prepared_kairos).map(|p| p.gid).collect()
+    }
+
+    async fn states(&self) -> Vec<&'static str> {
+        let l = self.engine.two_phase(&self.business).unwrap().list(true, 100).await.unwrap();
+        l.transactions.into_iter().map(|t| t.state).collect()
+    }
+
+    async fn recover(&self) -> two_phase::Recovered {
+        self.engine.two_phase(&self.business).unwrap().recover(Duration::ZERO).await.unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_both_sides() {
+    let Some(d) = setup().await else { return };
+    let done = submit(&d.engine, &d.business, "o-1").await.unwrap();
+    assert!(done.finished);
+    assert_eq!(d.sides("o-1").await, (true, true));
+    assert_eq!(d.states().await, vec![State::Committed.as_str()]);
+    assert!(d.prepared().await.is_empty());
+    assert!(d.recover().await.is_empty(), "nothing is left for recovery");
+}
+
+/// A failure before the decision — the business statement, or the engine command — leaves
+/// neither side, and the row is closed ROLLED_BACK.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_before_the_decision_leaves_neither() {
+    let Some(d) = setup().await else { return };
+    submit(&d.engine, &d.business, "o-1").await.unwrap();
+    // The same order again: the business INSERT fails on the primary key.
+    let Err(e) = submit(&d.engine, &d.business, "o-1").await else { panic!("a duplicate order committed") };
+    assert!(e.to_string().contains("business database"), "{e}");
+    // An engine command that fails: an unknown definition.
+    let mut tx = d.engine.two_phase(&d.business).unwrap().begin().await.unwrap();
+    sqlx::query("INSERT INTO orders (id, status) VALUES ('o-2', 'APPROVING')").execute(tx.business()).await.unwrap();
+    let refused =
+        tx.kairos().start(StartRequest { process_definition_key: Some("no-such".into()), ..Default::default() }).await;
+    assert!(refused.is_err());
+    tx.rollback().await.unwrap();
+    assert_eq!(d.sides("o-2").await, (false, false));
+    // The duplicate's transaction was dropped before commit: its row waits for recovery.
+    let mut states = d.states().await;
+    states.sort();
+    assert_eq!(states, vec!["COMMITTED", "PREPARING", "ROLLED_BACK"]);
+    let r = d.recover().await;
+    assert_eq!(r.closed.len(), 1, "{r:?}");
+    assert!(d.prepared().await.is_empty());
+    assert_eq!(d.sides("o-1").await, (true, true));
+}
+
+/// A recovery that takes a slow coordinator's transaction as abandoned (grace 0) decides
+/// rollback first; the coordinator's own decision is then refused and it rolls back too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recovery_wins_against_a_slow_coordinator() {
+    let Some(d) = setup().await else { return };
+    let mut tx = d.engine.two_phase(&d.business).unwrap().begin().await.unwrap();
+    sqlx::query("INSERT INTO orders (id, status) VALUES ('o-1', 'APPROVING')").execute(tx.business()).await.unwrap();
+    tx.kairos()
+        .start(StartRequest {
+            process_definition_key: Some("approve".into()),
+            business_key: Some("o-1".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let r = d.recover().await;
+    assert_eq!(r.closed, vec![tx.id().to_string()], "{r:?}");
+    let e = tx.commit().await.expect_err("the coordinator committed after recovery rolled back");
+    assert!(e.to_string().contains("rolled back by recovery"), "{e}");
+    assert_eq!(d.sides("o-1").await, (false, false));
+    assert!(d.prepared().await.is_empty(), "the coordinator rolled back what it had prepared");
+    assert_eq!(d.states().await, vec!["ROLLED_BACK"]);
+}
+
+/// A prepared transaction with kairos's prefix and no log row is rolled back; one without the
+/// prefix is not kairos's and is left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orphans_are_rolled_back_and_foreign_gids_left_alone() {
+    let Some(d) = setup().await else { return };
+    let orphan = format!("{GID_PREFIX}{}:b", kairos::new_id());
+    let foreign = format!("someone-else-{}", kairos::new_id());
+    for (gid, order) in [(&orphan, "o-orphan"), (&foreign, "o-foreign")] {
+        let mut tx = d.business.begin().await.unwrap();
+        sqlx::query("INSERT INTO orders (id, status) VALUES ($1, 'X')").bind(order).execute(&mut *tx).await.unwrap();
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("PREPARE TRANSACTION '{gid}'"))).execute(&mut *tx).await.unwrap();
+        let _ = tx.commit().await;
+    }
+    let r = d.recover().await;
+    assert_eq!(r.orphans, vec![orphan.clone()], "{r:?}");
+    assert!(d.prepared().await.is_empty());
+    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM pg_prepared_xacts WHERE gid = $1")
+        .bind(&foreign)
+        .fetch_one(&d.business)
+        .await
+        .unwrap();
+    assert_eq!(n, 1, "a gid without kairos's prefix was touched");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("ROLLBACK PREPARED '{foreign}'"))).execute(&d.business).await.unwrap();
+}
+
+/// SQLite has no prepared transactions, and a business database must be PostgreSQL: both are
+/// refused with errors that say so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_and_non_postgres_business_urls_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("k.db").display());
+    let engine = Engine::builder(url.clone()).executor_enabled(false).build().await.unwrap();
+    let lazy = PgPool::connect_lazy("postgres://u:p@127.0.0.1:1/x").unwrap();
+    let e = engine.two_phase(&lazy).expect_err("two-phase on SQLite");
+    assert!(e.to_string().contains("needs a PostgreSQL kairos store"), "{e}");
+    let e = Engine::builder(url)
+        .two_phase_recovery(lazy, RecoverySettings::default())
+        .build()
+        .await
+        .expect_err("recovery on SQLite");
+    assert!(e.to_string().contains("needs a PostgreSQL kairos store"), "{e}");
+    let e = two_phase::connect_business("sqlite://biz.db").await.expect_err("a SQLite business database");
+    assert!(e.to_string().contains("\"sqlite://biz.db\" is not PostgreSQL"), "{e}");
+    let e = two_phase::connect_business("mysql://u:secret@h/db").await.expect_err("a MySQL URL");
+    assert!(e.to_string().contains("mysql://u:***@h/db") && !e.to_string().contains("secret"), "{e}");
+}
+
+/// How a test interrupts the coordinator at a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kill {
+    /// SIGKILL the coordinator process.
+    Coordinator,
+    /// `pg_terminate_backend` the business connection the transaction ran on, then let the
+    /// coordinator go on.
+    BusinessConnection,
+}
+
+/// The child role: one order through the two-phase commit, pausing where
+/// `KAIROS_FAULT_TWO_PHASE_PAUSE` says. Does nothing when run as an ordinary test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn child_coordinator() {
+    let Ok(kairos_url) = std::env::var("KAIROS_TPC_KAIROS_URL") else { return };
+    let business_url = std::env::var("KAIROS_TPC_BUSINESS_URL").unwrap();
+    let order = std::env::var("KAIROS_TPC_ORDER").unwrap();
+    let engine = Engine::builder(kairos_url).node_id("child").executor_enabled(false).build().await.unwrap();
+    let business = two_phase::connect_business(&business_url).await.unwrap();
+    match submit(&engine, &business, &order).await {
+        Ok(c) => eprintln!("CHILD RESULT committed finished={}", c.finished),
+        Err(e) => eprintln!("CHILD RESULT error {e}"),
+    }
+}
+
+/// Runs the child to `step`, interrupts it by `kill`, and answers the child's last words (its
+/// result line, when it lived to print one).
+async fn interrupt(d: &Dbs, order: &str, step: Step, kill: Kill) -> Option<String> {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_coordinator", "--nocapture", "--test-threads", "1"])
+        .env("KAIROS_TPC_KAIROS_URL", &d.kairos_url)
+        .env("KAIROS_TPC_BUSINESS_URL", &d.business_url)
+        .env("KAIROS_TPC_ORDER", order)
+        .env("KAIROS_FAULT_TWO_PHASE_PAUSE", step.as_str())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the coordinator child");
+    let (lines, seen) = mpsc::channel::<String>();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let wanted = format!("paused at {} ", step.as_str());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let pid = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = seen.recv_timeout(left).unwrap_or_else(|_| {
+            let _ = child.kill();
+            panic!("the coordinator did not reach {}", step.as_str())
+        });
+        if line.contains(&wanted) {
+            let pid = line.rsplit_once("business_pid=").unwrap().1.trim().parse::<i32>().unwrap();
+            break pid;
+        }
+    };
+    match kill {
+        Kill::Coordinator => {
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+            None
+        }
+        Kill::BusinessConnection => {
+            let (gone,): (bool,) =
+                sqlx::query_as("SELECT pg_terminate_backend($1)").bind(pid).fetch_one(&d.business).await.unwrap();
+            assert!(gone, "business backend {pid} was not there to terminate");
+            child.stdin.take().unwrap().write_all(b"go on\n").unwrap();
+            let status = child.wait().unwrap();
+            assert!(status.success(), "the coordinator child failed: {status}");
+            let mut last = None;
+            while let Ok(line) = seen.recv_timeout(Duration::from_secs(5)) {
+                if let Some(r) = line.strip_prefix("CHILD RESULT ") {
+                    last = Some(r.to_string());
+                }
+            }
+            last
+        }
+    }
+}
+
+/// Every step × both ways to break it: after recovery, both sides committed or both rolled
+/// back, and which one is what the log's decision says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crashes_at_every_step_end_all_or_nothing() {
+    let Some(d) = setup().await else { return };
+    for kill in [Kill::Coordinator, Kill::BusinessConnection] {
+        for step in Step::ALL {
+            let order = format!("o-{kill:?}-{}", step.as_str());
+            let said = interrupt(&d, &order, step, kill).await;
+            let before = d.sides(&order).await;
+            if kill == Kill::Coordinator {
+                // Killed before its commits, nothing is visible; killed between them, only the
+                // business side is — recovery must do the rest.
+                let expected = (step == Step::BusinessCommitted, false);
+                assert_eq!(before, expected, "{order}: before recovery");
+            }
+            let r = d.recover().await;
+            let after = d.sides(&order).await;
+            // The decision is recorded from `decided` on; a dead business connection before it
+            // fails only the prepare it was needed for.
+            let committed = match kill {
+                Kill::Coordinator => matches!(step, Step::Decided | Step::BusinessCommitted),
+                Kill::BusinessConnection => step != Step::BeforePrepare,
+            };
+            assert_eq!(after, (committed, committed), "{order}: after recovery {r:?}; the child said {said:?}");
+            assert!(d.prepared().await.is_empty(), "{order}: still prepared after recovery");
+            let open: Vec<_> = d
+                .engine
+                .two_phase(&d.business)
+                .unwrap()
+                .list(false, 100)
+                .await
+                .unwrap()
+                .transactions
+                .into_iter()
+                .map(|t| (t.id, t.state))
+                .collect();
+            assert!(open.is_empty(), "{order}: rows left open {open:?}");
+            eprintln!(
+                "{order}: {} after recovery; child said {said:?}; recovery {r:?}",
+                if committed { "committed" } else { "rolled back" }
+            );
+        }
+    }
+}
+
+/// The engine recovers on start: an in-doubt transaction left by a coordinator killed after its
+/// decision is committed by an engine started with `two_phase_recovery`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_recovers_on_start() {
+    let Some(d) = setup().await else { return };
+    interrupt(&d, "o-1", Step::Decided, Kill::Coordinator).await;
+    assert_eq!(d.sides("o-1").await, (false, false));
+    let settings = RecoverySettings { grace: Duration::ZERO, every: Duration::from_secs(3600) };
+    let node = Engine::builder(d.kairos_url.clone())
+        .node_id("recoverer")
+        .two_phase_recovery(d.business.clone(), settings)
+        .build()
+        .await
+        .unwrap();
+    node.start().await.unwrap();
+    common::wait_until(Duration::from_secs(20), "the engine's recovery commits o-1", || async {
+        d.sides("o-1").await == (true, true)
+    })
+    .await;
+    node.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(d.states().await, vec!["COMMITTED"]);
+}
