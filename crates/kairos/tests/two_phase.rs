@@ -195,14 +195,18 @@ async fn recovery_wins_against_a_slow_coordinator() {
     assert_eq!(d.states().await, vec!["ROLLED_BACK"]);
 }
 
-/// A prepared transaction with kairos's prefix and no log row is rolled back; one without the
-/// prefix is not kairos's and is left alone.
+/// A prepared transaction with this kairos database's prefix and no log row is rolled back; one
+/// of another kairos database (another namespace), or without the prefix, is left alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn orphans_are_rolled_back_and_foreign_gids_left_alone() {
     let Some(d) = setup().await else { return };
-    let orphan = format!("{GID_PREFIX}{}:b", kairos::new_id());
+    let prefix = d.engine.two_phase(&d.business).unwrap().gid_prefix().await.unwrap();
+    assert!(prefix.starts_with(GID_PREFIX) && prefix.len() > GID_PREFIX.len(), "{prefix}");
+    let orphan = format!("{prefix}{}:b", kairos::new_id());
+    // Another kairos database's (another namespace), and not kairos's at all.
+    let other = format!("{GID_PREFIX}0123456789ab:{}:b", kairos::new_id());
     let foreign = format!("someone-else-{}", kairos::new_id());
-    for (gid, order) in [(&orphan, "o-orphan"), (&foreign, "o-foreign")] {
+    for (gid, order) in [(&orphan, "o-orphan"), (&other, "o-other"), (&foreign, "o-foreign")] {
         let mut tx = d.business.begin().await.unwrap();
         sqlx::query("INSERT INTO orders (id, status) VALUES ($1, 'X')").bind(order).execute(&mut *tx).await.unwrap();
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!("PREPARE TRANSACTION '{gid}'"))).execute(&mut *tx).await.unwrap();
@@ -211,13 +215,15 @@ async fn orphans_are_rolled_back_and_foreign_gids_left_alone() {
     let r = d.recover().await;
     assert_eq!(r.orphans, vec![orphan.clone()], "{r:?}");
     assert!(d.prepared().await.is_empty());
-    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM pg_prepared_xacts WHERE gid = $1")
-        .bind(&foreign)
-        .fetch_one(&d.business)
-        .await
-        .unwrap();
-    assert_eq!(n, 1, "a gid without kairos's prefix was touched");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("ROLLBACK PREPARED '{foreign}'"))).execute(&d.business).await.unwrap();
+    for gid in [&other, &foreign] {
+        let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM pg_prepared_xacts WHERE gid = $1")
+            .bind(gid)
+            .fetch_one(&d.business)
+            .await
+            .unwrap();
+        assert_eq!(n, 1, "{gid}, not this kairos database's, was touched");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("ROLLBACK PREPARED '{gid}'"))).execute(&d.business).await.unwrap();
+    }
 }
 
 /// SQLite has no prepared transactions, and a business database must be PostgreSQL: both are

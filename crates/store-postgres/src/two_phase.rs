@@ -154,6 +154,22 @@ pub async fn max_prepared_transactions(conn: &mut PgConnection) -> Result<i64> {
     Ok(i64::from(n))
 }
 
+/// This kairos database's namespace in gids: a hash of the database's name, the schema the log
+/// table is in and that table's oid. Two kairos deployments whose transactions reach one
+/// business database (another database, or another schema of the same one) so never take each
+/// other's prepared transactions for orphans.
+pub async fn namespace(pool: &PgPool) -> Result<String> {
+    let (ns,): (String,) = sqlx::query_as(
+        "SELECT substr(md5(current_database() || '/' || n.nspname || '/' || c.oid::text), 1, 12) \
+           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+          WHERE c.oid = 'kairos_two_phase'::regclass",
+    )
+    .fetch_one(pool)
+    .await
+    .db()?;
+    Ok(ns)
+}
+
 /// Refuses a gid with characters other than ASCII letters, digits, `-`, `:` and `_`, or longer
 /// than PostgreSQL's 199 bytes: it is spliced into the statement as a literal.
 pub fn check_gid(gid: &str) -> Result<()> {

@@ -9,6 +9,7 @@ mod migrate;
 mod process;
 mod serve;
 pub mod triggers;
+mod two_phase;
 mod workflow_commands;
 
 use crate::cli::{BenchCommand, Cli, Command};
@@ -28,6 +29,7 @@ pub async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Instances(args) => process::instances(&global, args).await,
         Command::Bindings(args) => process::bindings(&global, args).await,
         Command::Commands(args) => workflow_commands::run(&global, args).await,
+        Command::Twophase(args) => two_phase::run(&global, args).await,
         Command::Instance(args) => process::instance(&global, args).await,
         Command::Tasks(args) => process::tasks(&global, args).await,
         Command::Complete(args) => process::complete(&global, args).await,

@@ -140,6 +140,12 @@ async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, C
     if let Some(n) = args.workers {
         builder = builder.workers(n as usize);
     }
+    if args.two_phase_recovery
+        && let Some(url) = &args.business_db
+    {
+        let business = kairos::two_phase::connect_business(url).await?;
+        builder = builder.two_phase_recovery(business, Default::default());
+    }
     if let Some(d) = args.lock_time {
         builder = builder.lock_time(d);
     }

@@ -50,19 +50,23 @@ use kairos_store_postgres::two_phase as log;
 use sqlx::{PgConnection, PgPool, Postgres};
 use std::time::Duration;
 
-/// The prefix of every gid kairos prepares; recovery looks only at prepared transactions that
-/// carry it.
+/// The prefix of every gid kairos prepares. After it comes this kairos database's namespace
+/// ([`TwoPhase::gid_prefix`]), and recovery looks only at prepared transactions that carry both.
 pub const GID_PREFIX: &str = "kairos-2pc:";
 
-/// The gids of a global transaction: `kairos-2pc:<id>:b` on the business database,
-/// `kairos-2pc:<id>:k` on the kairos database.
-fn gids(id: &str) -> (String, String) {
-    (format!("{GID_PREFIX}{id}:b"), format!("{GID_PREFIX}{id}:k"))
+/// The gids of a global transaction: `<prefix><id>:b` on the business database, `<prefix><id>:k`
+/// on the kairos database.
+fn gids(prefix: &str, id: &str) -> (String, String) {
+    (format!("{prefix}{id}:b"), format!("{prefix}{id}:k"))
 }
 
-/// The global id a kairos gid names.
-pub(crate) fn global_id(gid: &str) -> Option<&str> {
-    gid.strip_prefix(GID_PREFIX)?.rsplit_once(':').map(|(id, _)| id)
+/// The global id a gid of this namespace's `prefix` names.
+pub(crate) fn global_id<'g>(prefix: &str, gid: &'g str) -> Option<&'g str> {
+    gid.strip_prefix(prefix)?.rsplit_once(':').map(|(id, _)| id)
+}
+
+async fn gid_prefix(kairos: &PgPool) -> Result<String, Error> {
+    Ok(format!("{GID_PREFIX}{}:", log::namespace(kairos).await?))
 }
 
 /// A failure of the caller's own statement on the business database, as this crate's error
@@ -90,14 +94,16 @@ pub async fn connect_business(url: &str) -> Result<PgPool, Error> {
     Ok(kairos_store_postgres::PgStore::connect(url).await?.pool().clone())
 }
 
+/// Why a two-phase commit needs a PostgreSQL kairos store, as said to a caller.
+pub fn needs_postgres_message() -> &'static str {
+    "two-phase commit needs a PostgreSQL kairos store (PREPARE TRANSACTION); this engine's store is SQLite, or was \
+     not opened from a postgres:// URL. On SQLite keep business rows and kairos in one database (Engine::within) or \
+     use the command worker (docs/commands.md)"
+}
+
 /// The refusal for an engine whose store is not PostgreSQL.
 pub(crate) fn needs_postgres() -> Error {
-    Error::Config(
-        "two-phase commit needs a PostgreSQL kairos store (PREPARE TRANSACTION); this engine's store is SQLite, \
-         or was not opened from a postgres:// URL. On SQLite keep business rows and kairos in one database \
-         (Engine::within) or use the command worker (docs/commands.md)"
-            .into(),
-    )
+    Error::Config(needs_postgres_message().into())
 }
 
 /// A step of [`TwoPhaseTransaction::commit`] where a test may pause the coordinator
@@ -156,6 +162,11 @@ impl Engine {
 }
 
 impl<'e> TwoPhase<'e> {
+    /// The prefix of this kairos database's gids: `kairos-2pc:<namespace>:`.
+    pub async fn gid_prefix(&self) -> Result<String, Error> {
+        gid_prefix(&self.kairos).await
+    }
+
     /// Opens a transaction on each database and logs the global transaction PREPARING. Refused,
     /// with nothing written, when either server has `max_prepared_transactions = 0`.
     pub async fn begin(&self) -> Result<TwoPhaseTransaction<'e>, Error> {
@@ -175,7 +186,7 @@ impl<'e> TwoPhase<'e> {
             None => None,
         };
         let id = kairos_core::new_id();
-        let (gid_business, gid_kairos) = gids(&id);
+        let (gid_business, gid_kairos) = gids(&gid_prefix(&self.kairos).await?, &id);
         log::log_begin(&self.kairos, &id, &gid_business, &gid_kairos, self.engine.node_id()).await?;
         Ok(TwoPhaseTransaction { tpc: self.clone(), id, gid_business, gid_kairos, business, kairos, business_pid })
     }

@@ -8,7 +8,7 @@
 //! conditionally, so a coordinator that decides meanwhile wins and one that decides later is
 //! refused — then its prepared sides are rolled back.
 
-use super::{GID_PREFIX, LogRow, Prepared, State, TwoPhase, global_id};
+use super::{LogRow, Prepared, State, TwoPhase, gid_prefix, global_id};
 use crate::Error;
 use kairos_store_postgres::two_phase::{self as log, Finished};
 use serde::Serialize;
@@ -132,24 +132,30 @@ struct Pools<'p> {
 impl Pools<'_> {
     async fn list(&self, all: bool, limit: i64) -> Result<Listing, Error> {
         let rows = log::log_list(self.kairos, all, &[], limit).await?;
+        let prefix = gid_prefix(self.kairos).await?;
         let show = |p: Vec<Prepared>| p.into_iter().map(|p| PreparedEntry { gid: p.gid, age_ms: p.age_ms }).collect();
         Ok(Listing {
             transactions: rows.iter().map(Entry::from).collect(),
-            prepared_business: show(log::prepared(self.business, GID_PREFIX).await?),
-            prepared_kairos: show(log::prepared(self.kairos, GID_PREFIX).await?),
+            prepared_business: show(log::prepared(self.business, &prefix).await?),
+            prepared_kairos: show(log::prepared(self.kairos, &prefix).await?),
         })
     }
 
     async fn recover(&self, grace: Duration) -> Result<Recovered, Error> {
         let grace = ms(grace);
-        let on_business = log::prepared(self.business, GID_PREFIX).await?;
-        let on_kairos = log::prepared(self.kairos, GID_PREFIX).await?;
+        let prefix = gid_prefix(self.kairos).await?;
+        let on_business = log::prepared(self.business, &prefix).await?;
+        let on_kairos = log::prepared(self.kairos, &prefix).await?;
         let mut rows: HashMap<String, LogRow> =
             log::log_list(self.kairos, false, &[], ROUND).await?.into_iter().map(|r| (r.id.clone(), r)).collect();
         // Prepared gids whose row is final (a coordinator that prepared after recovery closed its
         // row) or missing: their rows are read too.
-        let named: BTreeSet<String> =
-            on_business.iter().chain(&on_kairos).filter_map(|p| global_id(&p.gid)).map(str::to_string).collect();
+        let named: BTreeSet<String> = on_business
+            .iter()
+            .chain(&on_kairos)
+            .filter_map(|p| global_id(&prefix, &p.gid))
+            .map(str::to_string)
+            .collect();
         let missing: Vec<String> = named.iter().filter(|id| !rows.contains_key(*id)).cloned().collect();
         if !missing.is_empty() {
             for r in log::log_list(self.kairos, true, &missing, ROUND).await? {
@@ -167,15 +173,17 @@ impl Pools<'_> {
         // Orphans: kairos's prefix, no row at all.
         for (pool, prepared) in [(self.business, &on_business), (self.kairos, &on_kairos)] {
             for p in prepared.iter() {
-                let known = global_id(&p.gid).is_some_and(|id| rows.contains_key(id));
+                let known = global_id(&prefix, &p.gid).is_some_and(|id| rows.contains_key(id));
                 if known || p.age_ms < grace {
                     continue;
                 }
                 match log::finish(pool, &p.gid, false).await {
-                    Ok(_) => {
+                    Ok(Finished::Done) => {
                         out.rolled_back.push(p.gid.clone());
                         out.orphans.push(p.gid.clone());
                     }
+                    // Both databases are one (two schemas of it): listed on each side, finished once.
+                    Ok(Finished::Absent) => {}
                     Err(e) => out.errors.push(format!("orphan {}: ROLLBACK PREPARED failed: {e}", p.gid)),
                 }
             }
