@@ -386,7 +386,9 @@ async fn the_engine_recovers_on_start() {
     let Some(d) = setup().await else { return };
     interrupt(&d, "o-1", Step::Decided, Kill::Coordinator).await;
     assert_eq!(d.sides("o-1").await, (false, false));
-    let settings = RecoverySettings { grace: Duration::ZERO, every: Duration::from_secs(3600) };
+    // Retention zero: the loop deletes the row once it is COMMITTED.
+    let settings =
+        RecoverySettings { grace: Duration::ZERO, every: Duration::from_secs(3600), retention: Some(Duration::ZERO) };
     let node = Engine::builder(d.kairos_url.clone())
         .node_id("recoverer")
         .two_phase_recovery(d.business.clone(), settings)
@@ -398,6 +400,37 @@ async fn the_engine_recovers_on_start() {
         d.sides("o-1").await == (true, true)
     })
     .await;
+    common::wait_until(Duration::from_secs(20), "the loop deletes the final row", || async {
+        d.states().await.is_empty()
+    })
+    .await;
     node.shutdown(Duration::from_secs(5)).await;
-    assert_eq!(d.states().await, vec!["COMMITTED"]);
+}
+
+/// `kairos doctor` warns of a transaction in doubt for minutes, saying which way recovery will
+/// finish it, and says nothing more once it is finished.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_doctor_reports_transactions_in_doubt() {
+    let Some(d) = setup().await else { return };
+    interrupt(&d, "o-1", Step::BothPrepared, Kill::Coordinator).await;
+    interrupt(&d, "o-2", Step::Decided, Kill::Coordinator).await;
+    let query = kairos::doctor::DoctorQuery::default();
+    let report = kairos::doctor::diagnose(&d.engine, &query).await.unwrap();
+    assert_eq!(report.with_code("two-phase-in-doubt").count(), 0, "fresh rows are not in doubt yet");
+    // As if the coordinator had died ten minutes ago.
+    sqlx::query("UPDATE KAIROS_TWO_PHASE SET UPDATE_TIME_ = UPDATE_TIME_ - INTERVAL '10 minutes'")
+        .execute(d.engine.postgres_pool().unwrap())
+        .await
+        .unwrap();
+    let report = kairos::doctor::diagnose(&d.engine, &query).await.unwrap();
+    let found: Vec<_> = report.with_code("two-phase-in-doubt").collect();
+    assert_eq!(found.len(), 2, "{report}");
+    assert!(found.iter().any(|f| f.title.contains("PREPARING") && f.action.contains("rolls back")), "{report}");
+    assert!(found.iter().any(|f| f.title.contains("COMMITTING") && f.action.contains("commits")), "{report}");
+    assert!(report.worst() >= kairos::doctor::Severity::Warning, "a cron job alerting on the exit status sees it");
+    d.recover().await;
+    let report = kairos::doctor::diagnose(&d.engine, &query).await.unwrap();
+    assert_eq!(report.with_code("two-phase-in-doubt").count(), 0, "{report}");
+    assert_eq!(d.sides("o-1").await, (false, false));
+    assert_eq!(d.sides("o-2").await, (true, true));
 }

@@ -20,6 +20,7 @@ const LOG_MOVE: &str = include_str!("sql/two_phase_log_move.sql");
 const LOG_ERROR: &str = include_str!("sql/two_phase_log_error.sql");
 const LOG_LIST: &str = include_str!("sql/two_phase_log_list.sql");
 const PREPARED: &str = include_str!("sql/two_phase_prepared.sql");
+const LOG_DELETE_FINAL: &str = include_str!("sql/two_phase_log_delete_final.sql");
 
 /// A global transaction's state in the log. PREPARING → COMMITTING (the decision) → COMMITTED,
 /// or PREPARING → ABORTING → ROLLED_BACK (or straight to ROLLED_BACK when the coordinator itself
@@ -129,6 +130,14 @@ pub async fn log_error(pool: &PgPool, id: &str, error: &str) -> Result<()> {
 pub async fn log_list(pool: &PgPool, all: bool, ids: &[String], limit: i64) -> Result<Vec<LogRow>> {
     let rows = sqlx::query(LOG_LIST).bind(all).bind(ids).bind(limit.max(0)).fetch_all(pool).await.db()?;
     rows.iter().map(log_row).collect()
+}
+
+/// Deletes at most `limit` COMMITTED and ROLLED_BACK rows unchanged for `older_than_ms`, oldest
+/// first; answers how many. A final row has nothing left prepared (or, ROLLED_BACK, only what a
+/// late coordinator prepared after it: an orphan once the row is gone, rolled back all the same).
+pub async fn log_delete_final(pool: &PgPool, older_than_ms: i64, limit: i64) -> Result<u64> {
+    let done = sqlx::query(LOG_DELETE_FINAL).bind(older_than_ms.max(0)).bind(limit.max(0)).execute(pool).await.db()?;
+    Ok(done.rows_affected())
 }
 
 /// A transaction prepared on a database: its gid and milliseconds since it was prepared.

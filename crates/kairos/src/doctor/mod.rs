@@ -32,6 +32,7 @@ use std::fmt;
 mod cluster;
 mod instance;
 mod scheduler;
+mod two_phase;
 mod unreadable;
 
 use cluster::cluster;
@@ -89,7 +90,7 @@ pub struct Finding {
     /// `trigger-error`, `trigger-without-job`, `fired-not-started`, `fired-running-long`,
     /// `locked-no-retries`, `waiting`, `event-wait`, `ended-with-runtime-rows`,
     /// `lock-time-short`, `trigger-paused`, `trigger-group-paused`, `trigger-blocked`,
-    /// `trigger-time-zone`, `all-clear`.
+    /// `trigger-time-zone`, `two-phase-in-doubt`, `all-clear`.
     pub code: &'static str,
     pub title: String,
     pub detail: String,
@@ -209,6 +210,7 @@ pub async fn diagnose(engine: &Engine, query: &DoctorQuery) -> Result<DoctorRepo
     }
     cluster(engine, &ctx, &mut findings).await?;
     unreadable::check(engine, &mut findings).await?;
+    two_phase::check(engine, &mut findings).await?;
     Ok(DoctorReport { checked_at: now, node: engine.node_id().to_string(), instances, findings })
 }
 

@@ -24,11 +24,18 @@ pub struct RecoverySettings {
     pub grace: Duration,
     /// How often the loop looks.
     pub every: Duration,
+    /// How long the loop keeps COMMITTED and ROLLED_BACK rows (for `kairos twophase list --all`
+    /// and audits) before deleting them; `None` keeps them.
+    pub retention: Option<Duration>,
 }
 
 impl Default for RecoverySettings {
     fn default() -> Self {
-        RecoverySettings { grace: Duration::from_secs(60), every: Duration::from_secs(30) }
+        RecoverySettings {
+            grace: Duration::from_secs(60),
+            every: Duration::from_secs(30),
+            retention: Some(Duration::from_secs(7 * 24 * 3600)),
+        }
     }
 }
 
@@ -268,6 +275,11 @@ pub(crate) async fn run(
         }
         if let Err(e) = pools.recover(settings.grace).await {
             tracing::warn!(error = %e, "two-phase recovery: a round failed");
+        }
+        if let Some(keep) = settings.retention
+            && let Err(e) = log::log_delete_final(&kairos, ms(keep), ROUND).await
+        {
+            tracing::warn!(error = %e, "two-phase recovery: deleting old final rows failed");
         }
         tokio::select! {
             _ = tokio::time::sleep(settings.every) => {}
