@@ -209,8 +209,11 @@ async fn orphans_are_rolled_back_and_foreign_gids_left_alone() {
     for (gid, order) in [(&orphan, "o-orphan"), (&other, "o-other"), (&foreign, "o-foreign")] {
         let mut tx = d.business.begin().await.unwrap();
         sqlx::query("INSERT INTO orders (id, status) VALUES ($1, 'X')").bind(order).execute(&mut *tx).await.unwrap();
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("PREPARE TRANSACTION '{gid}'"))).execute(&mut *tx).await.unwrap();
-        let _ = tx.commit().await;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("PREPARE TRANSACTION '{gid}'; BEGIN")))
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
     }
     let r = d.recover().await;
     assert_eq!(r.orphans, vec![orphan.clone()], "{r:?}");

@@ -191,9 +191,14 @@ pub fn check_gid(gid: &str) -> Result<()> {
 /// `PREPARE TRANSACTION 'gid'` on `conn`, which must be inside a transaction: the transaction
 /// leaves the session and waits, durably, for `COMMIT PREPARED` or `ROLLBACK PREPARED` from any
 /// session of the same database. If it fails, PostgreSQL has rolled the transaction back.
+///
+/// The same round trip opens a new, empty transaction (`; BEGIN`), so that the session is in a
+/// transaction again as the caller's `sqlx::Transaction` believes: its commit then ends that
+/// empty one, instead of a COMMIT with no transaction that PostgreSQL answers (and logs) with a
+/// warning. A failed PREPARE skips the BEGIN (the rest of a failed query string is not run).
 pub async fn prepare(conn: &mut PgConnection, gid: &str) -> Result<()> {
     check_gid(gid)?;
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("PREPARE TRANSACTION '{gid}'"))).execute(conn).await.db()?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("PREPARE TRANSACTION '{gid}'; BEGIN"))).execute(conn).await.db()?;
     Ok(())
 }
 

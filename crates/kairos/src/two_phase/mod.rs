@@ -278,8 +278,8 @@ impl<'e> TwoPhaseTransaction<'e> {
             drop(kairos);
             return Err(tpc.abort(&id, &[], e.into()).await);
         }
-        // PREPARE took the transaction out of the session; this only settles sqlx's own count of
-        // open transactions (PostgreSQL answers the COMMIT with "no transaction in progress").
+        // PREPARE took the transaction out of the session and opened an empty one (see
+        // `prepare`): committing that one returns the connection to its pool clean.
         let _ = business.commit().await;
         tpc.pause(Step::BusinessPrepared, &id, business_pid).await;
         if let Err(e) = log::prepare(&mut kairos, &gid_kairos).await {
