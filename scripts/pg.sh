@@ -201,6 +201,11 @@ start() {
     if [[ "$(id -u)" == 0 ]]; then chown postgres: "$PG_DIR"; fi
     if is_running; then
         say "already running ($(url))"
+        # A cluster started before pg.sh set max_prepared_transactions keeps 0 until restarted.
+        if [[ "$(psql_admin -tAc 'SHOW max_prepared_transactions' 2>/dev/null || true)" == "0" ]]; then
+            say "it runs with max_prepared_transactions = 0 (started by an older pg.sh): the two-phase tests" \
+                "need prepared transactions; restart it (scripts/pg.sh stop; scripts/pg.sh start) when no one uses it"
+        fi
         echo "export KAIROS_TEST_PG_URL=$(url)"
         return 0
     fi

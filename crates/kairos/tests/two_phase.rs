@@ -161,10 +161,26 @@ async fn a_failure_before_the_decision_leaves_neither() {
     assert!(refused.is_err());
     tx.rollback().await.unwrap();
     assert_eq!(d.sides("o-2").await, (false, false));
+    // A business statement that failed, its error ignored: PostgreSQL would answer the PREPARE
+    // of the aborted transaction with a silent ROLLBACK; commit must not go on to the decision.
+    let mut tx = d.engine.two_phase(&d.business).unwrap().begin().await.unwrap();
+    let dup = sqlx::query("INSERT INTO orders (id, status) VALUES ('o-1', 'AGAIN')").execute(tx.business()).await;
+    assert!(dup.is_err(), "o-1 exists");
+    tx.kairos()
+        .start(StartRequest {
+            process_definition_key: Some("approve".into()),
+            business_key: Some("o-3".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let e = tx.commit().await.expect_err("a transaction aborted by its own error committed");
+    assert!(e.to_string().contains("rolled the transaction back instead"), "{e}");
+    assert_eq!(d.sides("o-3").await, (false, false), "the engine side committed alone");
     // The duplicate's transaction was dropped before commit: its row waits for recovery.
     let mut states = d.states().await;
     states.sort();
-    assert_eq!(states, vec!["COMMITTED", "PREPARING", "ROLLED_BACK"]);
+    assert_eq!(states, vec!["COMMITTED", "PREPARING", "ROLLED_BACK", "ROLLED_BACK"]);
     let r = d.recover().await;
     assert_eq!(r.closed.len(), 1, "{r:?}");
     assert!(d.prepared().await.is_empty());

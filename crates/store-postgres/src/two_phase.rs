@@ -192,14 +192,37 @@ pub fn check_gid(gid: &str) -> Result<()> {
 /// leaves the session and waits, durably, for `COMMIT PREPARED` or `ROLLBACK PREPARED` from any
 /// session of the same database. If it fails, PostgreSQL has rolled the transaction back.
 ///
-/// The same round trip opens a new, empty transaction (`; BEGIN`), so that the session is in a
+/// A transaction that an earlier statement's error had aborted is not prepared: PostgreSQL
+/// answers that PREPARE with a plain ROLLBACK and no error. So the same round trip asks
+/// `pg_prepared_xacts` whether the gid is there, and its absence is this function's error —
+/// without the check, the other side would commit alone.
+///
+/// The round trip also opens a new, empty transaction (`BEGIN`), so that the session is in a
 /// transaction again as the caller's `sqlx::Transaction` believes: its commit then ends that
 /// empty one, instead of a COMMIT with no transaction that PostgreSQL answers (and logs) with a
-/// warning. A failed PREPARE skips the BEGIN (the rest of a failed query string is not run).
+/// warning. A failed PREPARE skips the rest (a failed query string is not run further).
 pub async fn prepare(conn: &mut PgConnection, gid: &str) -> Result<()> {
     check_gid(gid)?;
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("PREPARE TRANSACTION '{gid}'; BEGIN"))).execute(conn).await.db()?;
-    Ok(())
+    let sql = format!(
+        "PREPARE TRANSACTION '{gid}'; BEGIN; SELECT COUNT(*) AS prepared_ FROM pg_prepared_xacts \
+         WHERE gid = '{gid}' AND database = current_database()"
+    );
+    let rows = sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).fetch_all(conn).await.db()?;
+    let prepared: i64 = match rows.first() {
+        Some(row) => get(row, "prepared_")?,
+        None => 0,
+    };
+    if prepared == 1 {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorKind::Conflict,
+            format!(
+                "PREPARE TRANSACTION '{gid}' rolled the transaction back instead: an earlier statement of it had \
+                 failed, which aborts a PostgreSQL transaction"
+            ),
+        ))
+    }
 }
 
 /// What finishing a prepared transaction found.
