@@ -28,9 +28,21 @@ const APPROVE: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/201005
   </process>
 </definitions>"#;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_and_recover_a_transaction_left_in_doubt() {
-    let Some(db) = kairos_store_postgres::test_support::fresh_schema_url().await else { return };
+/// A kairos schema with the model deployed, a business schema with `orders`, and one global
+/// transaction in doubt after its decision: a coordinator that died right after recording
+/// COMMITTING, its steps taken as `commit()` takes them.
+struct InDoubt {
+    db: String,
+    business_url: String,
+    kairos: sqlx::PgPool,
+    business: sqlx::PgPool,
+    id: String,
+    gid_b: String,
+    gid_k: String,
+}
+
+async fn in_doubt() -> Option<InDoubt> {
+    let db = kairos_store_postgres::test_support::fresh_schema_url().await?;
     let business_url = kairos_store_postgres::test_support::fresh_schema_url().await.unwrap();
     let engine = Engine::builder(db.clone()).executor_enabled(false).build().await.unwrap();
     let kairos = engine.postgres_pool().unwrap().clone();
@@ -40,7 +52,6 @@ async fn list_and_recover_a_transaction_left_in_doubt() {
     let business = kairos::two_phase::connect_business(&business_url).await.unwrap();
     sqlx::query("CREATE TABLE orders (id TEXT PRIMARY KEY)").execute(&business).await.unwrap();
 
-    // A coordinator that died right after its decision, step by step as commit() takes them.
     let prefix = engine.two_phase(&business).unwrap().gid_prefix().await.unwrap();
     let id = kairos::new_id();
     let (gid_b, gid_k) = (format!("{prefix}{id}:b"), format!("{prefix}{id}:k"));
@@ -62,7 +73,16 @@ async fn list_and_recover_a_transaction_left_in_doubt() {
     log::prepare(&mut k, &gid_k).await.unwrap();
     k.commit().await.unwrap();
     assert!(log::log_move(&kairos, &id, &[log::State::Preparing], log::State::Committing, None).await.unwrap());
+    Some(InDoubt { db, business_url, kairos, business, id, gid_b, gid_k })
+}
 
+async fn count(pool: &sqlx::PgPool, sql: &'static str) -> i64 {
+    sqlx::query_as::<_, (i64,)>(sql).fetch_one(pool).await.unwrap().0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_and_recover_a_transaction_left_in_doubt() {
+    let Some(InDoubt { db, business_url, kairos, business, id, gid_b, gid_k }) = in_doubt().await else { return };
     let mut cli = Kairos::new();
     cli.db = db.clone();
     let biz = ["--business-db", business_url.as_str()];
@@ -78,10 +98,6 @@ async fn list_and_recover_a_transaction_left_in_doubt() {
     // Within the grace period (PT60S by default) nothing is touched.
     let untouched = cli.json(&[&["twophase", "recover"][..], &biz].concat());
     assert_eq!(untouched["committed"].as_array().unwrap().len(), 0, "{untouched}");
-    let count = |pool: &sqlx::PgPool, sql: &'static str| {
-        let pool = pool.clone();
-        async move { sqlx::query_as::<_, (i64,)>(sql).fetch_one(&pool).await.unwrap().0 }
-    };
     assert_eq!(count(&business, "SELECT COUNT(*) FROM orders").await, 0);
 
     let done = cli.json(&[&["twophase", "recover", "--grace", "PT0S"][..], &biz].concat());
@@ -94,6 +110,36 @@ async fn list_and_recover_a_transaction_left_in_doubt() {
     let after = cli.json(&[&["twophase", "list", "--all"][..], &biz].concat());
     assert_eq!(after["transactions"][0]["state"], "COMMITTED", "{after}");
     assert_eq!(after["preparedBusiness"], serde_json::json!([]), "{after}");
+}
+
+/// `kairos serve --business-db URL --two-phase-recovery` recovers on start: the transaction in
+/// doubt (its row aged past the grace period) is committed on both sides by the node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_recovers_with_two_phase_recovery() {
+    let Some(d) = in_doubt().await else { return };
+    sqlx::query("UPDATE KAIROS_TWO_PHASE SET UPDATE_TIME_ = UPDATE_TIME_ - INTERVAL '10 minutes'")
+        .execute(&d.kairos)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let flags: Vec<String> = ["--business-db", &d.business_url, "--two-phase-recovery", "--no-executor"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut node = support::node::Node::start(&d.db, "recoverer", dir.path(), &flags);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while count(&d.business, "SELECT COUNT(*) FROM orders").await == 0 {
+        assert!(std::time::Instant::now() < deadline, "serve did not recover; its log:\n{}", node.log_text());
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(count(&d.kairos, "SELECT COUNT(*) FROM ACT_RU_TASK").await, 1);
+    node.terminate();
+    let (state,): (String,) = sqlx::query_as("SELECT STATE_ FROM KAIROS_TWO_PHASE WHERE ID_ = $1")
+        .bind(&d.id)
+        .fetch_one(&d.kairos)
+        .await
+        .unwrap();
+    assert_eq!(state, "COMMITTED");
 }
 
 #[test]

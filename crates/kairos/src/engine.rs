@@ -342,8 +342,19 @@ impl Engine {
     }
 
     /// Starts the executor (a no-op when it is switched off or already running).
+    /// With the executor switched off only the two-phase recovery loop starts (when configured):
+    /// an application that coordinates two-phase transactions without running jobs still needs
+    /// its in-doubt ones finished.
     pub async fn start(&self) -> Result<(), Error> {
-        if !self.settings.executor_enabled || self.lock_executor().is_some() {
+        if !self.settings.executor_enabled {
+            let mut side = self.checkin.lock().unwrap_or_else(|e| e.into_inner());
+            if side.is_none() {
+                let (stop, stopped) = tokio::sync::watch::channel(false);
+                *side = Some((stop, self.spawn_two_phase_recovery(&stopped).into_iter().collect()));
+            }
+            return Ok(());
+        }
+        if self.lock_executor().is_some() {
             return Ok(());
         }
         let ex = Executor::start(
@@ -360,15 +371,22 @@ impl Engine {
         if self.outbox.settings().enabled {
             tasks.push(self.outbox.spawn(stopped.clone()));
         }
-        if let (Some((business, settings)), Some(kairos)) = (&self.two_phase, &self.postgres_pool) {
-            let run = crate::two_phase::recovery_loop(kairos.clone(), business.clone(), *settings, stopped.clone());
-            tasks.push(tokio::spawn(run));
-        }
+        tasks.extend(self.spawn_two_phase_recovery(&stopped));
         if let Some(every) = self.settings.history_cleanup_every {
             tasks.push(self.processes.spawn_history_cleanup(every, self.settings.job_log_retention, stopped));
         }
         *self.checkin.lock().unwrap_or_else(|e| e.into_inner()) = Some((stop, tasks));
         Ok(())
+    }
+
+    /// The two-phase recovery loop, when the builder configured one (SPEC C11).
+    fn spawn_two_phase_recovery(
+        &self,
+        stopped: &tokio::sync::watch::Receiver<bool>,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        let ((business, settings), kairos) = (self.two_phase.as_ref()?, self.postgres_pool.as_ref()?);
+        let run = crate::two_phase::recovery_loop(kairos.clone(), business.clone(), *settings, stopped.clone());
+        Some(tokio::spawn(run))
     }
 
     /// Stops the executor gracefully: no new acquisitions, running jobs get `grace` to finish,
