@@ -61,6 +61,7 @@ async fn setup() -> Option<Dbs> {
         eprintln!("skipped: max_prepared_transactions = 0 on KAIROS_TEST_PG_URL's server");
         return None;
     }
+    drop_stale_databases(&admin).await;
     let suffix = kairos::new_id().replace('-', "");
     let mut urls = vec![];
     for side in ["k", "b"] {
@@ -76,6 +77,77 @@ async fn setup() -> Option<Dbs> {
     let business = two_phase::connect_business(&urls[1]).await.unwrap();
     sqlx::query("CREATE TABLE orders (id TEXT PRIMARY KEY, status TEXT NOT NULL)").execute(&business).await.unwrap();
     Some(Dbs { kairos_url: urls[0].clone(), business_url: urls[1].clone(), engine, business })
+}
+
+/// Drops the databases of runs more than an hour old (a failed test leaves its two behind),
+/// rolling back what they left prepared first (a database with a prepared transaction cannot be
+/// dropped). Best effort: a concurrent run dropping the same one is not an error.
+async fn drop_stale_databases(admin: &PgPool) {
+    let rows: Vec<(String,)> =
+        sqlx::query_as("SELECT datname::TEXT FROM pg_database WHERE datname LIKE 'kairos\\_tpc\\_%'")
+            .fetch_all(admin)
+            .await
+            .unwrap_or_default();
+    let now_ms = i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis())
+        .unwrap_or(i64::MAX);
+    for (name,) in rows {
+        // kairos_tpc_<side>_<uuid v7 without dashes>: its first 12 hex digits are the creation's ms.
+        let created = name.get(13..25).and_then(|h| i64::from_str_radix(h, 16).ok());
+        if created.is_none_or(|c| now_ms - c < 3_600_000) {
+            continue;
+        }
+        drop_database(admin, &name).await;
+    }
+}
+
+async fn drop_database(admin: &PgPool, name: &str) {
+    let base = std::env::var("KAIROS_TEST_PG_URL").unwrap();
+    let (head, tail) = base.split_once('?').map_or((base.as_str(), ""), |(h, t)| (h, t));
+    let url = format!("{}/{name}{}{tail}", head.rsplit_once('/').unwrap().0, if tail.is_empty() { "" } else { "?" });
+    if let Ok(pool) = PgPool::connect(&url).await {
+        let gids: Vec<(String,)> =
+            sqlx::query_as("SELECT gid FROM pg_prepared_xacts WHERE database = current_database()")
+                .fetch_all(&pool)
+                .await
+                .unwrap_or_default();
+        for (gid,) in gids {
+            if kairos_store_postgres::two_phase::check_gid(&gid).is_ok() {
+                let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(format!("ROLLBACK PREPARED '{gid}'"))).execute(&pool).await;
+            }
+        }
+        pool.close().await;
+    }
+    let _ =
+        sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).execute(admin).await;
+}
+
+impl Drop for Dbs {
+    /// Drops both databases when the test ends (passed or not), from a thread of its own: a
+    /// destructor cannot await.
+    fn drop(&mut self) {
+        let (Ok(base), names) =
+            (std::env::var("KAIROS_TEST_PG_URL"), [db_name(&self.kairos_url), db_name(&self.business_url)])
+        else {
+            return;
+        };
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async {
+                if let Ok(admin) = PgPool::connect(&base).await {
+                    for name in names {
+                        drop_database(&admin, &name).await;
+                    }
+                    admin.close().await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+fn db_name(url: &str) -> String {
+    let head = url.split_once('?').map_or(url, |(h, _)| h);
+    head.rsplit_once('/').map(|(_, n)| n.to_string()).unwrap_or_default()
 }
 
 /// The business part and the engine part of one order, in one two-phase transaction.
