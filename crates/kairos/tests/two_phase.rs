@@ -347,6 +347,10 @@ enum Kill {
     /// `pg_terminate_backend` the business connection the transaction ran on, then let the
     /// coordinator go on.
     BusinessConnection,
+    /// The business database refusing new connections (`ALLOW_CONNECTIONS false`) and its
+    /// connection terminated, then the coordinator goes on; connections are allowed again
+    /// once it has finished.
+    BusinessDatabaseAway,
 }
 
 /// The child role: one order through the two-phase commit, pausing where
@@ -406,12 +410,25 @@ async fn interrupt(d: &Dbs, order: &str, step: Step, kill: Kill) -> Option<Strin
             child.wait().unwrap();
             None
         }
-        Kill::BusinessConnection => {
+        Kill::BusinessConnection | Kill::BusinessDatabaseAway => {
+            let admin = PgPool::connect(&std::env::var("KAIROS_TEST_PG_URL").unwrap()).await.unwrap();
+            let alter = |allow: bool| {
+                let sql = format!("ALTER DATABASE {} ALLOW_CONNECTIONS {allow}", db_name(&d.business_url));
+                let admin = admin.clone();
+                async move { sqlx::query(sqlx::AssertSqlSafe(sql)).execute(&admin).await.unwrap() }
+            };
+            if kill == Kill::BusinessDatabaseAway {
+                alter(false).await;
+            }
             let (gone,): (bool,) =
                 sqlx::query_as("SELECT pg_terminate_backend($1)").bind(pid).fetch_one(&d.business).await.unwrap();
             assert!(gone, "business backend {pid} was not there to terminate");
             child.stdin.take().unwrap().write_all(b"go on\n").unwrap();
             let status = child.wait().unwrap();
+            if kill == Kill::BusinessDatabaseAway {
+                alter(true).await;
+            }
+            admin.close().await;
             assert!(status.success(), "the coordinator child failed: {status}");
             let mut last = None;
             while let Ok(line) = seen.recv_timeout(Duration::from_secs(5)) {
@@ -446,7 +463,7 @@ async fn crashes_at_every_step_end_all_or_nothing() {
             // fails only the prepare it was needed for.
             let committed = match kill {
                 Kill::Coordinator => matches!(step, Step::Decided | Step::BusinessCommitted),
-                Kill::BusinessConnection => step != Step::BeforePrepare,
+                Kill::BusinessConnection | Kill::BusinessDatabaseAway => step != Step::BeforePrepare,
             };
             assert_eq!(after, (committed, committed), "{order}: after recovery {r:?}; the child said {said:?}");
             assert!(d.prepared().await.is_empty(), "{order}: still prepared after recovery");
@@ -468,6 +485,25 @@ async fn crashes_at_every_step_end_all_or_nothing() {
             );
         }
     }
+}
+
+/// The business database away right after the decision: the coordinator cannot commit that
+/// side, answers "committed, not finished", and recovery commits it once the database is back —
+/// the kairos side committed meanwhile, the business row appears only then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_away_after_the_decision_is_finished_by_recovery() {
+    let Some(d) = setup().await else { return };
+    let said = interrupt(&d, "o-1", Step::Decided, Kill::BusinessDatabaseAway).await;
+    assert_eq!(said.as_deref(), Some("committed finished=false"));
+    assert_eq!(d.sides("o-1").await, (false, true), "the kairos side commits regardless");
+    let open = d.engine.two_phase(&d.business).unwrap().list(false, 10).await.unwrap().transactions;
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].state, "COMMITTING");
+    assert!(open[0].last_error.as_deref().is_some_and(|e| e.contains("COMMIT PREPARED")), "{open:?}");
+    let r = d.recover().await;
+    assert_eq!(r.committed.len(), 1, "{r:?}");
+    assert_eq!(d.sides("o-1").await, (true, true));
+    assert_eq!(d.states().await, vec!["COMMITTED"]);
 }
 
 /// The engine recovers on start: an in-doubt transaction left by a coordinator killed after its
