@@ -207,6 +207,7 @@ impl EngineBuilder {
             business: std::sync::OnceLock::new(),
             postgres_pool,
             two_phase: self.two_phase,
+            two_phase_prefix: tokio::sync::OnceCell::new(),
         })
     }
 }
@@ -247,6 +248,9 @@ pub struct Engine {
     postgres_pool: Option<sqlx::PgPool>,
     /// The business database whose two-phase transactions this engine recovers, and how.
     two_phase: Option<(sqlx::PgPool, crate::two_phase::RecoverySettings)>,
+    /// This kairos database's gid prefix, found (with its max_prepared_transactions checked) by
+    /// the first two-phase transaction: neither changes while the engine runs.
+    two_phase_prefix: tokio::sync::OnceCell<String>,
 }
 
 impl Engine {
@@ -286,6 +290,11 @@ impl Engine {
 
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    /// The cache of [`crate::two_phase`]'s gid prefix.
+    pub(crate) fn two_phase_prefix(&self) -> &tokio::sync::OnceCell<String> {
+        &self.two_phase_prefix
     }
 
     /// The kairos database's pool, when the store is PostgreSQL opened from its URL.

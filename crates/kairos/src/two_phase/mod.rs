@@ -168,28 +168,48 @@ impl<'e> TwoPhase<'e> {
     }
 
     /// Opens a transaction on each database and logs the global transaction PREPARING. Refused,
-    /// with nothing written, when either server has `max_prepared_transactions = 0`.
+    /// with nothing written, when either server has `max_prepared_transactions = 0` (the kairos
+    /// side is checked once per engine, the business side on every call: the pool may reach
+    /// another server after a fail-over).
     pub async fn begin(&self) -> Result<TwoPhaseTransaction<'e>, Error> {
         let mut business = self.business.begin().await.map_err(business_error)?;
-        let mut kairos = self.kairos.begin().await.map_err(kairos_store_postgres_error)?;
-        for (side, conn) in [("business", &mut *business), ("kairos", &mut *kairos)] {
-            if log::max_prepared_transactions(conn).await? == 0 {
-                return Err(Error::Config(format!(
-                    "the {side} database's server has max_prepared_transactions = 0, so PREPARE TRANSACTION is \
-                     refused: set it above the number of two-phase transactions in flight at once (e.g. 64) and \
-                     restart that server"
-                )));
-            }
-        }
+        check_prepared_transactions("business", &mut business).await?;
+        let prefix = self.checked_prefix().await?;
+        let kairos = self.kairos.begin().await.map_err(kairos_store_postgres_error)?;
         let business_pid = match self.fault {
             Some(_) => Some(backend_pid(&mut business).await?),
             None => None,
         };
         let id = kairos_core::new_id();
-        let (gid_business, gid_kairos) = gids(&gid_prefix(&self.kairos).await?, &id);
+        let (gid_business, gid_kairos) = gids(prefix, &id);
         log::log_begin(&self.kairos, &id, &gid_business, &gid_kairos, self.engine.node_id()).await?;
         Ok(TwoPhaseTransaction { tpc: self.clone(), id, gid_business, gid_kairos, business, kairos, business_pid })
     }
+
+    /// The gid prefix, once the kairos side's max_prepared_transactions passed (cached).
+    async fn checked_prefix(&self) -> Result<&'e str, Error> {
+        let engine: &'e Engine = self.engine;
+        let prefix = engine
+            .two_phase_prefix()
+            .get_or_try_init(|| async {
+                let mut conn = self.kairos.acquire().await.map_err(kairos_store_postgres_error)?;
+                check_prepared_transactions("kairos", &mut conn).await?;
+                gid_prefix(&self.kairos).await
+            })
+            .await?;
+        Ok(prefix.as_str())
+    }
+}
+
+/// Refuses a server where PREPARE TRANSACTION cannot work, saying what to set.
+async fn check_prepared_transactions(side: &str, conn: &mut PgConnection) -> Result<(), Error> {
+    if log::max_prepared_transactions(conn).await? > 0 {
+        return Ok(());
+    }
+    Err(Error::Config(format!(
+        "the {side} database's server has max_prepared_transactions = 0, so PREPARE TRANSACTION is refused: set it \
+         above the number of two-phase transactions in flight at once (e.g. 64) and restart that server"
+    )))
 }
 
 fn kairos_store_postgres_error(e: sqlx::Error) -> Error {
