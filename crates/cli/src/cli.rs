@@ -155,7 +155,7 @@ each database now. `recover` finishes what a crash left: a row with the decision
 both sides, one without is rolled back, a prepared transaction named kairos-2pc:... without a
 row is rolled back. It leaves alone what changed within --grace (default PT60S): a coordinator
 may still be working on it. Engines built with two_phase_recovery, and `kairos serve
---two-phase-recovery`, run the same on start and every 30 s.
+--two-phase-recovery URL`, run the same on start and every 30 s.
 
 Both URLs must be PostgreSQL, and both servers need max_prepared_transactions > 0.")]
     Twophase(TwophaseArgs),
@@ -226,9 +226,9 @@ pub struct ServeArgs {
     /// How long a command the worker claimed stays its own; a crashed node's commands are taken over after it [default: PT30S]
     #[arg(long, value_parser = parse::duration, value_name = "DUR", requires = "business_db")]
     pub command_lease: Option<SignedDuration>,
-    /// Also recover the two-phase transactions (SPEC C11) between --business-db (PostgreSQL) and --db: on start and every 30 s
-    #[arg(long, requires = "business_db")]
-    pub two_phase_recovery: bool,
+    /// Recover the two-phase transactions (SPEC C11) between this business database (PostgreSQL) and --db: on start and every 30 s
+    #[arg(long, env = "KAIROS_TWO_PHASE_BUSINESS_DB", hide_env_values = true, value_name = "URL")]
+    pub two_phase_recovery: Option<String>,
     /// Address to listen on, HOST:PORT (port 0 picks a free port; the start line shows it)
     #[arg(long, default_value = "127.0.0.1:8080", value_parser = parse::listen_addr, value_name = "ADDR")]
     pub listen: String,

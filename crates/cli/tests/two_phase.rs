@@ -112,7 +112,7 @@ async fn list_and_recover_a_transaction_left_in_doubt() {
     assert_eq!(after["preparedBusiness"], serde_json::json!([]), "{after}");
 }
 
-/// `kairos serve --business-db URL --two-phase-recovery` recovers on start: the transaction in
+/// `kairos serve --two-phase-recovery URL` recovers on start: the transaction in
 /// doubt (its row aged past the grace period) is committed on both sides by the node.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_recovers_with_two_phase_recovery() {
@@ -122,10 +122,8 @@ async fn serve_recovers_with_two_phase_recovery() {
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let flags: Vec<String> = ["--business-db", &d.business_url, "--two-phase-recovery", "--no-executor"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let flags: Vec<String> =
+        ["--two-phase-recovery", &d.business_url, "--no-executor"].iter().map(|s| s.to_string()).collect();
     let mut node = support::node::Node::start(&d.db, "recoverer", dir.path(), &flags);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while count(&d.business, "SELECT COUNT(*) FROM orders").await == 0 {
@@ -154,6 +152,9 @@ fn bad_input_is_refused_with_one_line() {
     assert!(!cli.path("kairos.db").exists(), "the refused command created the SQLite store");
     let out = cli.run(&["--db", "postgres://u:p@127.0.0.1:1/k", "twophase", "list", "--business-db", "sqlite://b.db"]);
     let line = assert_one_line_error(&out, 2, "a SQLite business database");
+    assert!(line.contains("\"sqlite://b.db\" is not PostgreSQL"), "{line}");
+    let out = cli.run(&["serve", "--no-executor", "--listen", "127.0.0.1:0", "--two-phase-recovery", "sqlite://b.db"]);
+    let line = assert_one_line_error(&out, 2, "serve with a SQLite business database for recovery");
     assert!(line.contains("\"sqlite://b.db\" is not PostgreSQL"), "{line}");
     let out = cli.run(&[
         "--db",

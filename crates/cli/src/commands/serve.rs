@@ -140,9 +140,8 @@ async fn build_engine(global: &GlobalArgs, args: &ServeArgs) -> Result<Engine, C
     if let Some(n) = args.workers {
         builder = builder.workers(n as usize);
     }
-    if args.two_phase_recovery
-        && let Some(url) = &args.business_db
-    {
+    if let Some(url) = &args.two_phase_recovery {
+        // Refused here when --db is SQLite or the URL is not PostgreSQL, before anything starts.
         let business = kairos::two_phase::connect_business(url).await?;
         builder = builder.two_phase_recovery(business, Default::default());
     }

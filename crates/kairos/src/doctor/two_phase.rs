@@ -34,7 +34,7 @@ pub(super) async fn check(engine: &Engine, out: &mut Vec<Finding>) -> Result<(),
         ),
         action: format!(
             "Run `kairos twophase recover --business-db URL` (it {} both sides), or start a node with \
-             `kairos serve --business-db URL --two-phase-recovery`; until then the prepared side keeps its locks.",
+             `kairos serve --two-phase-recovery URL`; until then the prepared side keeps its locks.",
             if r.state.decided_commit() { "commits" } else { "rolls back" }
         ),
         job_id: None,
