@@ -294,16 +294,19 @@ impl<'e> TwoPhaseTransaction<'e> {
     pub async fn commit(self) -> Result<Committed, Error> {
         let TwoPhaseTransaction { tpc, id, gid_business, gid_kairos, mut business, mut kairos, business_pid } = self;
         tpc.pause(Step::BeforePrepare, &id, business_pid).await;
+        // A PREPARE whose answer was lost (the connection broke) may have prepared all the same:
+        // a failed side is rolled back by its gid too (absent is fine).
         if let Err(e) = log::prepare(&mut business, &gid_business).await {
             drop(kairos);
-            return Err(tpc.abort(&id, &[], e.into()).await);
+            return Err(tpc.abort(&id, &[(&tpc.business, &gid_business)], e.into()).await);
         }
         // PREPARE took the transaction out of the session and opened an empty one (see
         // `prepare`): committing that one returns the connection to its pool clean.
         let _ = business.commit().await;
         tpc.pause(Step::BusinessPrepared, &id, business_pid).await;
         if let Err(e) = log::prepare(&mut kairos, &gid_kairos).await {
-            return Err(tpc.abort(&id, &[(&tpc.business, &gid_business)], e.into()).await);
+            let both = [(&tpc.business, gid_business.as_str()), (&tpc.kairos, gid_kairos.as_str())];
+            return Err(tpc.abort(&id, &both, e.into()).await);
         }
         let _ = kairos.commit().await;
         tpc.pause(Step::BothPrepared, &id, business_pid).await;
