@@ -216,6 +216,30 @@ async fn commits_both_sides() {
     assert!(d.recover().await.is_empty(), "nothing is left for recovery");
 }
 
+/// Twice as many concurrent global transactions as the kairos pool has connections (20) all
+/// commit: none waits for a second connection of a pool while it holds one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_transactions_beyond_the_pool_size_all_commit() {
+    let Some(d) = setup().await else { return };
+    let engine =
+        std::sync::Arc::new(Engine::builder(d.kairos_url.clone()).executor_enabled(false).build().await.unwrap());
+    let mut all = tokio::task::JoinSet::new();
+    for i in 0..40 {
+        let (engine, business) = (engine.clone(), d.business.clone());
+        all.spawn(async move { submit(&engine, &business, &format!("c-{i}")).await });
+    }
+    let deadline = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(done) = all.join_next().await {
+            assert!(done.unwrap().unwrap().finished);
+        }
+    });
+    deadline.await.expect("40 concurrent two-phase transactions did not finish in 60 s");
+    for i in 0..40 {
+        assert_eq!(d.sides(&format!("c-{i}")).await, (true, true), "c-{i}");
+    }
+    assert!(d.prepared().await.is_empty());
+}
+
 /// A failure before the decision — the business statement, or the engine command — leaves
 /// neither side, and the row is closed ROLLED_BACK.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

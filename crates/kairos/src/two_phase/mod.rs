@@ -175,14 +175,23 @@ impl<'e> TwoPhase<'e> {
         let mut business = self.business.begin().await.map_err(business_error)?;
         check_prepared_transactions("business", &mut business).await?;
         let prefix = self.checked_prefix().await?;
-        let kairos = self.kairos.begin().await.map_err(kairos_store_postgres_error)?;
         let business_pid = match self.fault {
             Some(_) => Some(backend_pid(&mut business).await?),
             None => None,
         };
         let id = kairos_core::new_id();
         let (gid_business, gid_kairos) = gids(prefix, &id);
+        // The log row first, then the kairos transaction: no step of a global transaction needs
+        // a second connection of the kairos pool while it holds one, so as many of them as the
+        // pool has connections can run at once without waiting on each other.
         log::log_begin(&self.kairos, &id, &gid_business, &gid_kairos, self.engine.node_id()).await?;
+        let kairos = match self.kairos.begin().await {
+            Ok(tx) => tx,
+            Err(e) => {
+                let e = kairos_store_postgres_error(e);
+                return Err(self.abort(&id, &[], e).await);
+            }
+        };
         Ok(TwoPhaseTransaction { tpc: self.clone(), id, gid_business, gid_kairos, business, kairos, business_pid })
     }
 
@@ -297,7 +306,8 @@ impl<'e> TwoPhaseTransaction<'e> {
         // A PREPARE whose answer was lost (the connection broke) may have prepared all the same:
         // a failed side is rolled back by its gid too (absent is fine).
         if let Err(e) = log::prepare(&mut business, &gid_business).await {
-            drop(kairos);
+            // Both connections back to their pools before the abort takes others from them.
+            drop((business, kairos));
             return Err(tpc.abort(&id, &[(&tpc.business, &gid_business)], e.into()).await);
         }
         // PREPARE took the transaction out of the session and opened an empty one (see
@@ -305,6 +315,7 @@ impl<'e> TwoPhaseTransaction<'e> {
         let _ = business.commit().await;
         tpc.pause(Step::BusinessPrepared, &id, business_pid).await;
         if let Err(e) = log::prepare(&mut kairos, &gid_kairos).await {
+            drop(kairos); // its connection back to the pool before the log is written
             let both = [(&tpc.business, gid_business.as_str()), (&tpc.kairos, gid_kairos.as_str())];
             return Err(tpc.abort(&id, &both, e.into()).await);
         }
