@@ -249,6 +249,7 @@ async fn a_failure_before_the_decision_leaves_neither() {
     // The same order again: the business INSERT fails on the primary key.
     let Err(e) = submit(&d.engine, &d.business, "o-1").await else { panic!("a duplicate order committed") };
     assert!(e.to_string().contains("business database"), "{e}");
+    assert!(matches!(&e, kairos::Error::Store(s) if s.kind == kairos::store::ErrorKind::Conflict), "{e:?}");
     // An engine command that fails: an unknown definition.
     let mut tx = d.engine.two_phase(&d.business).unwrap().begin().await.unwrap();
     sqlx::query("INSERT INTO orders (id, status) VALUES ('o-2', 'APPROVING')").execute(tx.business()).await.unwrap();

@@ -73,8 +73,19 @@ async fn gid_prefix(kairos: &PgPool) -> Result<String, Error> {
 /// (for `?` in a two-phase transaction's business part).
 pub fn business_error(e: sqlx::Error) -> Error {
     let kind = match &e {
-        sqlx::Error::Database(d) if d.code().as_deref().is_some_and(|c| c.starts_with("23")) => ErrorKind::Conflict,
-        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => ErrorKind::Unavailable,
+        // By SQLSTATE class: integrity (a key taken), data (a value the column refuses), and
+        // connection, shutdown or resource trouble (try again later).
+        sqlx::Error::Database(d) => match d.code().as_deref().unwrap_or("") {
+            "23505" | "23503" | "23P01" => ErrorKind::Conflict,
+            c if c.starts_with("22") || c.starts_with("23") => ErrorKind::Invalid,
+            c if c.starts_with("08") || c.starts_with("57P") || c.starts_with("53") => ErrorKind::Unavailable,
+            _ => ErrorKind::Other,
+        },
+        sqlx::Error::Io(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed
+        | sqlx::Error::Protocol(_) => ErrorKind::Unavailable,
         _ => ErrorKind::Other,
     };
     Error::Store(kairos_store::Error::new(kind, format!("business database: {e}")).with_source(e))
