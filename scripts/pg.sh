@@ -166,9 +166,13 @@ EOF
     fi
 }
 
+# The settings written at every start (included by postgresql.conf), so that a cluster made by
+# an older pg.sh gets them on its next start too: the port, and room for prepared transactions —
+# the opt-in two-phase commit (docs/two-phase-commit.md) and its tests PREPARE TRANSACTION, which
+# PostgreSQL refuses while max_prepared_transactions is 0 (its default).
 write_port() {
     echo "$1" >"$PORT_FILE"
-    echo "port = $1" | as_owner tee "$DATA/kairos_port.conf" >/dev/null
+    printf 'port = %s\nmax_prepared_transactions = 64\n' "$1" | as_owner tee "$DATA/kairos_port.conf" >/dev/null
 }
 
 create_role_and_db() {
@@ -197,6 +201,11 @@ start() {
     if [[ "$(id -u)" == 0 ]]; then chown postgres: "$PG_DIR"; fi
     if is_running; then
         say "already running ($(url))"
+        # A cluster started before pg.sh set max_prepared_transactions keeps 0 until restarted.
+        if [[ "$(psql_admin -tAc 'SHOW max_prepared_transactions' 2>/dev/null || true)" == "0" ]]; then
+            say "it runs with max_prepared_transactions = 0 (started by an older pg.sh): the two-phase tests" \
+                "need prepared transactions; restart it (scripts/pg.sh stop; scripts/pg.sh start) when no one uses it"
+        fi
         echo "export KAIROS_TEST_PG_URL=$(url)"
         return 0
     fi

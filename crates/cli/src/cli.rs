@@ -164,6 +164,24 @@ Exit code 3 when a difference was found (an incident opened, a repair made or re
 The executor must not be the approver. Actions: delete-instance {processInstanceId, reason},
 write-back {to} (needs --config), outbox-retry {eventId}, manual {note}.")]
     Incidents(IncidentsArgs),
+    /// The opt-in two-phase commit's transactions (SPEC C11): list them, recover the in-doubt ones
+    #[command(after_help = "Examples:
+  kairos --db postgres://kairos:secret@db/kairos twophase list --business-db postgres://app:secret@db/orders
+  kairos --db postgres://kairos:secret@db/kairos twophase list --all --json --business-db postgres://app:secret@db/orders
+  kairos --db postgres://kairos:secret@db/kairos twophase recover --business-db postgres://app:secret@db/orders
+
+A two-phase transaction (docs/two-phase-commit.md) commits a business change on the business
+database and an engine command on kairos's with PREPARE TRANSACTION / COMMIT PREPARED; its row in
+KAIROS_TWO_PHASE goes PREPARING -> COMMITTING (the decision) -> COMMITTED, or -> ABORTING ->
+ROLLED_BACK. `list` shows the rows not final (all with --all) and the transactions prepared on
+each database now. `recover` finishes what a crash left: a row with the decision is committed on
+both sides, one without is rolled back, a prepared transaction named kairos-2pc:... without a
+row is rolled back. It leaves alone what changed within --grace (default PT60S): a coordinator
+may still be working on it. Engines built with two_phase_recovery, and `kairos serve
+--two-phase-recovery URL`, run the same on start and every 30 s.
+
+Both URLs must be PostgreSQL, and both servers need max_prepared_transactions > 0.")]
+    Twophase(TwophaseArgs),
     /// Show one process instance: its execution tree (ACT_RU_EXECUTION), variables and activity history
     #[command(after_help = "Examples:
   kairos instance 0190c3e2-...
@@ -239,6 +257,9 @@ pub struct ServeArgs {
     /// How often the scheduler runs a reconciliation pass; PT0S: only on demand
     #[arg(long, default_value = "PT5M", value_parser = parse::duration_or_zero, value_name = "DUR", requires = "reconcile")]
     pub reconcile_every: SignedDuration,
+    /// Recover the two-phase transactions (SPEC C11) between this business database (PostgreSQL) and --db: on start and every 30 s
+    #[arg(long, env = "KAIROS_TWO_PHASE_BUSINESS_DB", hide_env_values = true, value_name = "URL")]
+    pub two_phase_recovery: Option<String>,
     /// Address to listen on, HOST:PORT (port 0 picks a free port; the start line shows it)
     #[arg(long, default_value = "127.0.0.1:8080", value_parser = parse::listen_addr, value_name = "ADDR")]
     pub listen: String,
@@ -680,6 +701,35 @@ pub enum IncidentsCommand {
         user: String,
         #[arg(long, value_name = "TEXT")]
         note: String,
+    },
+}
+
+/// `kairos twophase`.
+#[derive(Debug, Args)]
+pub struct TwophaseArgs {
+    /// The business database of the two-phase transactions (a postgres: URL)
+    #[arg(long, global = true, env = "KAIROS_BUSINESS_DB", hide_env_values = true, value_name = "URL")]
+    pub business_db: Option<String>,
+    #[command(subcommand)]
+    pub command: TwophaseCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TwophaseCommand {
+    /// The coordinator log's rows not final (all with --all), oldest first, and what is prepared now
+    List {
+        /// Also COMMITTED and ROLLED_BACK rows
+        #[arg(long)]
+        all: bool,
+        /// At most this many rows
+        #[arg(long, default_value_t = 100, value_name = "N")]
+        limit: u32,
+    },
+    /// Finish the in-doubt transactions once: commit where the decision is recorded, roll back where not
+    Recover {
+        /// Leave alone what changed more recently than this; PT0S only when no coordinator runs
+        #[arg(long, default_value = "PT60S", value_parser = parse::duration_or_zero, value_name = "DUR")]
+        grace: SignedDuration,
     },
 }
 

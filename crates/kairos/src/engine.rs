@@ -41,6 +41,7 @@ pub struct EngineBuilder {
     migrate: bool,
     outbox: crate::outbox::OutboxSettings,
     sinks: std::collections::HashMap<String, Arc<dyn crate::outbox::Sink>>,
+    two_phase: Option<(sqlx::PgPool, crate::two_phase::RecoverySettings)>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -128,6 +129,14 @@ impl EngineBuilder {
         self
     }
 
+    /// Recovers the two-phase transactions (SPEC C11) between `business` and this engine's
+    /// database: a round when the engine starts, then one every `settings.every`. Refused at
+    /// build on a SQLite store.
+    pub fn two_phase_recovery(mut self, business: sqlx::PgPool, settings: crate::two_phase::RecoverySettings) -> Self {
+        self.two_phase = Some((business, settings));
+        self
+    }
+
     pub fn skip_migrations(mut self) -> Self {
         self.migrate = false;
         self
@@ -135,10 +144,13 @@ impl EngineBuilder {
 
     /// Connects to the store and brings its schema up to date.
     pub async fn build(mut self) -> Result<Engine, Error> {
-        let store = match self.store {
-            Some(s) => s,
-            None => crate::open_store(&self.url).await?,
+        let (store, postgres_pool) = match self.store {
+            Some(s) => (s, None),
+            None => crate::store_url::open_store_with_pool(&self.url).await?,
         };
+        if self.two_phase.is_some() && postgres_pool.is_none() {
+            return Err(crate::two_phase::needs_postgres());
+        }
         if self.migrate {
             store.migrate().await?;
         }
@@ -194,6 +206,9 @@ impl EngineBuilder {
             waker: Mutex::new(None),
             business: std::sync::OnceLock::new(),
             reconciler: std::sync::OnceLock::new(),
+            postgres_pool,
+            two_phase: self.two_phase,
+            two_phase_prefix: tokio::sync::OnceCell::new(),
         })
     }
 }
@@ -231,6 +246,14 @@ pub struct Engine {
     /// Reconciliation's configuration on this node (SPEC C7), set once.
     reconciler: std::sync::OnceLock<crate::reconcile::Reconciler>,
     outbox: Arc<crate::outbox::Outbox>,
+    /// The kairos database's pool when the store is PostgreSQL opened from its URL: the
+    /// two-phase commit prepares and commits on its connections.
+    postgres_pool: Option<sqlx::PgPool>,
+    /// The business database whose two-phase transactions this engine recovers, and how.
+    two_phase: Option<(sqlx::PgPool, crate::two_phase::RecoverySettings)>,
+    /// This kairos database's gid prefix, found (with its max_prepared_transactions checked) by
+    /// the first two-phase transaction: neither changes while the engine runs.
+    two_phase_prefix: tokio::sync::OnceCell<String>,
 }
 
 impl Engine {
@@ -252,6 +275,7 @@ impl Engine {
             migrate: true,
             outbox: Default::default(),
             sinks: default_sinks(),
+            two_phase: None,
         }
     }
 
@@ -269,6 +293,16 @@ impl Engine {
 
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    /// The cache of [`crate::two_phase`]'s gid prefix.
+    pub(crate) fn two_phase_prefix(&self) -> &tokio::sync::OnceCell<String> {
+        &self.two_phase_prefix
+    }
+
+    /// The kairos database's pool, when the store is PostgreSQL opened from its URL.
+    pub fn postgres_pool(&self) -> Option<&sqlx::PgPool> {
+        self.postgres_pool.as_ref()
     }
     /// The process engine: deployments, instances, tasks (SPEC P).
     /// Names the business database this node's command worker reads (SPEC C6; once: a second
@@ -344,8 +378,19 @@ impl Engine {
     }
 
     /// Starts the executor (a no-op when it is switched off or already running).
+    /// With the executor switched off only the two-phase recovery loop starts (when configured):
+    /// an application that coordinates two-phase transactions without running jobs still needs
+    /// its in-doubt ones finished.
     pub async fn start(&self) -> Result<(), Error> {
-        if !self.settings.executor_enabled || self.lock_executor().is_some() {
+        if !self.settings.executor_enabled {
+            let mut side = self.checkin.lock().unwrap_or_else(|e| e.into_inner());
+            if side.is_none() {
+                let (stop, stopped) = tokio::sync::watch::channel(false);
+                *side = Some((stop, self.spawn_two_phase_recovery(&stopped).into_iter().collect()));
+            }
+            return Ok(());
+        }
+        if self.lock_executor().is_some() {
             return Ok(());
         }
         let ex = Executor::start(
@@ -362,11 +407,22 @@ impl Engine {
         if self.outbox.settings().enabled {
             tasks.push(self.outbox.spawn(stopped.clone()));
         }
+        tasks.extend(self.spawn_two_phase_recovery(&stopped));
         if let Some(every) = self.settings.history_cleanup_every {
             tasks.push(self.processes.spawn_history_cleanup(every, self.settings.job_log_retention, stopped));
         }
         *self.checkin.lock().unwrap_or_else(|e| e.into_inner()) = Some((stop, tasks));
         Ok(())
+    }
+
+    /// The two-phase recovery loop, when the builder configured one (SPEC C11).
+    fn spawn_two_phase_recovery(
+        &self,
+        stopped: &tokio::sync::watch::Receiver<bool>,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        let ((business, settings), kairos) = (self.two_phase.as_ref()?, self.postgres_pool.as_ref()?);
+        let run = crate::two_phase::recovery_loop(kairos.clone(), business.clone(), *settings, stopped.clone());
+        Some(tokio::spawn(run))
     }
 
     /// Stops the executor gracefully: no new acquisitions, running jobs get `grace` to finish,

@@ -29,6 +29,7 @@ pub mod saga;
 pub mod scheduler;
 mod store_url;
 pub mod transaction;
+pub mod two_phase;
 
 pub use engine::{Engine, EngineBuilder, EngineSettings};
 pub use error::Error;

@@ -19,6 +19,17 @@ pub async fn open_store(url: &str) -> Result<Arc<dyn Store>, Error> {
     }
 }
 
+/// Opens the store a URL names, and keeps its pool when it is PostgreSQL (the two-phase commit
+/// works on that pool's connections directly).
+pub(crate) async fn open_store_with_pool(url: &str) -> Result<(Arc<dyn Store>, Option<sqlx::PgPool>), Error> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let store = kairos_store_postgres::PgStore::connect(url).await?;
+        let pool = store.pool().clone();
+        return Ok((Arc::new(store), Some(pool)));
+    }
+    Ok((open_store(url).await?, None))
+}
+
 /// The URL without a password, for messages.
 pub(crate) fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {

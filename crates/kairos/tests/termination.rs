@@ -144,13 +144,3 @@ on_both_backends!(
     a_termination_records_what_the_instance_still_had,
     only_the_starter_withdraws_and_only_before_a_task_was_done,
 );
-
-async fn debug_execs(backend: Backend) {
-    let Some(fx) = Fixture::new(backend).await else { return };
-    let e = fx.engine("n1").executor_enabled(false).build().await.unwrap();
-    e.processes().deploy("contract.bpmn", MODEL).await.unwrap();
-    let pi = started(&e, "ann").await;
-    for x in e.processes().executions(&pi).await.unwrap() {
-        eprintln!("{backend:?} {x:?}");
-    }
-}

@@ -13,6 +13,7 @@
 //! | `nodes` | registration, heartbeats, reaping dead nodes |
 //! | `diagnostics` | counts, the doctor's findings, the job log |
 //! | `operator_sql` | the seeds' diagnostic SQL with `?` placeholders |
+//! | [`two_phase`] | the opt-in two-phase commit: its coordinator log, prepared transactions (C11) |
 //! | `fuse`, `group` | the engine's write lists: runs of inserts as one statement; concurrent insert-only lists (process starts) committed together |
 //!
 //! Time: every comparison uses the database clock (`coalesce($now, now())` where a test may pin
@@ -35,6 +36,7 @@ mod operator_sql;
 mod rows;
 mod session;
 mod tables;
+pub mod two_phase;
 
 #[cfg(feature = "test-support")]
 pub mod test_support;

@@ -10,6 +10,7 @@ mod process;
 mod reconcile;
 mod serve;
 pub mod triggers;
+mod two_phase;
 mod workflow_commands;
 
 use crate::cli::{BenchCommand, Cli, Command};
@@ -31,6 +32,7 @@ pub async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Commands(args) => workflow_commands::run(&global, args).await,
         Command::Reconcile(args) => reconcile::reconcile(&global, args).await,
         Command::Incidents(args) => reconcile::incidents(&global, args).await,
+        Command::Twophase(args) => two_phase::run(&global, args).await,
         Command::Instance(args) => process::instance(&global, args).await,
         Command::Tasks(args) => process::tasks(&global, args).await,
         Command::Complete(args) => process::complete(&global, args).await,

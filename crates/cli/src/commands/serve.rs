@@ -214,6 +214,11 @@ async fn build_engine(
     if let Some(n) = args.workers {
         builder = builder.workers(n as usize);
     }
+    if let Some(url) = &args.two_phase_recovery {
+        // Refused here when --db is SQLite or the URL is not PostgreSQL, before anything starts.
+        let business = kairos::two_phase::connect_business(url).await?;
+        builder = builder.two_phase_recovery(business, Default::default());
+    }
     if let Some(d) = args.lock_time {
         builder = builder.lock_time(d);
     }

@@ -34,6 +34,7 @@ mod business;
 mod cluster;
 mod instance;
 mod scheduler;
+mod two_phase;
 mod unreadable;
 
 use cluster::cluster;
@@ -91,10 +92,10 @@ pub struct Finding {
     /// `trigger-error`, `trigger-without-job`, `fired-not-started`, `fired-running-long`,
     /// `locked-no-retries`, `waiting`, `event-wait`, `ended-with-runtime-rows`,
     /// `lock-time-short`, `trigger-paused`, `trigger-group-paused`, `trigger-blocked`,
-    /// `trigger-time-zone`, the business runbooks of seed 002 §32–§37 (`runbook-started-still-draft`,
-    /// `runbook-approving-without-process`, `runbook-task-done-business-unchanged`,
-    /// `runbook-published-target-missing`, `runbook-two-active-instances`, `runbook-outbox-backlog`),
-    /// `reconcile-incidents`, `all-clear`.
+    /// `trigger-time-zone`, `two-phase-in-doubt`, the business runbooks of seed 002 §32–§37
+    /// (`runbook-started-still-draft`, `runbook-approving-without-process`,
+    /// `runbook-task-done-business-unchanged`, `runbook-published-target-missing`,
+    /// `runbook-two-active-instances`, `runbook-outbox-backlog`), `reconcile-incidents`, `all-clear`.
     pub code: &'static str,
     pub title: String,
     pub detail: String,
@@ -214,6 +215,7 @@ pub async fn diagnose(engine: &Engine, query: &DoctorQuery) -> Result<DoctorRepo
     }
     cluster(engine, &ctx, &mut findings).await?;
     unreadable::check(engine, &mut findings).await?;
+    two_phase::check(engine, &mut findings).await?;
     Ok(DoctorReport { checked_at: now, node: engine.node_id().to_string(), instances, findings })
 }
 
