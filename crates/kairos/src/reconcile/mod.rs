@@ -301,27 +301,68 @@ impl Reconciler {
             statuses: &statuses,
         };
         let mut after: Option<SqlValue> = None;
-        let mut commands = true;
+        let commands = std::sync::atomic::AtomicBool::new(true);
+        // Two pages in flight: the next page's evidence is read while this one's records are
+        // judged and acted on (on another connection), so the pass waits on one round trip
+        // chain, not two.
+        let mut judged: Option<(Vec<ev::BusinessRow>, Page)> = None;
         loop {
             let rows = ev::business_page(self.business.as_ref(), &table, after.as_ref(), PAGE).await?;
-            let Some(last) = rows.last() else { break };
-            after = Some(last.key.clone());
-            let page = self.evidence(source, &rows, &mut commands).await?;
-            let now = self.store.db_now().await?;
-            for row in &rows {
-                let Some(state) = raw.get(&row.status).copied() else { continue };
-                self.reconcile_one(source, &table, row, state, &page, now, dry_run, report).await?;
+            let last = rows.len() < PAGE as usize;
+            if let Some(l) = rows.last() {
+                after = Some(l.key.clone());
             }
-            if rows.len() < PAGE as usize {
+            let previous = judged.take();
+            let (page, acted) = tokio::join!(
+                async {
+                    if rows.is_empty() { Ok(None) } else { self.evidence(source, &rows, &commands).await.map(Some) }
+                },
+                async {
+                    match &previous {
+                        Some((r, p)) => self.act_on_page(source, &table, &raw, r, p, dry_run, report).await,
+                        None => Ok(()),
+                    }
+                }
+            );
+            acted?;
+            judged = page?.map(|p| (rows, p));
+            if last {
                 break;
             }
+        }
+        if let Some((r, p)) = judged {
+            self.act_on_page(source, &table, &raw, &r, &p, dry_run, report).await?;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn act_on_page(
+        &self,
+        source: &Source,
+        table: &ev::BusinessTable<'_>,
+        raw: &HashMap<String, State>,
+        rows: &[ev::BusinessRow],
+        page: &Page,
+        dry_run: bool,
+        report: &mut Report,
+    ) -> Result<(), Error> {
+        let now = self.store.db_now().await?;
+        for row in rows {
+            let Some(state) = raw.get(&row.status).copied() else { continue };
+            self.reconcile_one(source, table, row, state, page, now, dry_run, report).await?;
         }
         Ok(())
     }
 
     /// The page's evidence. `commands`: whether the business database may have a command table
     /// (set false at the first page that finds none, so a pass asks once).
-    async fn evidence(&self, source: &Source, rows: &[ev::BusinessRow], commands: &mut bool) -> Result<Page, Error> {
+    async fn evidence(
+        &self,
+        source: &Source,
+        rows: &[ev::BusinessRow],
+        commands: &std::sync::atomic::AtomicBool,
+    ) -> Result<Page, Error> {
         let db: &dyn Sql = self.store.as_ref();
         let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
         let bindings = ev::bindings(db, &source.business_type, &ids).await?;
@@ -332,9 +373,9 @@ impl Reconciler {
         let instances = group(instances, |i| {
             by_instance.get(&i.process_instance_id).cloned().or_else(|| i.business_key.clone()).unwrap_or_default()
         });
-        let commands = if *commands {
+        let commands = if commands.load(std::sync::atomic::Ordering::Relaxed) {
             let found = ev::commands(self.business.as_ref(), &source.business_type, &ids).await?;
-            *commands = found.is_some();
+            commands.store(found.is_some(), std::sync::atomic::Ordering::Relaxed);
             found.map(|c| group(c, |c| c.business_id.clone()))
         } else {
             None
@@ -538,7 +579,7 @@ impl Reconciler {
             statuses: &statuses,
         };
         let Some(row) = ev::business_row(self.business.as_ref(), &table, business_id).await? else { return Ok(None) };
-        let page = self.evidence(source, std::slice::from_ref(&row), &mut true).await?;
+        let page = self.evidence(source, std::slice::from_ref(&row), &std::sync::atomic::AtomicBool::new(true)).await?;
         let none = Vec::new();
         let instances = page.instances.get(&row.id).unwrap_or(&none);
         let no_bindings = Vec::new();
