@@ -18,8 +18,8 @@ fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
 }
 
-#[test]
-fn an_incident_goes_through_its_life_from_the_terminal() {
+/// A DRAFT leave request `id` whose process was started anyway (bound): §32's difference.
+fn staged(id: u32) -> Kairos {
     let k = Kairos::new();
     std::fs::write(k.path("leave.bpmn"), ONE_TASK).unwrap();
     k.json(&["deploy", "leave.bpmn"]);
@@ -29,9 +29,18 @@ fn an_incident_goes_through_its_life_from_the_terminal() {
             .sql_execute("CREATE TABLE leave_request (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL)", &[])
             .await
             .unwrap();
-        store.sql_execute("INSERT INTO leave_request (id, status) VALUES (42, 'DRAFT')", &[]).await.unwrap();
+        store
+            .sql_execute(&format!("INSERT INTO leave_request (id, status) VALUES ({id}, 'DRAFT')"), &[])
+            .await
+            .unwrap();
     });
-    k.json(&["start", "leave", "--bind", "LEAVE:42"]);
+    k.json(&["start", "leave", "--bind", &format!("LEAVE:{id}")]);
+    k
+}
+
+#[test]
+fn an_incident_goes_through_its_life_from_the_terminal() {
+    let k = staged(42);
     let config = serde_json::json!({"sources": [{"businessType": "LEAVE", "table": "leave_request", "processType": "leave",
         "states": {"DRAFT": ["DRAFT"], "APPROVING": ["APPROVING"], "APPROVED": ["APPROVED"]}}]});
     std::fs::write(k.path("reconcile.json"), config.to_string()).unwrap();
@@ -75,18 +84,7 @@ fn an_incident_goes_through_its_life_from_the_terminal() {
 /// first one opens the incident, later ones leave it frozen (one incident, not one per pass).
 #[test]
 fn serve_runs_passes_on_its_schedule() {
-    let k = Kairos::new();
-    std::fs::write(k.path("leave.bpmn"), ONE_TASK).unwrap();
-    k.json(&["deploy", "leave.bpmn"]);
-    block_on(async {
-        let store = kairos::open_store(&k.db).await.unwrap();
-        store
-            .sql_execute("CREATE TABLE leave_request (id BIGINT PRIMARY KEY, status VARCHAR(16) NOT NULL)", &[])
-            .await
-            .unwrap();
-        store.sql_execute("INSERT INTO leave_request (id, status) VALUES (7, 'DRAFT')", &[]).await.unwrap();
-    });
-    k.json(&["start", "leave", "--bind", "LEAVE:7"]);
+    let k = staged(7);
     let config = serde_json::json!({"sources": [{"businessType": "LEAVE", "table": "leave_request", "processType": "leave",
         "states": {"DRAFT": ["DRAFT"], "APPROVING": ["APPROVING"]}}]});
     std::fs::write(k.path("reconcile.json"), config.to_string()).unwrap();

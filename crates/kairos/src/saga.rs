@@ -195,16 +195,11 @@ impl<'e> Saga<'e> {
 
     async fn open_incident(&self, step: &str, error: &str) -> Result<(), Error> {
         let db = self.engine.store().as_ref();
-        let now = db.db_now().await?;
         let evidence = serde_json::json!({"saga": self.id, "steps": rows::steps(db, &self.id).await?});
-        let id = kairos_core::new_id();
         let difference = format!("compensation of step {step:?} failed: {error}");
-        let audit = crate::reconcile::incidents::audit_start(now, "saga", "opened: a compensation ran out of attempts");
-        kairos_store_engine::incidents::insert(
+        crate::reconcile::incidents::open(
             db,
-            &kairos_store_engine::incidents::NewIncident {
-                id: &id,
-                kind: kairos_store_engine::incidents::INCIDENT,
+            &crate::reconcile::incidents::Opening {
                 rule_id: "saga-compensation-failed",
                 business_type: "SAGA",
                 business_id: &self.id,
@@ -213,14 +208,8 @@ impl<'e> Saga<'e> {
                 process_definition_id: None,
                 difference: &difference,
                 evidence_json: &evidence.to_string(),
-                plan: Some("Find what the step left in the target system; correct it there (a compensation is a correction, not an undo), then run the saga again to finish compensating, and close the incident."),
-                status: "OPEN",
-                executed_by: None,
-                action_json: None,
-                before_json: None,
-                after_json: None,
-                verification: None,
-                audit_json: &audit,
+                plan: "Find what the step left in the target system; correct it there (a compensation is a correction, not an undo), then run the saga again to finish compensating, and close the incident.",
+                by: "saga",
             },
         )
         .await?;

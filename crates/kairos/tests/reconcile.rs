@@ -159,7 +159,7 @@ impl Stage {
     }
 }
 
-fn finding<'r>(r: &'r Report, id: i64) -> Option<&'r kairos::reconcile::Finding> {
+fn finding(r: &Report, id: i64) -> Option<&kairos::reconcile::Finding> {
     r.findings.iter().find(|f| f.business_id == id.to_string())
 }
 

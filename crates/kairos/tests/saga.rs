@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 type Log = Arc<Mutex<Vec<String>>>;
+/// Per step: (its run fails, its compensation fails).
+type Flags = [(Arc<Mutex<bool>>, Arc<Mutex<bool>>); 3];
 
 struct Step {
     name: &'static str,
@@ -40,7 +42,7 @@ impl SagaStep for Step {
     }
 }
 
-fn steps(log: &Log, flags: &[(Arc<Mutex<bool>>, Arc<Mutex<bool>>); 3]) -> [Step; 3] {
+fn steps(log: &Log, flags: &Flags) -> [Step; 3] {
     let names = ["freezeBudget", "createContract", "pushArchive"];
     std::array::from_fn(|i| Step {
         name: names[i],
@@ -50,7 +52,7 @@ fn steps(log: &Log, flags: &[(Arc<Mutex<bool>>, Arc<Mutex<bool>>); 3]) -> [Step;
     })
 }
 
-fn flags() -> [(Arc<Mutex<bool>>, Arc<Mutex<bool>>); 3] {
+fn flags() -> Flags {
     std::array::from_fn(|_| (Arc::default(), Arc::default()))
 }
 

@@ -217,7 +217,7 @@ async fn reset(engine: &Engine) -> Result<(), CliError> {
     super::reset_jobs(store.as_ref()).await?;
     store.sql_execute("DROP TABLE IF EXISTS kairos_bench_record", &[]).await?;
     let t = SqlValue::Text(TYPE.into());
-    store.sql_execute("DELETE FROM business_process_binding WHERE business_type = ?", &[t.clone()]).await?;
+    store.sql_execute("DELETE FROM business_process_binding WHERE business_type = ?", std::slice::from_ref(&t)).await?;
     store.sql_execute("DELETE FROM kairos_incident WHERE business_type = ?", &[t]).await?;
     store
         .sql_execute("DELETE FROM ACT_HI_PROCINST WHERE PROC_DEF_ID_ = ?", &[SqlValue::Text(DEFINITION.into())])

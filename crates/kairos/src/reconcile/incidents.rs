@@ -42,6 +42,54 @@ struct Step<'a> {
     what: &'a str,
 }
 
+/// What an incident is opened with.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Opening<'a> {
+    pub rule_id: &'a str,
+    pub business_type: &'a str,
+    pub business_id: &'a str,
+    pub business_state: Option<&'a str>,
+    pub process_instance_id: Option<&'a str>,
+    pub process_definition_id: Option<&'a str>,
+    pub difference: &'a str,
+    pub evidence_json: &'a str,
+    pub plan: &'a str,
+    /// Who opens it (the reconciler, a saga), for the audit trail.
+    pub by: &'a str,
+}
+
+/// Opens an incident (OPEN) unless one of its rule and record is open: answers its id, or
+/// `None` when one was already open.
+pub(crate) async fn open(db: &dyn kairos_store::Sql, o: &Opening<'_>) -> Result<Option<String>, Error> {
+    let id = kairos_core::new_id();
+    let audit = audit_start(db.db_now().await?, o.by, &format!("opened by rule {}", o.rule_id));
+    let opened = db::insert(
+        db,
+        &db::NewIncident {
+            id: &id,
+            kind: db::INCIDENT,
+            rule_id: o.rule_id,
+            business_type: o.business_type,
+            business_id: o.business_id,
+            business_state: o.business_state,
+            process_instance_id: o.process_instance_id,
+            process_definition_id: o.process_definition_id,
+            difference: o.difference,
+            evidence_json: o.evidence_json,
+            plan: Some(o.plan),
+            status: "OPEN",
+            executed_by: None,
+            action_json: None,
+            before_json: None,
+            after_json: None,
+            verification: None,
+            audit_json: &audit,
+        },
+    )
+    .await?;
+    Ok(opened.then_some(id))
+}
+
 /// The first entry of an audit trail.
 pub fn audit_start(at: Timestamp, by: &str, what: &str) -> String {
     serde_json::to_string(&[Step { at: at.to_string(), by, what }]).unwrap_or_else(|_| "[]".into())

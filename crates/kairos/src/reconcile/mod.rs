@@ -81,6 +81,15 @@ impl Source {
         (all, raw)
     }
 
+    fn business_table<'a>(&'a self, statuses: &'a [String]) -> ev::BusinessTable<'a> {
+        ev::BusinessTable {
+            table: &self.table,
+            id_column: &self.id_column,
+            status_column: &self.status_column,
+            statuses,
+        }
+    }
+
     fn written(&self, state: State) -> Option<&str> {
         self.states.get(&state).and_then(|v| v.first()).map(String::as_str)
     }
@@ -238,6 +247,41 @@ struct Page {
     open: HashMap<String, Vec<String>>,
 }
 
+/// One record's part of a page.
+struct Of<'p> {
+    bindings: &'p [ev::BindingEvidence],
+    instances: &'p [ev::InstanceEvidence],
+    bound: Vec<String>,
+    commands: Option<&'p [ev::CommandEvidence]>,
+    outbox: Option<&'p [ev::OutboxEvidence]>,
+}
+
+impl Page {
+    fn of(&self, id: &str) -> Of<'_> {
+        let bindings = self.bindings.get(id).map_or(&[][..], Vec::as_slice);
+        Of {
+            bindings,
+            instances: self.instances.get(id).map_or(&[][..], Vec::as_slice),
+            bound: bindings.iter().map(|b| b.process_instance_id.clone()).collect(),
+            commands: self.commands.as_ref().map(|c| c.get(id).map_or(&[][..], Vec::as_slice)),
+            outbox: self.outbox.as_ref().map(|o| o.get(id).map_or(&[][..], Vec::as_slice)),
+        }
+    }
+}
+
+impl Of<'_> {
+    fn facts<'a>(&'a self, state: State, approved_ends: &'a [String]) -> rules::Facts<'a> {
+        rules::Facts {
+            state,
+            instances: self.instances,
+            bound: &self.bound,
+            commands: self.commands,
+            outbox: self.outbox,
+            approved_ends,
+        }
+    }
+}
+
 fn group<T>(items: Vec<T>, key: impl Fn(&T) -> String) -> HashMap<String, Vec<T>> {
     let mut m: HashMap<String, Vec<T>> = HashMap::new();
     for i in items {
@@ -294,12 +338,7 @@ impl Reconciler {
 
     async fn pass_source(&self, source: &Source, dry_run: bool, report: &mut Report) -> Result<(), Error> {
         let (statuses, raw) = source.table();
-        let table = ev::BusinessTable {
-            table: &source.table,
-            id_column: &source.id_column,
-            status_column: &source.status_column,
-            statuses: &statuses,
-        };
+        let table = source.business_table(&statuses);
         let mut after: Option<SqlValue> = None;
         let commands = std::sync::atomic::AtomicBool::new(true);
         // Two pages in flight: the next page's evidence is read while this one's records are
@@ -405,17 +444,9 @@ impl Reconciler {
         report: &mut Report,
     ) -> Result<(), Error> {
         report.records += 1;
-        let none = Vec::new();
-        let bindings = page.bindings.get(&row.id).unwrap_or(&none);
-        let no_instances = Vec::new();
-        let instances = page.instances.get(&row.id).unwrap_or(&no_instances);
-        let bound: Vec<String> = bindings.iter().map(|b| b.process_instance_id.clone()).collect();
-        let no_commands = Vec::new();
-        let commands = page.commands.as_ref().map(|c| c.get(&row.id).unwrap_or(&no_commands).as_slice());
-        let no_events = Vec::new();
-        let outbox = page.outbox.as_ref().map(|o| o.get(&row.id).unwrap_or(&no_events).as_slice());
-        let facts =
-            rules::Facts { state, instances, bound: &bound, commands, outbox, approved_ends: &source.approved_ends };
+        let of = page.of(&row.id);
+        let (bindings, instances, commands, outbox) = (of.bindings, of.instances, of.commands, of.outbox);
+        let facts = of.facts(state, &source.approved_ends);
         let (classes, since) = rules::evidence(&facts);
         let instance = instances.iter().rev().find(|i| i.running).or(instances.last());
         let mut finding = Finding {
@@ -529,13 +560,9 @@ impl Reconciler {
             push(report, finding);
             return Ok(());
         }
-        let id = kairos_core::new_id();
-        let audit = incidents::audit_start(now, "reconciler", &format!("opened by rule {}", rule.id));
-        let opened = kairos_store_engine::incidents::insert(
+        let opened = incidents::open(
             self.store.as_ref(),
-            &kairos_store_engine::incidents::NewIncident {
-                id: &id,
-                kind: kairos_store_engine::incidents::INCIDENT,
+            &incidents::Opening {
                 rule_id: &rule.id,
                 business_type: &source.business_type,
                 business_id: &row.id,
@@ -544,18 +571,12 @@ impl Reconciler {
                 process_definition_id: instance.and_then(|i| i.process_definition_id.as_deref()),
                 difference: &difference,
                 evidence_json: &evidence_json(),
-                plan: Some(&rule.advice),
-                status: "OPEN",
-                executed_by: None,
-                action_json: None,
-                before_json: None,
-                after_json: None,
-                verification: None,
-                audit_json: &audit,
+                plan: &rule.advice,
+                by: "reconciler",
             },
         )
         .await?;
-        if opened {
+        if let Some(id) = opened {
             report.incidents_opened += 1;
             finding.outcome = "incident".into();
             finding.incident_id = Some(id);
@@ -572,33 +593,14 @@ impl Reconciler {
     pub async fn inspect(&self, business_type: &str, business_id: &str) -> Result<Option<serde_json::Value>, Error> {
         let Some(source) = self.source(business_type) else { return Ok(None) };
         let (statuses, raw) = source.table();
-        let table = ev::BusinessTable {
-            table: &source.table,
-            id_column: &source.id_column,
-            status_column: &source.status_column,
-            statuses: &statuses,
-        };
+        let table = source.business_table(&statuses);
         let Some(row) = ev::business_row(self.business.as_ref(), &table, business_id).await? else { return Ok(None) };
         let page = self.evidence(source, std::slice::from_ref(&row), &std::sync::atomic::AtomicBool::new(true)).await?;
-        let none = Vec::new();
-        let instances = page.instances.get(&row.id).unwrap_or(&none);
-        let no_bindings = Vec::new();
-        let bindings = page.bindings.get(&row.id).unwrap_or(&no_bindings);
-        let bound: Vec<String> = bindings.iter().map(|b| b.process_instance_id.clone()).collect();
-        let no_commands = Vec::new();
-        let commands = page.commands.as_ref().map(|c| c.get(&row.id).unwrap_or(&no_commands).as_slice());
-        let no_events = Vec::new();
-        let outbox = page.outbox.as_ref().map(|o| o.get(&row.id).unwrap_or(&no_events).as_slice());
+        let of = page.of(&row.id);
+        let (bindings, instances, commands, outbox) = (of.bindings, of.instances, of.commands, of.outbox);
         let state = raw.get(&row.status).copied();
         let (classes, _) = match state {
-            Some(state) => rules::evidence(&rules::Facts {
-                state,
-                instances,
-                bound: &bound,
-                commands,
-                outbox,
-                approved_ends: &source.approved_ends,
-            }),
+            Some(state) => rules::evidence(&of.facts(state, &source.approved_ends)),
             None => (Vec::new(), None),
         };
         let rule = state.and_then(|s| rules::classify(&self.rules, s, &classes));
@@ -625,12 +627,7 @@ impl Reconciler {
             invalid(format!("action.to: the source of {business_type} maps no status to {}", to.as_str()))
         })?;
         let (statuses, _) = source.table();
-        let table = ev::BusinessTable {
-            table: &source.table,
-            id_column: &source.id_column,
-            status_column: &source.status_column,
-            statuses: &statuses,
-        };
+        let table = source.business_table(&statuses);
         let row = ev::business_row(self.business.as_ref(), &table, business_id).await?.ok_or_else(|| {
             Error::Store(kairos_store::Error::new(
                 ErrorKind::NotFound,

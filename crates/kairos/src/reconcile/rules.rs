@@ -500,18 +500,18 @@ pub fn evidence(f: &Facts<'_>) -> (Vec<Evidence>, Option<Timestamp>) {
     } else {
         out.push(Evidence::NoInstance);
     }
-    if let Some(commands) = f.commands {
-        if let Some(c) = commands.iter().max_by_key(|c| c.created_at) {
-            match c.command_status.as_str() {
-                "PENDING" | "PROCESSING" | "RETRY" => {
-                    out.push(Evidence::CommandWaiting);
-                    if since.is_none() {
-                        since = Some(c.created_at);
-                    }
+    if let Some(commands) = f.commands
+        && let Some(c) = commands.iter().max_by_key(|c| c.created_at)
+    {
+        match c.command_status.as_str() {
+            "PENDING" | "PROCESSING" | "RETRY" => {
+                out.push(Evidence::CommandWaiting);
+                if since.is_none() {
+                    since = Some(c.created_at);
                 }
-                "FAILED" => out.push(Evidence::CommandFailed),
-                _ => {}
             }
+            "FAILED" => out.push(Evidence::CommandFailed),
+            _ => {}
         }
     }
     if let Some(events) = f.outbox {
