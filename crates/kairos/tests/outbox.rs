@@ -43,6 +43,24 @@ async fn local_sink() -> (String, Seen) {
     (format!("http://{addr}/events"), seen)
 }
 
+/// Serves `app` on 127.0.0.1 and answers an http sink posting to `{url}{path}` through the
+/// address guard with loopback allowed, with the request timeout `timeout` (or the default).
+async fn sink_for(app: axum::Router, path: &str, timeout: Option<Duration>) -> HttpSink {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}{path}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let mut settings = HttpSinkSettings {
+        base_url: Some(url),
+        allow_hosts: vec!["127.0.0.1".into()],
+        allow_private: true,
+        ..Default::default()
+    };
+    if let Some(t) = timeout {
+        settings.timeout = t;
+    }
+    HttpSink::new(settings).unwrap()
+}
+
 async fn engine(fx: &Fixture, node: &str, url: &str) -> Engine {
     let http = HttpSink::new(HttpSinkSettings {
         base_url: Some(url.into()),
@@ -376,17 +394,7 @@ async fn a_target_that_timed_out_but_succeeded_is_confirmed_by_the_key(backend: 
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/assets", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let http = HttpSink::new(HttpSinkSettings {
-        base_url: Some(url),
-        allow_hosts: vec!["127.0.0.1".into()],
-        allow_private: true,
-        timeout: Duration::from_millis(300),
-        ..Default::default()
-    })
-    .unwrap();
+    let http = sink_for(app, "/assets", Some(Duration::from_millis(300))).await;
     let e = fx
         .engine("n1")
         .sink("http", http)
@@ -434,16 +442,7 @@ async fn a_batch_behind_a_slow_target_is_handed_back_not_sent_twice(backend: Bac
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/slow", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let http = HttpSink::new(HttpSinkSettings {
-        base_url: Some(url),
-        allow_hosts: vec!["127.0.0.1".into()],
-        allow_private: true,
-        ..Default::default()
-    })
-    .unwrap();
+    let http = sink_for(app, "/slow", None).await;
     let e = fx
         .engine("n1")
         .sink("http", http)
