@@ -199,7 +199,8 @@ pub fn insert(dialect: &Dialect, e: &NewEvent) -> Write {
 /// Takes up to `limit` deliverable events for `owner` until the database's now + `lease`, in
 /// one statement, and answers them (PROCESSING, with this claim's id). Deliverable: PENDING, or
 /// RETRY whose next_retry_at has come, or PROCESSING whose lease has expired (a crashed or
-/// stalled publisher's events come back; its late marks are then refused). Of an ordered
+/// stalled publisher's events come back, that attempt counted; its late marks are then
+/// refused; an event out of attempts that way is FAILED `ABANDONED`). Of an ordered
 /// aggregate only the oldest event not yet PUBLISHED or FAILED may be taken, so a later one
 /// never overtakes it — also not while it waits for its retry. On PostgreSQL concurrent
 /// claimers skip each other's locked rows instead of waiting ([`Dialect::skip_locked`]).
@@ -210,8 +211,20 @@ pub async fn claim(db: &dyn Sql, owner: &str, lease: SignedDuration, limit: u32)
     let now = db.db_now().await?;
     let until = now.checked_add(lease).map_err(|e| invalid(format!("lease: {e}")))?;
     let claim_id = uuid::Uuid::now_v7().to_string();
+    // A lease that expired is an attempt that never reported (its publisher crashed or stalled,
+    // maybe in the middle of the delivery): it counts, so an event that kills every publisher
+    // that takes it ends FAILED after its attempts instead of cycling for ever.
+    let abandoned = Write::new(
+        "UPDATE outbox_event SET event_status = 'FAILED', retry_count = retry_count + 1, next_retry_at = NULL, \
+         last_error_code = 'ABANDONED', last_error = 'the publisher holding it stopped before reporting, on every attempt', \
+         owner = NULL, lease_until = NULL, claim_id = NULL \
+         WHERE event_status = 'PROCESSING' AND lease_until <= ? AND retry_count + 1 >= max_attempts",
+        vec![SqlValue::Timestamp(now)],
+    );
+    db.write_all(&[abandoned]).await?;
     let sql = format!(
-        "UPDATE outbox_event SET event_status = 'PROCESSING', owner = ?, lease_until = ?, claim_id = ? \
+        "UPDATE outbox_event SET event_status = 'PROCESSING', owner = ?, lease_until = ?, claim_id = ?, \
+         retry_count = CASE WHEN event_status = 'PROCESSING' THEN retry_count + 1 ELSE retry_count END \
          WHERE event_id IN (SELECT e.event_id FROM outbox_event e WHERE \
          ((e.event_status IN ('PENDING', 'RETRY') AND (e.next_retry_at IS NULL OR e.next_retry_at <= ?)) \
           OR (e.event_status = 'PROCESSING' AND e.lease_until <= ?)) \

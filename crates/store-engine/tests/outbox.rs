@@ -61,8 +61,33 @@ async fn an_expired_lease_is_taken_over_and_the_old_claim_writes_nothing(store: 
     assert!(!outbox::mark_retry(&*store, &old[0], LEASE, "X", "late").await.unwrap());
     assert!(!outbox::mark_failed(&*store, &old[0], "X", "late").await.unwrap());
     let e = outbox::get(&*store, "e1").await.unwrap().unwrap();
-    assert_eq!((e.event_status.as_str(), e.owner.as_deref(), e.retry_count), ("PROCESSING", Some("node-b"), 0));
+    assert_eq!(
+        (e.event_status.as_str(), e.owner.as_deref(), e.retry_count),
+        ("PROCESSING", Some("node-b"), 1),
+        "the abandoned claim counts as an attempt"
+    );
     assert!(outbox::mark_published(&*store, &new[0]).await.unwrap());
+}
+
+/// An event whose every publisher stops before reporting (it crashes them) spends its attempts
+/// on the expired leases and ends FAILED, instead of cycling for ever.
+async fn an_event_abandoned_on_every_attempt_ends_failed(store: Arc<dyn Store>) {
+    write(&store, &[ev("crasher", "c1", false), ev("fine", "f1", false)]).await;
+    let short = SignedDuration::from_millis(1);
+    for attempt in 0..3 {
+        let got = outbox::claim(&*store, &format!("node-{attempt}"), short, 1).await.unwrap();
+        assert_eq!(got.iter().map(|e| e.event_id.as_str()).collect::<Vec<_>>(), ["crasher"], "attempt {attempt}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    // The third lease expired too: out of attempts, FAILED; the next claim takes the other.
+    let next = outbox::claim(&*store, "node-x", LEASE, 10).await.unwrap();
+    assert_eq!(next.iter().map(|e| e.event_id.as_str()).collect::<Vec<_>>(), ["fine"]);
+    let c = outbox::get(&*store, "crasher").await.unwrap().unwrap();
+    assert_eq!(
+        (c.event_status.as_str(), c.last_error_code.as_deref(), c.retry_count),
+        ("FAILED", Some("ABANDONED"), 3)
+    );
+    assert!(c.owner.is_none() && c.claim_id.is_none());
 }
 
 async fn a_retry_waits_for_its_due_time_and_failed_needs_an_operator(store: Arc<dyn Store>) {
@@ -154,6 +179,7 @@ fn checks_name_the_field() {
 }
 
 on_both_backends!(
+    an_event_abandoned_on_every_attempt_ends_failed,
     a_claimed_event_is_published_once,
     an_expired_lease_is_taken_over_and_the_old_claim_writes_nothing,
     a_retry_waits_for_its_due_time_and_failed_needs_an_operator,
