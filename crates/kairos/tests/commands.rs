@@ -147,6 +147,39 @@ async fn bad_payload_fails_naming_the_field(backend: Backend) {
     assert!(c.last_error.unwrap().contains("processDefinitionKey"));
 }
 
+/// A worker whose commands run longer than its lease keeps renewing the leases of the whole
+/// batch (the one running and the ones queued behind it): another worker polling meanwhile
+/// takes none of them over, and each command runs once.
+async fn a_slow_batch_keeps_its_leases(backend: Backend) {
+    let Some(s) = setup(backend).await else { return };
+    for id in ["o-1", "o-2"] {
+        let c = NewCommand {
+            request_id: format!("start-{id}"),
+            command_type: table::START_PROCESS.into(),
+            business_type: "order".into(),
+            business_id: id.into(),
+            lifecycle_no: Some(1),
+            payload: json!({"processDefinitionKey": "approve", "businessKey": id}),
+        };
+        s.business.write_all(&[table::insert(s.business.as_ref(), &c)]).await.unwrap();
+    }
+    let mut slow = WorkerConfig::new("slow");
+    slow.lease = kairos::SignedDuration::from_millis(300);
+    slow.fault_pause = Some(std::time::Duration::from_millis(700));
+    let slow = Worker::new(s.business.clone(), s.engine.clone(), slow);
+    let running = tokio::spawn(async move { slow.run_once().await.unwrap() });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let other = Worker::new(s.business.clone(), s.engine.clone(), WorkerConfig::new("other"));
+    assert_eq!(other.run_once().await.unwrap(), 0, "the slow worker's leases were renewed");
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    assert_eq!(other.run_once().await.unwrap(), 0, "also the second command's, queued behind the first");
+    assert_eq!(running.await.unwrap(), 2);
+    for id in ["start-o-1", "start-o-2"] {
+        let c = row(&s, id).await;
+        assert_eq!((c.status, c.attempts), (Status::Succeeded, 1), "{c:?}");
+    }
+}
+
 macro_rules! both {
     ($($name:ident),*) => {
         mod sqlite { $( #[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $name() { super::$name(super::Backend::Sqlite).await } )* }
@@ -154,6 +187,7 @@ macro_rules! both {
     };
 }
 both!(
+    a_slow_batch_keeps_its_leases,
     start_adopts_on_retry,
     complete_converges,
     completed_by_someone_else_fails,

@@ -91,7 +91,37 @@ impl Worker {
     pub async fn run_once(&self) -> Result<usize, Error> {
         let claimed =
             table::claim(self.business.as_ref(), &self.config.owner, self.config.lease, self.config.batch).await?;
-        for c in &claimed {
+        if claimed.is_empty() {
+            return Ok(0);
+        }
+        // The batch runs one command at a time: every command not yet marked keeps its lease
+        // renewed meanwhile (every third of it), so a slow command does not let another worker
+        // take over the ones queued behind it — or itself — while it still runs.
+        let pending = Arc::new(std::sync::Mutex::new(claimed.iter().map(|c| c.request_id.clone()).collect::<Vec<_>>()));
+        let renewer = {
+            let (db, owner, lease, pending) =
+                (self.business.clone(), self.config.owner.clone(), self.config.lease, pending.clone());
+            let every = (lease.unsigned_abs() / 3).max(std::time::Duration::from_millis(10));
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(every).await;
+                    let ids = pending.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                    for id in ids {
+                        if let Err(e) = table::renew(db.as_ref(), &id, &owner, lease).await {
+                            tracing::warn!(command = %id, error = %e, "command worker: renewing a lease failed");
+                        }
+                    }
+                }
+            })
+        };
+        let done = |id: &str| pending.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| p != id);
+        let result = self.run_claimed(&claimed, &done).await;
+        renewer.abort();
+        result.map(|()| claimed.len())
+    }
+
+    async fn run_claimed(&self, claimed: &[Command], done: &(dyn Fn(&str) + Sync)) -> Result<(), Error> {
+        for c in claimed {
             let outcome = self.outcome(c).await;
             if let Some(pause) = self.config.fault_pause {
                 tokio::time::sleep(pause).await;
@@ -105,8 +135,9 @@ impl Worker {
             // A mark that is not written means the lease passed and another worker owns the
             // row: its run (idempotent, as this one) writes the outcome.
             table::mark(self.business.as_ref(), &c.request_id, &self.config.owner, &outcome).await?;
+            done(&c.request_id);
         }
-        Ok(claimed.len())
+        Ok(())
     }
 
     /// Polls until the task is dropped; a failed poll (the business database away) is logged
