@@ -178,6 +178,7 @@ async fn details_stay_with_a_deleted_instance_and_go_with_the_cleanup(backend: B
     };
     let pi = p.start(req).await.unwrap().id;
     p.delete_instance(&pi, "no longer needed").await.unwrap();
+    assert!(p.termination(&pi).await.unwrap().is_some(), "the deletion is recorded (seed 002 §27)");
     assert_eq!(rows_of(&engine, "ACT_HI_DETAIL", &pi).await, 2, "deleting keeps the details");
     assert_eq!(rows_of(&engine, "ACT_HI_VARINST", &pi).await, 2, "and the variables");
     common::wait_until(Duration::from_secs(30), "the cleanup deletes the details", || {
@@ -189,6 +190,7 @@ async fn details_stay_with_a_deleted_instance_and_go_with_the_cleanup(backend: B
     })
     .await;
     assert_eq!(rows_of(&engine, "ACT_HI_VARINST", &pi).await, 0);
+    assert!(p.termination(&pi).await.unwrap().is_none(), "its termination record goes with its history");
     engine.shutdown(Duration::from_secs(5)).await;
 }
 

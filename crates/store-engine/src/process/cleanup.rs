@@ -9,12 +9,15 @@ use kairos_store::{Result, Sql, Write};
 
 /// The history tables an instance has rows in, with the column naming the instance; the
 /// instance row last.
-const TABLES: [(&str, &str); 6] = [
+const TABLES: [(&str, &str); 7] = [
     ("ACT_HI_ACTINST", "PROC_INST_ID_"),
     ("ACT_HI_TASKINST", "PROC_INST_ID_"),
     ("ACT_HI_VARINST", "PROC_INST_ID_"),
     ("ACT_HI_DETAIL", "PROC_INST_ID_"),
     ("ACT_HI_JOB_LOG", "PROCESS_INSTANCE_ID_"),
+    // The record of its withdrawal, termination or deletion (seed 002 §27) is part of its
+    // history. Its binding stays: the business object's lifecycle numbers count on it.
+    ("kairos_termination", "process_instance_id"),
     ("ACT_HI_PROCINST", "PROC_INST_ID_"),
 ];
 
