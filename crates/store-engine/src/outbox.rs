@@ -211,23 +211,12 @@ pub async fn claim(db: &dyn Sql, owner: &str, lease: SignedDuration, limit: u32)
     let now = db.db_now().await?;
     let until = now.checked_add(lease).map_err(|e| invalid(format!("lease: {e}")))?;
     let claim_id = uuid::Uuid::now_v7().to_string();
-    // A lease that expired is an attempt that never reported (its publisher crashed or stalled,
-    // maybe in the middle of the delivery): it counts, so an event that kills every publisher
-    // that takes it ends FAILED after its attempts instead of cycling for ever.
-    let abandoned = Write::new(
-        "UPDATE outbox_event SET event_status = 'FAILED', retry_count = retry_count + 1, next_retry_at = NULL, \
-         last_error_code = 'ABANDONED', last_error = 'the publisher holding it stopped before reporting, on every attempt', \
-         owner = NULL, lease_until = NULL, claim_id = NULL \
-         WHERE event_status = 'PROCESSING' AND lease_until <= ? AND retry_count + 1 >= max_attempts",
-        vec![SqlValue::Timestamp(now)],
-    );
-    db.write_all(&[abandoned]).await?;
     let sql = format!(
         "UPDATE outbox_event SET event_status = 'PROCESSING', owner = ?, lease_until = ?, claim_id = ?, \
          retry_count = CASE WHEN event_status = 'PROCESSING' THEN retry_count + 1 ELSE retry_count END \
          WHERE event_id IN (SELECT e.event_id FROM outbox_event e WHERE \
          ((e.event_status IN ('PENDING', 'RETRY') AND (e.next_retry_at IS NULL OR e.next_retry_at <= ?)) \
-          OR (e.event_status = 'PROCESSING' AND e.lease_until <= ?)) \
+          OR (e.event_status = 'PROCESSING' AND e.lease_until <= ? AND e.retry_count + 1 < e.max_attempts)) \
          AND (e.ordered = 0 OR NOT EXISTS (SELECT 1 FROM outbox_event o WHERE o.aggregate_type = e.aggregate_type \
               AND o.aggregate_id = e.aggregate_id AND o.ordered = 1 \
               AND o.event_status IN ('PENDING', 'RETRY', 'PROCESSING') \
@@ -250,6 +239,25 @@ pub async fn claim(db: &dyn Sql, owner: &str, lease: SignedDuration, limit: u32)
     let sql = format!("{SELECT} WHERE claim_id = ? AND event_status = 'PROCESSING' ORDER BY seq, created_at, event_id");
     let rows = Rows::read(db, "outbox_event", COLUMNS, &sql, &[t(&claim_id)]).await?;
     rows.iter().map(|r| event_row(&r)).collect()
+}
+
+/// Marks FAILED `ABANDONED` the events whose lease expired on their last attempt: a lease that
+/// expired is an attempt that never reported (its publisher crashed or stalled, maybe in the
+/// middle of the delivery), so an event that kills every publisher taking it ends here after its
+/// attempts instead of cycling for ever. [`claim`] no longer takes such an event; this sweep (run
+/// now and then by the publisher) records the end. Answers how many it marked.
+pub async fn abandon_expired(db: &dyn Sql) -> Result<u64> {
+    let now = db.db_now().await?;
+    let n = db
+        .write_all(&[Write::new(
+            "UPDATE outbox_event SET event_status = 'FAILED', retry_count = retry_count + 1, next_retry_at = NULL, \
+             last_error_code = 'ABANDONED', last_error = 'the publisher holding it stopped before reporting, on every attempt', \
+             owner = NULL, lease_until = NULL, claim_id = NULL \
+             WHERE event_status = 'PROCESSING' AND lease_until <= ? AND retry_count + 1 >= max_attempts",
+            vec![SqlValue::Timestamp(now)],
+        )])
+        .await?;
+    Ok(n.first().copied().unwrap_or(0))
 }
 
 /// The fence of every mark: the event is still PROCESSING under the claim that took it.

@@ -79,9 +79,11 @@ async fn an_event_abandoned_on_every_attempt_ends_failed(store: Arc<dyn Store>) 
         assert_eq!(got.iter().map(|e| e.event_id.as_str()).collect::<Vec<_>>(), ["crasher"], "attempt {attempt}");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    // The third lease expired too: out of attempts, FAILED; the next claim takes the other.
+    // The third lease expired too: out of attempts, never claimed again; the sweep ends it.
     let next = outbox::claim(&*store, "node-x", LEASE, 10).await.unwrap();
     assert_eq!(next.iter().map(|e| e.event_id.as_str()).collect::<Vec<_>>(), ["fine"]);
+    assert_eq!(outbox::get(&*store, "crasher").await.unwrap().unwrap().event_status, "PROCESSING");
+    assert_eq!(outbox::abandon_expired(&*store).await.unwrap(), 1);
     let c = outbox::get(&*store, "crasher").await.unwrap().unwrap();
     assert_eq!(
         (c.event_status.as_str(), c.last_error_code.as_deref(), c.retry_count),

@@ -120,6 +120,8 @@ pub struct Outbox {
     owner: String,
     notify: tokio::sync::Notify,
     metrics: OutboxMetrics,
+    /// When this node last swept the events abandoned on their last attempt.
+    swept: std::sync::Mutex<Option<std::time::Instant>>,
 }
 
 impl std::fmt::Debug for Outbox {
@@ -142,7 +144,15 @@ impl Outbox {
         settings: OutboxSettings,
         owner: String,
     ) -> Outbox {
-        Outbox { store, sinks, settings, owner, notify: tokio::sync::Notify::new(), metrics: OutboxMetrics::default() }
+        Outbox {
+            store,
+            sinks,
+            settings,
+            owner,
+            notify: tokio::sync::Notify::new(),
+            metrics: OutboxMetrics::default(),
+            swept: std::sync::Mutex::new(None),
+        }
     }
 
     pub fn settings(&self) -> &OutboxSettings {
@@ -201,6 +211,7 @@ impl Outbox {
     /// commits per second); a failure is marked alone, at once.
     pub async fn publish_once(&self) -> Result<usize, crate::Error> {
         let db: &dyn Sql = self.store.as_ref();
+        self.sweep_abandoned().await;
         let events =
             kairos_store_engine::outbox::claim(db, &self.owner, self.settings.lease, self.settings.batch).await?;
         let n = events.len();
@@ -265,6 +276,27 @@ impl Outbox {
         }
         self.mark_delivered(&claim_id, &mut delivered).await;
         Ok(n)
+    }
+
+    /// Ends the events abandoned on their last attempt, at most every quarter lease (1 s to
+    /// 1 min): not on every claim, whose latency is the point.
+    async fn sweep_abandoned(&self) {
+        let every = (self.settings.lease.unsigned_abs() / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
+        {
+            let mut last = self.swept.lock().unwrap_or_else(|e| e.into_inner());
+            if last.is_some_and(|t| t.elapsed() < every) {
+                return;
+            }
+            *last = Some(std::time::Instant::now());
+        }
+        match kairos_store_engine::outbox::abandon_expired(self.store.as_ref()).await {
+            Ok(n) if n > 0 => {
+                self.metrics.failed.fetch_add(n, Ordering::Relaxed);
+                tracing::warn!(events = n, "outbox: events abandoned on their last attempt are FAILED");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "outbox: sweeping abandoned events failed"),
+        }
     }
 
     /// Marks `delivered` (events of this node's claim `claim_id`) PUBLISHED in one statement.
