@@ -232,7 +232,7 @@ pub async fn claim(db: &dyn Sql, owner: &str, lease: SignedDuration, limit: u32)
         SqlValue::Timestamp(now),
         SqlValue::Int(i64::from(limit)),
     ];
-    let n = db.write_all(&[Write::new(sql, binds)]).await?;
+    let n = db.write_all(&[Write::new(sql, binds).relaxed()]).await?;
     if n.first().copied().unwrap_or(0) == 0 {
         return Ok(Vec::new());
     }
@@ -255,7 +255,8 @@ pub async fn abandon_expired(db: &dyn Sql) -> Result<u64> {
              owner = NULL, lease_until = NULL, claim_id = NULL \
              WHERE event_status = 'PROCESSING' AND lease_until <= ? AND retry_count + 1 >= max_attempts",
             vec![SqlValue::Timestamp(now)],
-        )])
+        )
+        .relaxed()])
         .await?;
     Ok(n.first().copied().unwrap_or(0))
 }
@@ -277,7 +278,7 @@ fn bound_code(code: &str) -> SqlValue {
 
 async fn fenced(db: &dyn Sql, set: &str, mut binds: Vec<SqlValue>, e: &OutboxEvent) -> Result<bool> {
     binds.extend(fence_binds(e));
-    let n = db.write_all(&[Write::new(format!("UPDATE outbox_event SET {set} {FENCE}"), binds)]).await?;
+    let n = db.write_all(&[Write::new(format!("UPDATE outbox_event SET {set} {FENCE}"), binds).relaxed()]).await?;
     Ok(n.first().copied().unwrap_or(0) == 1)
 }
 
@@ -305,7 +306,7 @@ pub async fn mark_published_all(db: &dyn Sql, owner: &str, claim_id: &str, event
         );
         let mut binds = vec![t(owner), t(claim_id)];
         binds.extend(chunk.iter().map(|id| t(id)));
-        marked += db.write_all(&[Write::new(sql, binds)]).await?.first().copied().unwrap_or(0);
+        marked += db.write_all(&[Write::new(sql, binds).relaxed()]).await?.first().copied().unwrap_or(0);
     }
     Ok(marked)
 }
@@ -322,7 +323,7 @@ pub async fn release(db: &dyn Sql, owner: &str, claim_id: &str, event_ids: &[&st
         );
         let mut binds = vec![t(owner), t(claim_id)];
         binds.extend(chunk.iter().map(|id| t(id)));
-        released += db.write_all(&[Write::new(sql, binds)]).await?.first().copied().unwrap_or(0);
+        released += db.write_all(&[Write::new(sql, binds).relaxed()]).await?.first().copied().unwrap_or(0);
     }
     Ok(released)
 }

@@ -317,10 +317,16 @@ pub(crate) async fn engine_write_all_on(
 pub(crate) async fn engine_write_all(pool: &PgPool, writes: &[kairos_store::Write], cached: bool) -> Result<Vec<u64>> {
     let steps = crate::fuse::plan(writes);
     let mut conn = pool.acquire().await.db()?;
-    if steps.len() == 1 && writes.iter().all(|w| w.expect.is_none()) {
+    let relaxed = !writes.is_empty() && writes.iter().all(|w| w.relaxed);
+    if !relaxed && steps.len() == 1 && writes.iter().all(|w| w.expect.is_none()) {
         return run_steps(&mut conn, writes, steps, cached).await;
     }
     let mut tx = conn.begin().await.db()?;
+    if relaxed {
+        // Only for this transaction (see `Write::relaxed`): the commit returns once the WAL is
+        // written, not flushed.
+        sqlx::raw_sql("SET LOCAL synchronous_commit TO OFF").execute(&mut *tx).await.db()?;
+    }
     let affected = run_steps(&mut tx, writes, steps, cached).await?;
     tx.commit().await.db()?;
     Ok(affected)

@@ -99,6 +99,7 @@ pub fn coalesce(writes: Vec<Write>) -> Vec<Write> {
                 for part in rows.chunks_mut(chunk) {
                     let expect = part.iter().map(|r| r.expect).sum::<Option<u64>>();
                     let (keyed, commutes) = (part.iter().all(|r| r.keyed), part.iter().all(|r| r.commutes));
+                    let relaxed = part.iter().all(|r| r.relaxed);
                     let mut binds: Vec<SqlValue> = part.iter_mut().flat_map(|r| std::mem::take(&mut r.binds)).collect();
                     let mut n = part.len();
                     if shape.pads() {
@@ -108,7 +109,7 @@ pub fn coalesce(writes: Vec<Write>) -> Vec<Write> {
                             n += 1;
                         }
                     }
-                    out.push(Write { sql: shape.sql(n), binds, expect, keyed, commutes });
+                    out.push(Write { sql: shape.sql(n), binds, expect, keyed, commutes, relaxed });
                 }
             }
         }

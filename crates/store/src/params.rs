@@ -157,11 +157,13 @@ pub struct Write {
     /// As a job's staged effect: it commutes with the other jobs' staged effects; see
     /// [`Write::commutes`].
     pub commutes: bool,
+    /// Its commit need not wait for the disk; see [`Write::relaxed`].
+    pub relaxed: bool,
 }
 
 impl Write {
     pub fn new(sql: impl Into<String>, binds: Vec<SqlValue>) -> Write {
-        Write { sql: sql.into(), binds, expect: None, keyed: false, commutes: false }
+        Write { sql: sql.into(), binds, expect: None, keyed: false, commutes: false, relaxed: false }
     }
 
     /// Declares that the statement's equality conditions include a unique key (it affects at
@@ -183,6 +185,17 @@ impl Write {
     /// per job would.
     pub fn commutes(mut self) -> Write {
         self.commutes = true;
+        self
+    }
+
+    /// Declares that losing this write in a crash of the database (after its commit was
+    /// answered) costs only a repetition the engine is built for — an outbox claim or mark: the
+    /// event is claimed and delivered again with its idempotency key. A list made only of such
+    /// writes commits without waiting for its WAL flush on PostgreSQL (`synchronous_commit` off
+    /// for that transaction), which keeps disk latency off the publisher's path; it is still
+    /// atomic and visible at once. SQLite ignores it. Never for a fact a caller was told about.
+    pub fn relaxed(mut self) -> Write {
+        self.relaxed = true;
         self
     }
 
