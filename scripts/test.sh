@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine of this kind: installs and starts what the tests need
 # (a throwaway PostgreSQL from Debian's packages, on a free port; Quartz 2.3.2 and a JDK for the
-# cron differential test), runs every test on both backends, and stops PostgreSQL again.
+# cron differential test; the Flowable and Camunda client libraries from npm and PyPI, and
+# schemathesis), runs every test on both backends, and stops PostgreSQL again.
 # `.ci/run` calls exactly this.
 #
 #   scripts/test.sh            # everything
@@ -35,6 +36,11 @@ trap 'scripts/pg.sh stop >/dev/null 2>&1 || true' EXIT
 export KAIROS_TEST_PG_URL
 # Every PostgreSQL test must run, not skip.
 export KAIROS_REQUIRE_PG=1
+
+# The official Flowable and Camunda client libraries (npm, PyPI) and schemathesis, which the
+# compatibility tests run against a kairos node (clients/README.md); they must run, not skip.
+eval "$(scripts/clients.sh)"
+export KAIROS_CLIENTS KAIROS_REQUIRE_CLIENTS=1
 
 cargo build --workspace --all-targets --locked
 cargo test --workspace --locked "$@"
