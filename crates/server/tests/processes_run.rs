@@ -5,7 +5,7 @@
 mod processes_support;
 
 use kairos::store::SqlValue;
-use processes_support::{Backend, ORDER, server};
+use processes_support::{Backend, ORDER, as_map, server};
 use serde_json::json;
 
 async fn a_process_runs_over_http_from_deployment_to_history(backend: Backend) {
@@ -48,7 +48,7 @@ async fn a_process_runs_over_http_from_deployment_to_history(backend: Backend) {
     assert_eq!(srv.get(&format!("/runtime/process-instances/{pi}")).await.ok(200)["id"], pi.as_str());
     let r = srv.get("/runtime/process-instances?businessKey=ORDER-1&processDefinitionKey=order").await;
     assert_eq!(r.ok(200)["total"], 1);
-    assert_eq!(srv.get(&format!("/runtime/process-instances/{pi}/variables")).await.ok(200)["amount"], 120);
+    assert_eq!(as_map(srv.get(&format!("/runtime/process-instances/{pi}/variables")).await.ok(200))["amount"], 120);
 
     // The task, found by candidate group; claimed; completed with variables.
     let r = srv.get("/runtime/tasks?candidateGroup=clerks").await;
@@ -146,7 +146,13 @@ async fn bad_instance_and_task_requests_are_refused_naming_the_field_and_write_n
         .await
         .refused(400, Some("variables"))
         .to_string();
-    assert!(msg.contains("object"), "{msg}");
+    assert!(msg.contains("variables[0]"), "{msg}");
+    srv.post(
+        start,
+        json!({"processDefinitionKey": "order", "variables": [{"name": "amount", "type": "integer", "value": 1.5}]}),
+    )
+    .await
+    .refused(400, Some("variables"));
     srv.post(start, json!({"processDefinitionKey": "order", "variables": "amount=1"}))
         .await
         .refused(400, Some("variables"));
@@ -195,7 +201,7 @@ async fn bad_instance_and_task_requests_are_refused_naming_the_field_and_write_n
     srv.get("/runtime/process-instances/nope").await.refused(404, None);
     srv.delete("/runtime/process-instances/nope").await.refused(404, None);
     assert_eq!(srv.written().await, before, "nothing written");
-    assert_eq!(srv.get(&format!("{p}/variables")).await.ok(200).clone(), json!({"amount": 1}));
+    assert_eq!(as_map(srv.get(&format!("{p}/variables")).await.ok(200)), json!({"amount": 1}));
 }
 
 /// Task-local variables (SPEC P6) over HTTP: `scope=local` ones belong to the task (shadowing
@@ -208,12 +214,29 @@ async fn task_variables_are_local_or_global(backend: Backend) {
     let task = srv.tasks_of(&pi).await[0]["id"].as_str().unwrap().to_string();
     let vars = format!("/runtime/tasks/{task}/variables");
     let r = srv.put(&format!("{vars}?scope=local"), json!({"note": "draft", "amount": 1})).await;
-    assert_eq!(r.ok(200).clone(), json!({"amount": 1, "note": "draft"}));
-    assert_eq!(srv.get(&format!("{vars}?scope=local")).await.ok(200).clone(), json!({"amount": 1, "note": "draft"}));
-    assert_eq!(srv.get(&format!("{vars}?scope=global")).await.ok(200).clone(), json!({"amount": 120}));
+    assert_eq!(as_map(r.ok(200)), json!({"amount": 1, "note": "draft"}));
+    assert_eq!(as_map(srv.get(&format!("{vars}?scope=local")).await.ok(200)), json!({"amount": 1, "note": "draft"}));
+    assert_eq!(as_map(srv.get(&format!("{vars}?scope=global")).await.ok(200)), json!({"amount": 120}));
+    // Without a scope: the local amount hides the global one, each item says its scope.
+    let seen = srv.get(&vars).await.ok(200).clone();
+    assert_eq!(
+        seen,
+        json!([
+            {"name": "amount", "type": "integer", "value": 1, "scope": "local"},
+            {"name": "note", "type": "string", "value": "draft", "scope": "local"}
+        ])
+    );
     srv.put(&vars, json!({"approvedBy": "gonzo"})).await.ok(200);
-    let instance = srv.get(&format!("/runtime/process-instances/{pi}/variables")).await.ok(200).clone();
-    assert_eq!(instance, json!({"amount": 120, "approvedBy": "gonzo"}), "locals are not the instance's");
+    // Flowable's list: local unless the item says global.
+    srv.post(&vars, json!([{"name": "checkedBy", "type": "string", "value": "kermit", "scope": "global"}]))
+        .await
+        .ok(201);
+    let instance = as_map(srv.get(&format!("/runtime/process-instances/{pi}/variables")).await.ok(200));
+    assert_eq!(
+        instance,
+        json!({"amount": 120, "approvedBy": "gonzo", "checkedBy": "kermit"}),
+        "locals are not the instance's"
+    );
     srv.get(&format!("{vars}?scope=nearby")).await.refused(400, Some("scope"));
     srv.put(&format!("{vars}?scope=local"), json!([1])).await.refused(400, None);
 

@@ -36,11 +36,21 @@ impl Drop for Server {
 pub struct Reply {
     pub status: u16,
     pub content_type: String,
+    /// The status line and headers as sent.
+    pub head: String,
     pub text: String,
     pub json: Value,
 }
 
 impl Reply {
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head
+            .lines()
+            .skip(1)
+            .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim()))
+    }
+
     pub fn ok(&self, status: u16) -> &Value {
         assert_eq!(self.status, status, "unexpected reply: {} {}", self.status, self.text);
         &self.json
@@ -172,7 +182,7 @@ pub fn parse_response(raw: &[u8]) -> Reply {
     }
     let text = String::from_utf8_lossy(&body).into_owned();
     let json = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    Reply { status, content_type: header("content-type").unwrap_or_default(), text, json }
+    Reply { status, content_type: header("content-type").unwrap_or_default(), head, text, json }
 }
 
 pub fn dechunk(mut b: &[u8]) -> Vec<u8> {
@@ -229,4 +239,10 @@ macro_rules! on_both_backends {
                async fn $name() { super::$name(super::Backend::Postgres).await } )*
         }
     };
+}
+
+/// Flowable's variable list `[{"name", "type", "value"}]` as an object `{name: value}`.
+pub fn as_map(list: &Value) -> Value {
+    let items = list.as_array().unwrap_or_else(|| panic!("a variable list: {list}"));
+    Value::Object(items.iter().map(|v| (v["name"].as_str().unwrap().to_string(), v["value"].clone())).collect())
 }

@@ -2,17 +2,18 @@
 //! concurrent completions of one task exactly one succeeds; the other gets a 409 (or a 404 when
 //! it arrives after the task is gone).
 
-use super::{MAX_NAME_CHARS, filter, paged, required, unknown_action, variables};
+use super::{MAX_NAME_CHARS, filter, required, unknown_action, variables};
 use crate::AppState;
 use crate::dto::List;
 use crate::error::ApiError;
-use crate::extract::{Id, Json, Query};
+use crate::extract::{Id, Json, JsonAny, Query};
+use crate::flowable::{self, RestVariable};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use kairos::process::{TaskScope, TaskView};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -21,6 +22,8 @@ pub struct TasksQuery {
     assignee: Option<String>,
     candidate_user: Option<String>,
     candidate_group: Option<String>,
+    sort: Option<String>,
+    order: Option<String>,
     start: Option<String>,
     size: Option<String>,
 }
@@ -35,7 +38,8 @@ pub async fn list(
     let (user, group) = (filter(q.candidate_user), filter(q.candidate_group));
     let all =
         app.engine.processes().tasks(pi.as_deref(), assignee.as_deref(), user.as_deref(), group.as_deref()).await?;
-    Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
+    let sorting = crate::dto::Sorting::parse(q.sort.as_deref(), q.order.as_deref(), TASK_SORTS, "id")?;
+    Ok(axum::Json(super::paged_sorted(all, q.start.as_deref(), q.size.as_deref(), &sorting)?))
 }
 
 #[derive(Debug, Deserialize)]
@@ -58,31 +62,80 @@ fn scope(q: ScopeQuery) -> Result<TaskScope, ApiError> {
     }
 }
 
-/// `GET /runtime/tasks/{id}/variables?scope=local|global`: what the task sees — its local
-/// variables (SPEC P6) over those visible from its execution; `local`: its own alone;
-/// `global`: the execution's alone.
+/// `GET /runtime/tasks/{id}/variables?scope=local|global`, as Flowable answers it: a list of
+/// `{"name", "type", "value", "scope"}` — the task's local variables (SPEC P6) and those
+/// visible from its execution (`global`) that no local one hides; `scope` keeps one kind.
 pub async fn get_variables(
     State(app): State<AppState>,
     Id(id): Id,
     Query(q): Query<ScopeQuery>,
-) -> Result<axum::Json<serde_json::Map<String, Value>>, ApiError> {
-    Ok(axum::Json(app.engine.processes().task_variables(&id, scope(q)?).await?))
+) -> Result<axum::Json<Vec<RestVariable>>, ApiError> {
+    let scope = scope(q)?;
+    let processes = app.engine.processes();
+    let mut out = Vec::new();
+    let local =
+        if scope == TaskScope::Global { Map::new() } else { processes.task_variables(&id, TaskScope::Local).await? };
+    if scope != TaskScope::Local {
+        let mut global = processes.task_variables(&id, TaskScope::Global).await?;
+        global.retain(|name, _| !local.contains_key(name));
+        out.extend(flowable::variable_list(&global, Some("global")));
+    }
+    out.extend(flowable::variable_list(&local, Some("local")));
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(axum::Json(out))
 }
 
-/// `PUT /runtime/tasks/{id}/variables?scope=local|global` `{name: value, ...}`: local ones
-/// belong to the task and go when it ends; global ones (the default) land where the task's
-/// execution would set them. Returns what the task sees.
+/// `PUT` (create or overwrite) and `POST` (Flowable: create, 201) `/runtime/tasks/{id}/variables`
+/// with Flowable's list, each item's `scope` local (Flowable's default for tasks) or global; or
+/// kairos's object `{name: value}` with `?scope=local|global` (default global). Local ones
+/// belong to the task and go when it ends; global ones land where the task's execution would
+/// set them. Answers the variables set, as a list.
 pub async fn put_variables(
     State(app): State<AppState>,
     Id(id): Id,
     Query(q): Query<ScopeQuery>,
-    Json(body): Json<Value>,
-) -> Result<axum::Json<serde_json::Map<String, Value>>, ApiError> {
-    let local = scope(q)? == TaskScope::Local;
-    let vars = variables(Some(body))?;
+    JsonAny(body): JsonAny,
+) -> Result<axum::Json<Vec<RestVariable>>, ApiError> {
+    Ok(axum::Json(set_variables(&app, &id, q, body).await?))
+}
+
+/// `POST /runtime/tasks/{id}/variables`: as PUT → 201.
+pub async fn post_variables(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Query(q): Query<ScopeQuery>,
+    JsonAny(body): JsonAny,
+) -> Result<Response, ApiError> {
+    Ok((StatusCode::CREATED, axum::Json(set_variables(&app, &id, q, body).await?)).into_response())
+}
+
+async fn set_variables(app: &AppState, id: &str, q: ScopeQuery, body: Value) -> Result<Vec<RestVariable>, ApiError> {
+    let query_local = scope(q)? == TaskScope::Local;
+    let vars = flowable::variables("variables", Some(body))?;
+    if vars.values.is_empty() {
+        return Err(ApiError::invalid("variables", "give at least one variable"));
+    }
+    let is_local = |name: &str| {
+        if vars.listed { !vars.global.iter().any(|g| g == name) } else { query_local }
+    };
+    let (mut local, mut global) = (Map::new(), Map::new());
+    for (name, value) in &vars.values {
+        if is_local(name) {
+            local.insert(name.clone(), value.clone())
+        } else {
+            global.insert(name.clone(), value.clone())
+        };
+    }
     let processes = app.engine.processes();
-    processes.set_task_variables(&id, vars, local).await?;
-    Ok(axum::Json(processes.task_variables(&id, TaskScope::All).await?))
+    if !local.is_empty() {
+        processes.set_task_variables(id, local.clone(), true).await?;
+    }
+    if !global.is_empty() {
+        processes.set_task_variables(id, global.clone(), false).await?;
+    }
+    let mut out = flowable::variable_list(&local, Some("local"));
+    out.extend(flowable::variable_list(&global, Some("global")));
+    Ok(out)
 }
 
 /// `GET /runtime/tasks/{id}`.
@@ -144,3 +197,16 @@ pub async fn act(State(app): State<AppState>, Id(id): Id, Json(body): Json<TaskA
         other => Err(unknown_action(other, "\"complete\" or \"claim\"")),
     }
 }
+
+/// What this list sorts by (`sort=`), Flowable's query properties that kairos has.
+const TASK_SORTS: &[&str] = &[
+    "id",
+    "name",
+    "priority",
+    "assignee",
+    "createTime",
+    "dueDate",
+    "taskDefinitionKey",
+    "processInstanceId",
+    "executionId",
+];
