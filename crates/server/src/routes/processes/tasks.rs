@@ -73,16 +73,30 @@ pub async fn get_variables(
     let scope = scope(q)?;
     let processes = app.engine.processes();
     let mut out = Vec::new();
-    let local =
-        if scope == TaskScope::Global { Map::new() } else { processes.task_variables(&id, TaskScope::Local).await? };
+    let local = if scope == TaskScope::Global {
+        Map::new()
+    } else {
+        processes.task_variables(&id, TaskScope::Local).await.map_err(|e| ended(&id, e))?
+    };
     if scope != TaskScope::Local {
-        let mut global = processes.task_variables(&id, TaskScope::Global).await?;
+        let mut global = processes.task_variables(&id, TaskScope::Global).await.map_err(|e| ended(&id, e))?;
         global.retain(|name, _| !local.contains_key(name));
         out.extend(flowable::variable_list(&global, Some("global")));
     }
     out.extend(flowable::variable_list(&local, Some("local")));
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(axum::Json(out))
+}
+
+/// A read of a task that has ended answers 404 as Flowable does (the engine's 409 says "someone
+/// got there first", which is an answer for actions, not reads), pointing at its history.
+fn ended(id: &str, e: kairos::Error) -> ApiError {
+    let e = ApiError::from(e);
+    if e.status == StatusCode::CONFLICT {
+        ApiError::not_found(format!("{}; it is in GET /history/historic-task-instances?taskId={id}", e.message))
+    } else {
+        e
+    }
 }
 
 /// `PUT` (create or overwrite) and `POST` (Flowable: create, 201) `/runtime/tasks/{id}/variables`
@@ -140,7 +154,7 @@ async fn set_variables(app: &AppState, id: &str, q: ScopeQuery, body: Value) -> 
 
 /// `GET /runtime/tasks/{id}`.
 pub async fn get(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<TaskView>, ApiError> {
-    Ok(axum::Json(app.engine.processes().task(&id).await?))
+    Ok(axum::Json(app.engine.processes().task(&id).await.map_err(|e| ended(&id, e))?))
 }
 
 #[derive(Debug, Deserialize)]
