@@ -158,7 +158,13 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/runtime/process-instances/{id}/termination", get(processes::termination))
         .route("/runtime/executions", get(processes::executions))
         .route("/runtime/tasks", get(tasks::list))
-        .route("/runtime/tasks/{id}", get(tasks::get).post(tasks::act))
+        .route("/runtime/tasks/{id}", get(tasks::get).post(tasks::act).put(tasks::update))
+        .route("/runtime/tasks/{id}/identitylinks", get(tasks::identity_links).post(tasks::add_identity_link))
+        .route("/runtime/tasks/{id}/identitylinks/{family}", get(tasks::identity_links_of))
+        .route(
+            "/runtime/tasks/{id}/identitylinks/{family}/{identity}/{kind}",
+            axum::routing::delete(tasks::delete_identity_link),
+        )
         .route(
             "/runtime/tasks/{id}/variables",
             get(tasks::get_variables).put(tasks::put_variables).post(tasks::post_variables),

@@ -176,14 +176,14 @@ async fn bad_instance_and_task_requests_are_refused_naming_the_field_and_write_n
 
     let t = format!("/runtime/tasks/{task}");
     srv.post("/runtime/tasks/no-such-task", json!({"action": "complete"})).await.refused(404, None);
-    srv.post(&t, json!({"action": "claim"})).await.refused(400, Some("assignee"));
     srv.post(&t, json!({"action": "claim", "assignee": ""})).await.refused(400, Some("assignee"));
     srv.post(&t, json!({"action": "finish"})).await.refused(400, Some("action"));
     srv.post(&t, json!({})).await.refused(400, Some("action"));
     srv.post(&t, json!({"action": "complete", "variables": 5})).await.refused(400, Some("variables"));
     srv.post(&t, json!({"action": "complete", "outcome": "ok"})).await.refused(400, None);
     srv.get("/runtime/tasks/no-such-task").await.refused(404, None);
-    srv.get("/runtime/tasks?owner=x").await.refused(400, None);
+    srv.get("/runtime/tasks?ownr=x").await.refused(400, None);
+    srv.get("/runtime/tasks?dueBefore=soon").await.refused(400, Some("dueBefore"));
     srv.get("/runtime/tasks?size=5000").await.refused(400, Some("size"));
 
     let p = format!("/runtime/process-instances/{pi}");
@@ -257,7 +257,79 @@ async fn task_variables_are_local_or_global(backend: Backend) {
     assert_eq!(kept, ["amount", "note"], "history keeps them with the task's id");
 }
 
+/// Flowable's task calls: `PUT /runtime/tasks/{id}` changes what it names and nothing else,
+/// identity links add and remove candidates, assignee and owner, a claim without an assignee
+/// unclaims, the list filters by them; bad values are refused naming the field.
+async fn tasks_are_updated_and_linked_as_flowable_does(backend: Backend) {
+    let Some(srv) = server(backend).await else { return };
+    srv.deployed("orders", ORDER).await;
+    let pi = srv.started("order", "ORDER-T", json!({"amount": 5})).await["id"].as_str().unwrap().to_string();
+    let task = srv.tasks_of(&pi).await[0]["id"].as_str().unwrap().to_string();
+    let url = format!("/runtime/tasks/{task}");
+
+    let t = srv
+        .put(&url, json!({"name": "Fill in the form", "priority": 80, "owner": "fozzie", "dueDate": "2030-01-02T03:04:05Z", "description": "by Friday"}))
+        .await
+        .ok(200)
+        .clone();
+    assert_eq!(t["name"], json!("Fill in the form"));
+    assert_eq!(t["priority"], json!(80));
+    assert_eq!(t["owner"], json!("fozzie"));
+    assert_eq!(t["description"], json!("by Friday"));
+    assert_eq!(t["dueDate"].as_str().map(|d| d.starts_with("2030-01-02T03:04:05")), Some(true), "{t}");
+    assert_eq!(t["assignee"], json!(null));
+    // Only what is named changes; null clears.
+    let t = srv.put(&url, json!({"dueDate": null})).await.ok(200).clone();
+    assert_eq!(
+        (t["dueDate"].clone(), t["priority"].clone(), t["owner"].clone()),
+        (json!(null), json!(80), json!("fozzie"))
+    );
+    srv.put(&url, json!({"priority": "high"})).await.refused(400, Some("priority"));
+    srv.put(&url, json!({"colour": "red"})).await.refused(400, Some("body"));
+    srv.put(&url, json!({"delegationState": "pending"})).await.refused(400, Some("body"));
+    srv.put(&url, json!({"dueDate": "friday"})).await.refused(400, Some("dueDate"));
+
+    // Identity links: the model's candidate group, then a user added and removed.
+    let links = srv.get(&format!("{url}/identitylinks")).await.ok(200).clone();
+    assert!(
+        links.as_array().unwrap().iter().any(|l| l["group"] == json!("clerks") && l["type"] == json!("candidate")),
+        "{links}"
+    );
+    assert!(
+        links.as_array().unwrap().iter().any(|l| l["user"] == json!("fozzie") && l["type"] == json!("owner")),
+        "{links}"
+    );
+    srv.post(&format!("{url}/identitylinks"), json!({"user": "gonzo", "type": "candidate"})).await.ok(201);
+    let found = srv.get("/runtime/tasks?candidateUser=gonzo").await.ok(200).clone();
+    assert_eq!(found["total"], json!(1), "{found}");
+    let users = srv.get(&format!("{url}/identitylinks/users")).await.ok(200).clone();
+    assert_eq!(users.as_array().unwrap().len(), 2, "owner and candidate gonzo: {users}");
+    srv.delete(&format!("{url}/identitylinks/users/gonzo/candidate")).await.ok(204);
+    assert_eq!(srv.get("/runtime/tasks?candidateUser=gonzo").await.ok(200)["total"], json!(0));
+    srv.delete(&format!("{url}/identitylinks/users/gonzo/candidate")).await.refused(404, None);
+    srv.post(&format!("{url}/identitylinks"), json!({"user": "gonzo", "type": "participant"}))
+        .await
+        .refused(400, Some("type"));
+    srv.post(&format!("{url}/identitylinks"), json!({"group": "clerks", "type": "assignee"}))
+        .await
+        .refused(400, Some("group"));
+
+    // Claim, then a claim without an assignee unclaims (Flowable).
+    srv.post(&url, json!({"action": "claim", "assignee": "kermit"})).await.ok(200);
+    assert_eq!(srv.get("/runtime/tasks?assignee=kermit").await.ok(200)["total"], json!(1));
+    assert_eq!(srv.get("/runtime/tasks?unassigned=true").await.ok(200)["total"], json!(0));
+    let t = srv.post(&url, json!({"action": "claim"})).await.ok(200).clone();
+    assert_eq!(t["assignee"], json!(null), "{t}");
+    assert_eq!(srv.get("/runtime/tasks?unassigned=true&nameLike=Fill%25").await.ok(200)["total"], json!(1));
+    assert_eq!(srv.get("/runtime/tasks?minimumPriority=81").await.ok(200)["total"], json!(0));
+    srv.get("/runtime/tasks?minimumPriority=high").await.refused(400, Some("minimumPriority"));
+    // The changes are the task's history too.
+    let hist = srv.get(&format!("/history/historic-task-instances?processInstanceId={pi}")).await.ok(200).clone();
+    assert_eq!(hist["data"][0]["name"], json!("Fill in the form"), "{hist}");
+}
+
 on_both_backends!(
+    tasks_are_updated_and_linked_as_flowable_does,
     task_variables_are_local_or_global,
     a_process_runs_over_http_from_deployment_to_history,
     bad_instance_and_task_requests_are_refused_naming_the_field_and_write_nothing,

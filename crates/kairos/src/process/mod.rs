@@ -31,7 +31,7 @@ pub use deploy::{DefinitionInfo, DeploymentInfo};
 pub use events::MESSAGE_INBOX;
 pub use external::ExternalTask;
 pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask};
-pub use kairos_process::TaskScope;
+pub use kairos_process::{TaskScope, TaskUpdate};
 pub use kairos_store_engine::business::Binding;
 pub use kairos_store_engine::process::HistoryLevel;
 pub use migrate::{MigrateRequest, MigrationOutcome};
@@ -514,6 +514,13 @@ impl Processes {
     pub async fn claim_task(&self, task_id: &str, assignee: &str) -> Result<(), Error> {
         let pi = self.instance_of_task(self.store.as_ref(), task_id).await?;
         self.command(&pi, Command::ClaimTask { task_id: task_id.into(), assignee: assignee.into() }).await
+    }
+
+    /// Changes a task's properties and candidates ([`kairos_process::TaskUpdate`]): Flowable's
+    /// `PUT /runtime/tasks/{id}` and identity links.
+    pub async fn update_task(&self, task_id: &str, update: kairos_process::TaskUpdate) -> Result<(), Error> {
+        let pi = self.instance_of_task(self.store.as_ref(), task_id).await?;
+        self.command(&pi, Command::UpdateTask { task_id: task_id.into(), update }).await
     }
 
     async fn instance_of_task(&self, db: &dyn Sql, task_id: &str) -> Result<String, Error> {

@@ -47,7 +47,15 @@ impl Processes {
         let not_found = || Error::Process(ProcessError::new(ErrorKind::NotFound, format!("task {id} does not exist")));
         let Some(pi) = tables::task_instance(self.store.as_ref(), id).await? else { return Err(not_found()) };
         let tasks = self.tasks(Some(&pi), None, None, None).await?;
-        tasks.into_iter().find(|t| t.id == id).ok_or_else(not_found)
+        let mut task = tasks.into_iter().find(|t| t.id == id).ok_or_else(not_found)?;
+        // One task's candidates come from its instance's state; lists leave them out.
+        if let Some(inst) = tables::instance_load(self.store.as_ref(), &pi).await?
+            && let Some(t) = inst.task(id)
+        {
+            task.candidate_users = t.candidate_users.clone();
+            task.candidate_groups = t.candidate_groups.clone();
+        }
+        Ok(task)
     }
 
     /// The execution tree of an instance.
