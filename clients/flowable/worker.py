@@ -1,5 +1,8 @@
 """Flowable's Python external worker client, used as its README shows, against a kairos node:
-python worker.py BASE_URL [TOKEN]
+python worker.py BASE_URL [TOKEN [basic]]
+
+With TOKEN the client authenticates with it as a bearer token, or with `basic` as the password
+of HTTP Basic credentials (requests' HTTPBasicAuth, as Flowable's README shows for a user).
 
 Same cases as worker.mjs (see there), plus the REST client's list_jobs and get_job. One JSON
 line per step; exit 1 on anything unexpected or after 60 s.
@@ -25,7 +28,11 @@ class Bearer:
         return r
 
 
-auth = Bearer(token) if token else None
+if token and len(sys.argv) > 3 and sys.argv[3] == "basic":
+    from requests.auth import HTTPBasicAuth
+    auth = HTTPBasicAuth("admin", token)
+else:
+    auth = Bearer(token) if token else None
 errors = []
 
 

@@ -179,6 +179,8 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/external-job-api/jobs", get(processes::external::list))
         .route("/external-job-api/jobs/{id}", get(processes::external::get))
         .route("/history/historic-process-instances", get(processes::history::instances))
+        .route("/history/historic-process-instances/{id}", get(processes::history::instance))
+        .route("/history/historic-variable-instances", get(processes::history::variables))
         .route("/history/historic-activity-instances", get(processes::history::activities))
         .route("/history/historic-task-instances", get(processes::history::tasks))
         .route("/history/historic-detail", get(processes::history::details))

@@ -7,7 +7,7 @@
 mod clients_support;
 mod processes_support;
 
-use processes_support::{Backend, Server, server};
+use processes_support::{Backend, Server, server, server_with};
 use serde_json::{Value, json};
 
 /// A Flowable-designer-style model: an external worker task with an error boundary event.
@@ -107,4 +107,48 @@ async fn python_client_runs_its_flows(backend: Backend) {
     check_outcome(&s, &instances, &ran).await;
 }
 
-on_both_backends!(javascript_client_runs_its_flows, python_client_runs_its_flows);
+/// A node with an API token: the JavaScript client presents it as its bearer token, the Python
+/// client as the password of Basic credentials; without it the client gets 401.
+async fn clients_authenticate_with_the_token(backend: Backend) {
+    const TOKEN: &str = "kairos-test-token-0123456789";
+    let Some(clients) = clients_support::clients() else { return };
+    let Some(s) = server_with(backend, Some(TOKEN)).await else { return };
+    assert_eq!(s.get("/external-job-api/jobs").await.status, 401);
+    // Deploy and start through the engine: the test's own HTTP client sends no token.
+    let xml = PAYMENT.to_string();
+    s.engine.processes().deploy("payment.bpmn20.xml", &xml).await.unwrap();
+    let mut instances = Vec::new();
+    for (case, amount) in [("ok", 120), ("flaky", 35), ("decline", 990)] {
+        let vars = json!({"case": case, "amount": amount}).as_object().unwrap().clone();
+        let req = kairos::process::StartRequest {
+            process_definition_key: Some("payment".into()),
+            variables: vars,
+            ..Default::default()
+        };
+        instances.push((case, s.engine.processes().start(req).await.unwrap().id));
+    }
+    let base = format!("http://{}", s.addr);
+    clients_support::node_with(&clients, "flowable", "worker.mjs", &[&base, TOKEN]).await;
+    for (case, pi) in &instances {
+        let tasks = s.engine.processes().tasks(Some(pi), None, None, None).await.unwrap();
+        let want = if *case == "decline" { "callCustomer" } else { "ship" };
+        assert_eq!(tasks[0].task_definition_key, want, "{case}");
+    }
+    // The Python client, with Basic credentials, on a second round of instances.
+    let mut again = Vec::new();
+    for (case, amount) in [("ok", 1), ("flaky", 2), ("decline", 3)] {
+        let vars = json!({"case": case, "amount": amount}).as_object().unwrap().clone();
+        let req = kairos::process::StartRequest {
+            process_definition_key: Some("payment".into()),
+            variables: vars,
+            ..Default::default()
+        };
+        again.push(s.engine.processes().start(req).await.unwrap().id);
+    }
+    clients_support::python_with(&clients, "flowable", "worker.py", &[&base, TOKEN, "basic"]).await;
+    for pi in &again {
+        assert_eq!(s.engine.processes().tasks(Some(pi), None, None, None).await.unwrap().len(), 1, "{pi} moved on");
+    }
+}
+
+on_both_backends!(javascript_client_runs_its_flows, python_client_runs_its_flows, clients_authenticate_with_the_token);

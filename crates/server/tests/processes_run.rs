@@ -6,7 +6,7 @@ mod processes_support;
 
 use kairos::store::SqlValue;
 use processes_support::{Backend, ORDER, as_map, server};
-use serde_json::json;
+use serde_json::{Value, json};
 
 async fn a_process_runs_over_http_from_deployment_to_history(backend: Backend) {
     let Some(srv) = server(backend).await else { return };
@@ -328,7 +328,49 @@ async fn tasks_are_updated_and_linked_as_flowable_does(backend: Backend) {
     assert_eq!(hist["data"][0]["name"], json!("Fill in the form"), "{hist}");
 }
 
+/// Flowable's history calls: one historic instance by id, and each variable's last value
+/// (ACT_HI_VARINST) of a running and of a deleted instance; jobs by Flowable's type filters.
+async fn history_keeps_instances_and_variables_as_flowable_shows_them(backend: Backend) {
+    let Some(srv) = server(backend).await else { return };
+    srv.deployed("orders", ORDER).await;
+    let pi = srv.started("order", "ORDER-H", json!({"amount": 7, "customer": {"id": 3}})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    srv.put(&format!("/runtime/process-instances/{pi}/variables"), json!({"amount": 8})).await.ok(200);
+    let one = srv.get(&format!("/history/historic-process-instances/{pi}")).await.ok(200).clone();
+    assert_eq!((one["id"].as_str(), one["ended"].as_bool()), (Some(pi.as_str()), Some(false)), "{one}");
+    srv.delete(&format!("/runtime/process-instances/{pi}?deleteReason=cancelled")).await.ok(204);
+    let one = srv.get(&format!("/history/historic-process-instances/{pi}")).await.ok(200).clone();
+    assert_eq!(one["ended"], json!(true), "{one}");
+    srv.get("/history/historic-process-instances/nope").await.refused(404, None);
+
+    let vars = srv.get(&format!("/history/historic-variable-instances?processInstanceId={pi}")).await.ok(200).clone();
+    assert_eq!(vars["total"], json!(2), "{vars}");
+    let by_name: Vec<(&str, &Value)> = vars["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["variable"]["name"].as_str().unwrap(), &v["variable"]["value"]))
+        .collect();
+    assert_eq!(by_name, [("amount", &json!(8)), ("customer", &json!({"id": 3}))], "the last value, after the delete");
+    let amount = srv
+        .get(&format!("/history/historic-variable-instances?processInstanceId={pi}&variableName=amount"))
+        .await
+        .ok(200)
+        .clone();
+    assert_eq!(amount["total"], json!(1));
+    srv.get("/history/historic-variable-instances?excludeTaskVariables=maybe")
+        .await
+        .refused(400, Some("excludeTaskVariables"));
+    srv.get("/history/historic-variable-instances?variable=amount").await.refused(400, None);
+
+    assert_eq!(srv.get("/management/jobs?timersOnly=true").await.ok(200)["total"], json!(0));
+    srv.get("/management/jobs?timersOnly=true&type=message").await.refused(400, Some("timersOnly"));
+}
+
 on_both_backends!(
+    history_keeps_instances_and_variables_as_flowable_shows_them,
     tasks_are_updated_and_linked_as_flowable_does,
     task_variables_are_local_or_global,
     a_process_runs_over_http_from_deployment_to_history,

@@ -6,7 +6,9 @@
 
 use kairos_store_engine::process as tables;
 
-pub use kairos_store_engine::process::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask};
+pub use kairos_store_engine::process::{
+    DetailQuery, DetailVariable, HistoricDetail, HistoricTask, HistoricVariable, VariableQuery,
+};
 
 impl super::Processes {
     /// A page of ACT_HI_DETAIL (oldest change first) and how many rows match in all.
@@ -17,6 +19,16 @@ impl super::Processes {
         size: u64,
     ) -> Result<(Vec<HistoricDetail>, u64), crate::Error> {
         Ok(tables::historic_details(self.store.as_ref(), q, start, size).await?)
+    }
+
+    /// A page of ACT_HI_VARINST (by name) and how many rows match in all.
+    pub async fn historic_variables(
+        &self,
+        q: &VariableQuery,
+        start: u64,
+        size: u64,
+    ) -> Result<(Vec<HistoricVariable>, u64), crate::Error> {
+        Ok(tables::historic_variables(self.store.as_ref(), q, start, size).await?)
     }
 
     /// A page of ACT_HI_TASKINST (oldest first), of one instance or all, all tasks or only the

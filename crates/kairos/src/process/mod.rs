@@ -30,7 +30,7 @@ pub use bindings::{BindingRequest, MAX_BINDING_CHARS};
 pub use deploy::{DefinitionInfo, DeploymentInfo};
 pub use events::MESSAGE_INBOX;
 pub use external::ExternalTask;
-pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask};
+pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask, HistoricVariable, VariableQuery};
 pub use kairos_process::{TaskScope, TaskUpdate};
 pub use kairos_store_engine::business::Binding;
 pub use kairos_store_engine::process::HistoryLevel;

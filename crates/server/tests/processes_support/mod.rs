@@ -69,6 +69,11 @@ impl Reply {
 }
 
 pub async fn server(backend: Backend) -> Option<Server> {
+    server_with(backend, None).await
+}
+
+/// [`server`] for the holders of `token` only (`kairos serve --api-token`).
+pub async fn server_with(backend: Backend, token: Option<&str>) -> Option<Server> {
     let (url, dir) = match backend {
         Backend::Sqlite => {
             let dir = tempfile::tempdir().unwrap();
@@ -77,12 +82,22 @@ pub async fn server(backend: Backend) -> Option<Server> {
         Backend::Postgres => (kairos_store_postgres::test_support::fresh_schema_url().await?, None),
     };
     let engine = Arc::new(Engine::builder(url).node_id("test-node").executor_enabled(false).build().await.unwrap());
+    let engine_for_server = engine.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(kairos_server::serve(engine.clone(), listener, async {
-        let _ = stopped.await;
-    }));
+    let token = token.map(str::to_string);
+    tokio::spawn(async move {
+        kairos_server::serve_with_token(
+            engine_for_server,
+            listener,
+            async {
+                let _ = stopped.await;
+            },
+            token.as_deref(),
+        )
+        .await
+    });
     Some(Server { addr, engine, stop: Some(stop), _dir: dir })
 }
 
