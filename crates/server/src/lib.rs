@@ -157,6 +157,7 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/runtime/process-instances/{id}/terminate", post(processes::terminate))
         .route("/runtime/process-instances/{id}/termination", get(processes::termination))
         .route("/runtime/executions", get(processes::executions))
+        .route("/runtime/executions/{id}", get(processes::execution).put(processes::act_execution))
         .route("/runtime/tasks", get(tasks::list))
         .route("/runtime/tasks/{id}", get(tasks::get).post(tasks::act).put(tasks::update))
         .route("/runtime/tasks/{id}/identitylinks", get(tasks::identity_links).post(tasks::add_identity_link))

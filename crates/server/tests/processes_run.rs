@@ -369,7 +369,62 @@ async fn history_keeps_instances_and_variables_as_flowable_shows_them(backend: B
     srv.get("/management/jobs?timersOnly=true&type=message").await.refused(400, Some("timersOnly"));
 }
 
+const WAITS: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <message id="m" name="paid"/>
+  <process id="waits" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="wait"/>
+    <receiveTask id="wait"/>
+    <sequenceFlow id="f2" sourceRef="wait" targetRef="payment"/>
+    <intermediateCatchEvent id="payment"><messageEventDefinition messageRef="m"/></intermediateCatchEvent>
+    <sequenceFlow id="f3" sourceRef="payment" targetRef="check"/>
+    <userTask id="check"/>
+    <sequenceFlow id="f4" sourceRef="check" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+/// Flowable's `PUT /runtime/executions/{id}`: a trigger moves a token out of a receive task,
+/// messageEventReceived delivers to the execution's instance; an execution not in a receive
+/// task is not triggered (409), unknown actions and executions are refused.
+async fn executions_are_triggered_and_messaged_as_flowable_does(backend: Backend) {
+    let Some(srv) = server(backend).await else { return };
+    srv.deployed("waits", WAITS).await;
+    let pi = srv.started("waits", "W-1", json!({})).await["id"].as_str().unwrap().to_string();
+    let execs = srv.get(&format!("/runtime/executions?processInstanceId={pi}")).await.ok(200).clone();
+    let waiting = execs["data"].as_array().unwrap().iter().find(|e| e["activityId"] == json!("wait")).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let url = format!("/runtime/executions/{waiting}");
+    assert_eq!(srv.get(&url).await.ok(200)["activityId"], json!("wait"));
+    srv.put(&url, json!({"action": "messageEventReceived"})).await.refused(400, Some("messageName"));
+    srv.put(&url, json!({"action": "jump"})).await.refused(400, Some("action"));
+    let r = srv
+        .put(&url, json!({"action": "trigger", "variables": [{"name": "seen", "type": "boolean", "value": true}]}))
+        .await;
+    assert!(r.status == 200 || r.status == 204, "{} {}", r.status, r.text);
+    assert_eq!(
+        as_map(srv.get(&format!("/runtime/process-instances/{pi}/variables")).await.ok(200))["seen"],
+        json!(true)
+    );
+    let execs = srv.get(&format!("/runtime/executions?processInstanceId={pi}")).await.ok(200).clone();
+    let at_payment =
+        execs["data"].as_array().unwrap().iter().find(|e| e["activityId"] == json!("payment")).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+    let url = format!("/runtime/executions/{at_payment}");
+    srv.put(&url, json!({"action": "trigger"})).await.refused(409, None);
+    let r = srv.put(&url, json!({"action": "messageEventReceived", "messageName": "paid"})).await;
+    assert!(r.status == 200 || r.status == 204, "{} {}", r.status, r.text);
+    assert_eq!(srv.tasks_of(&pi).await[0]["taskDefinitionKey"], json!("check"));
+    srv.get("/runtime/executions/nope").await.refused(404, None);
+    srv.put("/runtime/executions/nope", json!({"action": "trigger"})).await.refused(404, None);
+}
+
 on_both_backends!(
+    executions_are_triggered_and_messaged_as_flowable_does,
     history_keeps_instances_and_variables_as_flowable_shows_them,
     tasks_are_updated_and_linked_as_flowable_does,
     task_variables_are_local_or_global,

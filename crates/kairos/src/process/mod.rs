@@ -516,6 +516,15 @@ impl Processes {
         self.command(&pi, Command::ClaimTask { task_id: task_id.into(), assignee: assignee.into() }).await
     }
 
+    /// Flowable's trigger: the execution waiting in a receive task goes on, with `variables`
+    /// set on it first.
+    pub async fn trigger(&self, execution_id: &str, variables: Map<String, Json>) -> Result<(), Error> {
+        let pi = tables::execution_instance(self.store.as_ref(), execution_id).await?.ok_or_else(|| {
+            Error::Process(ProcessError::new(ErrorKind::NotFound, format!("execution {execution_id} does not exist")))
+        })?;
+        self.command(&pi, Command::Trigger { execution_id: execution_id.into(), variables }).await
+    }
+
     /// Changes a task's properties and candidates ([`kairos_process::TaskUpdate`]): Flowable's
     /// `PUT /runtime/tasks/{id}` and identity links.
     pub async fn update_task(&self, task_id: &str, update: kairos_process::TaskUpdate) -> Result<(), Error> {

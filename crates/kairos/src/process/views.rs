@@ -63,6 +63,14 @@ impl Processes {
         Ok(tables::execution_list(self.store.as_ref(), instance).await?)
     }
 
+    /// One execution, and the instance it belongs to; 404 when there is no such execution.
+    pub async fn execution(&self, id: &str) -> Result<ExecutionView, Error> {
+        let not_found =
+            || Error::Process(ProcessError::new(ErrorKind::NotFound, format!("execution {id} does not exist")));
+        let pi = tables::execution_instance(self.store.as_ref(), id).await?.ok_or_else(not_found)?;
+        self.executions(&pi).await?.into_iter().find(|e| e.id == id).ok_or_else(not_found)
+    }
+
     /// ACT_HI_ACTINST of an instance, in start order.
     pub async fn activity_history(&self, instance: &str) -> Result<Vec<HistoricActivity>, Error> {
         Ok(tables::activity_history(self.store.as_ref(), instance).await?)

@@ -117,6 +117,36 @@ impl Runtime<'_> {
                     r.assignee = a;
                 }
             }
+            Command::Trigger { execution_id, variables } => {
+                if suspended {
+                    return Err(ProcessError::new(ErrorKind::Conflict, "the process instance is suspended"));
+                }
+                let e = self.inst.execution(&execution_id).cloned().ok_or_else(|| {
+                    ProcessError::new(ErrorKind::NotFound, format!("execution {execution_id} does not exist"))
+                })?;
+                let activity = e.activity.clone().unwrap_or_default();
+                let at_receive_task = self
+                    .node_idx(&activity)
+                    .ok()
+                    .is_some_and(|n| matches!(self.node(n).kind, kairos_bpmn::NodeKind::ReceiveTask(_)));
+                if !at_receive_task {
+                    return Err(ProcessError::new(
+                        ErrorKind::Conflict,
+                        format!(
+                            "execution {execution_id} does not wait in a receive task (it is at '{activity}'); \
+                             a trigger moves only those on — complete a user task, deliver a message or a signal"
+                        ),
+                    ));
+                }
+                let sub = self
+                    .inst
+                    .subscriptions
+                    .iter()
+                    .find(|s| s.execution_id == execution_id && s.activity_id == activity)
+                    .map(|s| s.id.clone());
+                self.set_variables(&execution_id, variables)?;
+                self.fire(&execution_id, &activity, sub.as_deref())?;
+            }
             Command::RunJob { job_id } => {
                 if suspended {
                     return Err(ProcessError::new(ErrorKind::Conflict, "the process instance is suspended"));

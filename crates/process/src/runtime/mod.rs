@@ -99,6 +99,12 @@ pub enum Command {
         task_id: String,
         update: TaskUpdate,
     },
+    /// Flowable's trigger of an execution waiting in a receive task: set the variables on it,
+    /// then the token goes on.
+    Trigger {
+        execution_id: String,
+        variables: Map<String, Json>,
+    },
     /// Run one of the instance's jobs (async continuation or timer).
     RunJob {
         job_id: String,

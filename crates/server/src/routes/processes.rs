@@ -523,6 +523,67 @@ pub async fn executions(
     Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
 }
 
+/// `GET /runtime/executions/{id}`.
+pub async fn execution(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<ExecutionView>, ApiError> {
+    Ok(axum::Json(app.engine.processes().execution(&id).await?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExecutionAction {
+    action: Option<String>,
+    message_name: Option<String>,
+    signal_name: Option<String>,
+    variables: Option<Value>,
+    /// Flowable's transient variables; none allowed here (they would be stored).
+    transient_variables: Option<Value>,
+}
+
+/// `PUT /runtime/executions/{id}` (Flowable): `{"action": "signal"|"trigger", "variables"?}`
+/// moves an execution waiting in a receive task on; `messageEventReceived` + `messageName`
+/// and `signalEventReceived` + `signalName` deliver to the execution's instance. → 200 with
+/// the execution, or 204 when it is gone afterwards.
+pub async fn act_execution(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Json(b): Json<ExecutionAction>,
+) -> Result<Response, ApiError> {
+    let action = required("action", b.action, MAX_NAME_CHARS)?;
+    unsupported(
+        "transientVariables",
+        &b.transient_variables,
+        "transient variables are not supported; send them as variables",
+    )?;
+    let vars = variables(b.variables)?;
+    let processes = app.engine.processes();
+    let execution = processes.execution(&id).await?;
+    let pi = execution.process_instance_id.clone();
+    match action.as_str() {
+        "signal" | "trigger" => processes.trigger(&id, vars).await?,
+        "messageEventReceived" => {
+            let name = required("messageName", b.message_name, MAX_NAME_CHARS)?;
+            processes.message(&name, Some(&pi), None, vars).await?;
+        }
+        "signalEventReceived" => {
+            let name = required("signalName", b.signal_name, MAX_NAME_CHARS)?;
+            processes.command(&pi, kairos_process::Command::Signal { name, variables: vars }).await?;
+        }
+        other => {
+            return Err(unknown_action(
+                other,
+                "\"signal\", \"trigger\", \"messageEventReceived\" or \"signalEventReceived\"",
+            ));
+        }
+    }
+    match processes.execution(&id).await {
+        Ok(e) => Ok(axum::Json(e).into_response()),
+        Err(kairos::Error::Process(p)) if p.kind == kairos_process::ErrorKind::NotFound => {
+            Ok(StatusCode::NO_CONTENT.into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MessageBody {

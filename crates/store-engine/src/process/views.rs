@@ -274,6 +274,19 @@ pub async fn task_ended(store: &dyn Sql, task_id: &str) -> Result<TaskEnded> {
     })
 }
 
+/// The instance execution `id` belongs to, if it exists.
+pub async fn execution_instance(store: &dyn Sql, id: &str) -> Result<Option<String>> {
+    let rows = Rows::read(
+        store,
+        "ACT_RU_EXECUTION",
+        &["ID_", "PROC_INST_ID_"],
+        "SELECT ID_, PROC_INST_ID_ FROM ACT_RU_EXECUTION WHERE ID_ = ?",
+        &[t(id)],
+    )
+    .await?;
+    rows.first().map(|r| r.text("PROC_INST_ID_")).transpose()
+}
+
 /// The execution tree of an instance, in start order.
 pub async fn execution_list(store: &dyn Sql, instance: &str) -> Result<Vec<ExecutionView>> {
     const COLUMNS: &[&str] = &[
