@@ -323,6 +323,25 @@ async fn tasks_are_updated_and_linked_as_flowable_does(backend: Backend) {
     assert_eq!(srv.get("/runtime/tasks?unassigned=true&nameLike=Fill%25").await.ok(200)["total"], json!(1));
     assert_eq!(srv.get("/runtime/tasks?minimumPriority=81").await.ok(200)["total"], json!(0));
     srv.get("/runtime/tasks?minimumPriority=high").await.refused(400, Some("minimumPriority"));
+    // Flowable's POST queries: the same filters in a body, paging in the body or the URL.
+    let found = srv
+        .post("/query/tasks?size=5", json!({"nameLike": "Fill%", "unassigned": true, "minimumPriority": 80}))
+        .await
+        .ok(200)
+        .clone();
+    assert_eq!(found["total"], json!(1), "{found}");
+    let found =
+        srv.post("/query/process-instances", json!({"processDefinitionKey": "order", "size": 1})).await.ok(200).clone();
+    assert_eq!((found["total"].clone(), found["size"].clone()), (json!(1), json!(1)), "{found}");
+    srv.post("/query/tasks", json!({"variables": [{"name": "amount", "value": 5, "operation": "equals"}]}))
+        .await
+        .refused(400, Some("body"));
+    srv.post("/query/tasks", json!({"colour": "red"})).await.refused(400, Some("body"));
+    srv.post("/query/tasks?size=5", json!({"size": 5})).await.refused(400, Some("body"));
+    assert_eq!(
+        srv.post("/query/historic-task-instances", json!({"processInstanceId": pi})).await.ok(200)["total"],
+        json!(1)
+    );
     // The changes are the task's history too.
     let hist = srv.get(&format!("/history/historic-task-instances?processInstanceId={pi}")).await.ok(200).clone();
     assert_eq!(hist["data"][0]["name"], json!("Fill in the form"), "{hist}");

@@ -12,6 +12,7 @@
 
 pub mod external;
 pub mod history;
+pub mod query;
 pub mod repository;
 pub mod tasks;
 
