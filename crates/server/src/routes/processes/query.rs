@@ -77,7 +77,7 @@ post_query!(
 );
 post_query!(
     /// `POST /query/historic-process-instances`: as `GET /history/historic-process-instances`.
-    historic_process_instances => history::instances, axum::Json<crate::dto::List<kairos::process::InstanceView>>
+    historic_process_instances => history::instances, axum::Json<crate::dto::List<history::HistoricInstanceResponse>>
 );
 post_query!(
     /// `POST /query/historic-activity-instances`: as `GET /history/historic-activity-instances`.
