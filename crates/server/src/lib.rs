@@ -161,6 +161,19 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/runtime/tasks", get(tasks::list))
         .route("/runtime/tasks/{id}", get(tasks::get).post(tasks::act).put(tasks::update))
         .route("/runtime/tasks/{id}/identitylinks", get(tasks::identity_links).post(tasks::add_identity_link))
+        .route("/runtime/tasks/{id}/comments", get(processes::comments::task_list).post(processes::comments::task_add))
+        .route(
+            "/runtime/tasks/{id}/comments/{comment}",
+            get(processes::comments::task_get).delete(processes::comments::task_delete),
+        )
+        .route(
+            "/history/historic-process-instances/{id}/comments",
+            get(processes::comments::instance_list).post(processes::comments::instance_add),
+        )
+        .route(
+            "/history/historic-process-instances/{id}/comments/{comment}",
+            get(processes::comments::instance_get).delete(processes::comments::instance_delete),
+        )
         .route("/runtime/tasks/{id}/identitylinks/{family}", get(tasks::identity_links_of))
         .route(
             "/runtime/tasks/{id}/identitylinks/{family}/{identity}/{kind}",

@@ -342,6 +342,29 @@ async fn tasks_are_updated_and_linked_as_flowable_does(backend: Backend) {
         srv.post("/query/historic-task-instances", json!({"processInstanceId": pi})).await.ok(200)["total"],
         json!(1)
     );
+    // Comments on the task, one shown on the instance too; they stay after the task ends.
+    let c = srv
+        .post(&format!("{url}/comments"), json!({"message": "waiting for the invoice", "author": "fozzie"}))
+        .await
+        .ok(201)
+        .clone();
+    assert_eq!((c["author"].clone(), c["taskId"].as_str()), (json!("fozzie"), Some(task.as_str())), "{c}");
+    assert_eq!(c["processInstanceId"], json!(null), "a task-only comment");
+    srv.post(&format!("{url}/comments"), json!({"message": "seen", "saveProcessInstanceId": true})).await.ok(201);
+    srv.post(&format!("{url}/comments"), json!({"message": "  "})).await.refused(400, Some("message"));
+    srv.post(&format!("{url}/comments"), json!({"message": "x", "type": "event"})).await.refused(400, Some("type"));
+    assert_eq!(srv.get(&format!("{url}/comments")).await.ok(200).as_array().unwrap().len(), 2);
+    let on_instance = srv.get(&format!("/history/historic-process-instances/{pi}/comments")).await.ok(200).clone();
+    assert_eq!(on_instance.as_array().unwrap().len(), 1, "{on_instance}");
+    assert_eq!(on_instance[0]["message"], json!("seen"));
+    let cid = c["id"].as_str().unwrap();
+    assert_eq!(srv.get(&format!("{url}/comments/{cid}")).await.ok(200)["message"], json!("waiting for the invoice"));
+    srv.delete(&format!("{url}/comments/{cid}")).await.ok(204);
+    srv.delete(&format!("{url}/comments/{cid}")).await.refused(404, None);
+    srv.post(&format!("/history/historic-process-instances/{pi}/comments"), json!({"message": "done soon"}))
+        .await
+        .ok(201);
+    srv.get("/history/historic-process-instances/nope/comments").await.refused(404, None);
     // The changes are the task's history too.
     let hist = srv.get(&format!("/history/historic-task-instances?processInstanceId={pi}")).await.ok(200).clone();
     assert_eq!(hist["data"][0]["name"], json!("Fill in the form"), "{hist}");

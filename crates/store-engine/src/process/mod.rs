@@ -23,6 +23,7 @@
 
 mod calls;
 mod cleanup;
+mod comments;
 mod definitions;
 mod external;
 mod history;
@@ -38,6 +39,7 @@ mod writes;
 
 pub use calls::*;
 pub use cleanup::*;
+pub use comments::*;
 pub use definitions::*;
 pub use external::*;
 pub use history::variable_writes;
