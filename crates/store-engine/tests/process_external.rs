@@ -47,12 +47,12 @@ async fn a_failure_without_retries_left_is_a_dead_letter_and_the_fence_holds(sto
     let id = "p1-j";
     let e = store.write_all(&[tables::external_fence(id, "w2")]).await.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Conflict, "another worker's outcome is fenced off");
-    store.write_all(&tables::external_fail_writes(id, "w1", 2, "boom", now)).await.unwrap();
+    store.write_all(&tables::external_fail_writes(id, "w1", 2, "boom", None, now)).await.unwrap();
     let lock = tables::external_lock_of(&*store, id).await.unwrap().unwrap();
     assert_eq!(lock.owner, None, "the lock is released");
     assert_eq!(tables::external_retries(&*store, id).await.unwrap(), Some(2));
     tables::external_lock(&*store, "mail", "w1", now, now + SignedDuration::from_mins(5), 10).await.unwrap();
-    store.write_all(&tables::external_fail_writes(id, "w1", 0, "boom", now)).await.unwrap();
+    store.write_all(&tables::external_fail_writes(id, "w1", 0, "boom", None, now)).await.unwrap();
     assert!(tables::external_lock_of(&*store, id).await.unwrap().is_none());
     assert_eq!(tables::instance_dead_letter(&*store, "p1").await.unwrap().as_deref(), Some(id));
 }

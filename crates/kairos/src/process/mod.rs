@@ -29,7 +29,9 @@ mod views;
 pub use bindings::{BindingRequest, MAX_BINDING_CHARS};
 pub use deploy::{DefinitionInfo, DeploymentInfo};
 pub use events::MESSAGE_INBOX;
-pub use external::ExternalTask;
+pub use external::{
+    ExternalOrder, ExternalQuery, ExternalRow, ExternalTask, FETCH_POLL_PERIOD, FetchTopic, Hold, MAX_FETCH_WAIT,
+};
 pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask};
 pub use kairos_process::TaskScope;
 pub use kairos_store_engine::business::Binding;
@@ -54,6 +56,14 @@ use std::sync::{Arc, Mutex};
 
 pub(crate) use kairos_store_engine::process::{SIGNAL_THROW, TIMER_START};
 
+/// Whether `after` has an external task that `before` did not: fetches waiting on this node
+/// are woken for it once it is committed.
+fn created_external(before: Option<&Instance>, after: &Instance) -> bool {
+    after.jobs.iter().any(|j| {
+        j.kind == kairos_process::JobKind::External && !before.is_some_and(|b| b.jobs.iter().any(|o| o.id == j.id))
+    })
+}
+
 /// How often a command is re-run after losing the optimistic lock before giving up with a 409.
 /// (Ten concurrent completions of one instance's tasks need up to ten rounds.)
 const CONFLICT_RETRIES: usize = 50;
@@ -69,6 +79,9 @@ pub struct Processes {
     min_repeat: jiff::SignedDuration,
     /// Parsed definitions by ACT_RE_PROCDEF.ID_ (immutable once deployed), bounded by bytes.
     cache: Mutex<cache::DefinitionCache>,
+    /// Wakes fetches waiting for external tasks (`external_fetch_wait`) when a command on
+    /// this node created one.
+    external_wake: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for Processes {
@@ -122,7 +135,7 @@ impl Processes {
         min_repeat: jiff::SignedDuration,
     ) -> Processes {
         let cache = Mutex::new(cache::DefinitionCache::new(cache::DEFAULT_CACHE_BYTES));
-        Processes { store, history, handlers, node_id, min_repeat, cache }
+        Processes { store, history, handlers, node_id, min_repeat, cache, external_wake: tokio::sync::Notify::new() }
     }
 
     /// The history level this engine writes.
@@ -233,7 +246,11 @@ impl Processes {
             let answer = serde_json::to_value(&view).map_err(|e| invalid("requestId", &e.to_string()))?;
             writes.push(r.record(Some(&answer)));
         }
-        let Err(e) = db.write_all(&writes).await.map_err(limits::checked_write) else { return Ok(view) };
+        let Err(e) = db.write_all(&writes).await.map_err(limits::checked_write) else {
+            // A start's external tasks: the fetches waiting on this node look at once.
+            self.external_work_arrived();
+            return Ok(view);
+        };
         let e = match &binding {
             // A concurrent start took the lifecycle first: its instance is the answer.
             Some((b, n)) => match self.bound_after_conflict(db, b, *n, e.into()).await {
@@ -346,8 +363,14 @@ impl Processes {
             writes.extend(extra.iter().cloned());
             self.cancel_called(db, &after.interrupted_calls, None, &mut writes).await?;
             self.continue_callers(db, &after, &mut writes).await?;
+            let wake = created_external(Some(&before), &after);
             match db.write_all(&writes).await.map_err(limits::checked_write) {
-                Ok(_) => return Ok(()),
+                Ok(_) => {
+                    if wake {
+                        self.external_work_arrived();
+                    }
+                    return Ok(());
+                }
                 Err(e) if e.kind == kairos_store::ErrorKind::Conflict => {
                     lost_race = true;
                     // A little jitter so that the losers of one round do not collide again.
