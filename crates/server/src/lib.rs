@@ -50,6 +50,7 @@
 //! | `GET /scheduler/calendars`, `GET, PUT, DELETE /scheduler/calendars/{name}` | calendars |
 //! | `GET /scheduler/fired-triggers`, `GET /scheduler/nodes` | firings under way, node check-ins |
 //! | `POST /scheduler/cron/next` | the next fire times of a Quartz cron expression |
+//! | `/engine-rest/…` | Camunda 7's REST API: external tasks, deployments, definitions, instances, tasks, messages, history ([`routes::camunda`], docs/camunda.md) |
 
 pub mod access;
 pub mod conn;
@@ -184,6 +185,7 @@ fn routes(engine: Arc<Engine>) -> Router {
         )
         .route("/scheduler/fired-triggers", get(scheduler::fired))
         .route("/scheduler/nodes", get(scheduler::nodes))
+        .nest("/engine-rest", routes::camunda::router())
         .fallback(error::no_route)
         .method_not_allowed_fallback(error::wrong_method)
         .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))

@@ -344,11 +344,23 @@ impl Processes {
 
     /// The worker did the work: the process goes on past the service task.
     pub async fn external_complete(&self, id: &str, worker: &str, variables: Map<String, Json>) -> Result<(), Error> {
+        self.external_complete_with(id, worker, variables, Map::new()).await
+    }
+
+    /// [`Processes::external_complete`], also setting `local_variables` in the service task's
+    /// scope (Camunda's `localVariables`; see [`Command::CompleteExternal`]).
+    pub async fn external_complete_with(
+        &self,
+        id: &str,
+        worker: &str,
+        variables: Map<String, Json>,
+        local_variables: Map<String, Json>,
+    ) -> Result<(), Error> {
         let pi = self.locked_by(id, worker).await?;
         self.command_with(
             self.store.as_ref(),
             &pi,
-            Command::CompleteExternal { job_id: id.into(), variables },
+            Command::CompleteExternal { job_id: id.into(), variables, local_variables },
             &[tables::external_fence(id, worker)],
             &[],
         )

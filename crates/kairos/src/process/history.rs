@@ -6,7 +6,7 @@
 
 use kairos_store_engine::process as tables;
 
-pub use kairos_store_engine::process::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask};
+pub use kairos_store_engine::process::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask, HistoricVariable};
 
 impl super::Processes {
     /// A page of ACT_HI_DETAIL (oldest change first) and how many rows match in all.
@@ -29,5 +29,17 @@ impl super::Processes {
         size: u64,
     ) -> Result<(Vec<HistoricTask>, u64), crate::Error> {
         Ok(tables::historic_tasks(self.store.as_ref(), instance, finished, start, size).await?)
+    }
+
+    /// A page of ACT_HI_VARINST (each variable's last value, oldest first), of one instance
+    /// or all and one name or all, and how many match in all.
+    pub async fn historic_variables(
+        &self,
+        instance: Option<&str>,
+        name: Option<&str>,
+        start: u64,
+        size: u64,
+    ) -> Result<(Vec<HistoricVariable>, u64), crate::Error> {
+        Ok(tables::historic_variables(self.store.as_ref(), instance, name, start, size).await?)
     }
 }

@@ -32,7 +32,7 @@ pub use events::MESSAGE_INBOX;
 pub use external::{
     ExternalOrder, ExternalQuery, ExternalRow, ExternalTask, FETCH_POLL_PERIOD, FetchTopic, Hold, MAX_FETCH_WAIT,
 };
-pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask};
+pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask, HistoricVariable};
 pub use kairos_process::TaskScope;
 pub use kairos_store_engine::business::Binding;
 pub use kairos_store_engine::process::HistoryLevel;

@@ -50,7 +50,11 @@ pub async fn run(dir: &std::path::Path, program: &str, args: &[&str], limit: Dur
     };
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{program} {args:?} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}", out.status);
+    assert!(
+        out.status.success(),
+        "{program} {args:?} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
     let lines = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     Ran { stdout, lines }
 }

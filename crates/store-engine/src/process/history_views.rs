@@ -192,3 +192,72 @@ pub async fn historic_tasks(
         .collect::<Result<_>>()?;
     Ok((tasks, total))
 }
+
+/// A row of ACT_HI_VARINST: a variable's last value, kept after its instance ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoricVariable {
+    pub id: String,
+    pub name: String,
+    pub value: serde_json::Value,
+    pub process_instance_id: Option<String>,
+    pub execution_id: Option<String>,
+    pub task_id: Option<String>,
+    pub create_time: Option<Timestamp>,
+    pub last_updated_time: Option<Timestamp>,
+}
+
+const VARINST_WHERE: &str = "WHERE (CAST(? AS VARCHAR(64)) IS NULL OR PROC_INST_ID_ = ?) \
+     AND (CAST(? AS VARCHAR(255)) IS NULL OR NAME_ = ?)";
+
+/// A page of ACT_HI_VARINST (oldest first) of one instance or all, of one name or all, and
+/// how many match in all.
+pub async fn historic_variables(
+    store: &dyn Sql,
+    instance: Option<&str>,
+    name: Option<&str>,
+    start: u64,
+    size: u64,
+) -> Result<(Vec<HistoricVariable>, u64)> {
+    const COLUMNS: &[&str] = &[
+        "ID_",
+        "NAME_",
+        "VAR_TYPE_",
+        "TEXT_",
+        "LONG_",
+        "DOUBLE_",
+        "PROC_INST_ID_",
+        "EXECUTION_ID_",
+        "TASK_ID_",
+        "CREATE_TIME_",
+        "LAST_UPDATED_TIME_",
+    ];
+    let pi = instance.map_or(SqlValue::Null, t);
+    let n = name.map_or(SqlValue::Null, t);
+    let mut binds = vec![pi.clone(), pi, n.clone(), n];
+    let total =
+        count(store, "ACT_HI_VARINST", &format!("SELECT COUNT(*) FROM ACT_HI_VARINST {VARINST_WHERE}"), &binds).await?;
+    binds.extend([bound(size), bound(start)]);
+    let sql = format!(
+        "SELECT ID_, NAME_, VAR_TYPE_, TEXT_, LONG_, DOUBLE_, PROC_INST_ID_, EXECUTION_ID_, TASK_ID_, CREATE_TIME_, \
+         LAST_UPDATED_TIME_ FROM ACT_HI_VARINST {VARINST_WHERE} ORDER BY CREATE_TIME_, ID_ LIMIT ? OFFSET ?"
+    );
+    let rows = Rows::read(store, "ACT_HI_VARINST", COLUMNS, &sql, &binds).await?;
+    let vars = rows
+        .iter()
+        .map(|r| {
+            let name = r.text("NAME_")?;
+            Ok(HistoricVariable {
+                id: r.text("ID_")?,
+                value: row_value(&r, "VAR_TYPE_", Some(&name))?,
+                name,
+                process_instance_id: r.opt_text("PROC_INST_ID_")?,
+                execution_id: r.opt_text("EXECUTION_ID_")?,
+                task_id: r.opt_text("TASK_ID_")?,
+                create_time: r.opt_instant("CREATE_TIME_")?,
+                last_updated_time: r.opt_instant("LAST_UPDATED_TIME_")?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok((vars, total))
+}
