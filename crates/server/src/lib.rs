@@ -97,13 +97,14 @@ pub fn router(engine: Arc<Engine>) -> Router {
 /// The API guarded as `access` says.
 pub fn router_for(engine: Arc<Engine>, access: &Access) -> Router {
     let api = routes(engine);
-    match &access.token {
+    let guarded = match &access.token {
         Some(token) => {
             let token: Arc<str> = Arc::from(token.as_str());
             api.layer(axum::middleware::from_fn_with_state(token, access::require_token))
         }
         None => api.layer(axum::middleware::from_fn_with_state(Arc::new(access.site.clone()), site::same_site)),
-    }
+    };
+    guarded.layer(axum::middleware::from_fn(routes::camunda::camunda_face))
 }
 
 /// Every route, unguarded.

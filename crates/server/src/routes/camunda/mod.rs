@@ -105,7 +105,15 @@ pub fn router() -> Router<AppState> {
         .route("/history/variable-instance/count", get(history::variables_count))
         .fallback(no_route)
         .method_not_allowed_fallback(wrong_method)
-        .layer(axum::middleware::map_response(camunda_errors))
+}
+
+/// Middleware over the whole API (outside the token and site checks, so that their 401 and 403
+/// are in Camunda's shape too): the answers of `/engine-rest/…` leave as [`camunda_errors`]
+/// makes them.
+pub async fn camunda_face(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let camunda = req.uri().path() == "/engine-rest" || req.uri().path().starts_with("/engine-rest/");
+    let res = next.run(req).await;
+    if camunda { camunda_errors(res).await } else { res }
 }
 
 // ---- errors -------------------------------------------------------------------------------
