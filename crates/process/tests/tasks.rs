@@ -124,7 +124,7 @@ fn an_external_task_waits_for_its_worker_through_a_job_with_its_topic() {
     d.run(Command::CompleteExternal {
         job_id: job.id.clone(),
         variables: vars(json!({"paid": true})),
-        local_variables: Map::new(),
+        local_variables: serde_json::Map::new(),
     });
     assert_eq!(d.var("paid"), Some(&json!(true)));
     assert_eq!(d.tasks(), ["after"]);

@@ -283,7 +283,10 @@ pub async fn modify_variables(
     Json(b): Json<ModifyBody>,
 ) -> Result<StatusCode, ApiError> {
     if b.deletions.as_ref().is_some_and(|d| !d.is_empty()) {
-        return Err(invalid("deletions", "removing variables is not supported by kairos; set them to null instead"));
+        return Err(invalid(
+            "deletions",
+            "deletions: removing variables is not supported by kairos; set them to null instead",
+        ));
     }
     let vars = from_typed("modifications", b.modifications)?;
     running(&app, &id).await?;
