@@ -207,6 +207,25 @@ add("/history/task/count", "get", op("camundaCountHistoricTasks", "How many matc
 hv = [q("processInstanceId", "Only of this instance", ID), q("variableName", "Only this name", NAME), q("deserializeValues", "Ignored", FLAG)]
 add("/history/variable-instance", "get", op("camundaHistoricVariables", "Variables' last values, kept after their instance ended", ok(arr(ref("CamundaHistoricVariable"))), hv + PAGE))
 add("/history/variable-instance/count", "get", op("camundaCountHistoricVariables", "How many match", ok(ref("CamundaCount")), hv))
+sc["CamundaJob"] = obj({"id": STR, "jobDefinitionId": NULL, "processInstanceId": NSTR, "executionId": NSTR, "processDefinitionId": NSTR, "processDefinitionKey": NSTR, "exceptionMessage": NSTR, "failedActivityId": NSTR, "retries": INT, "dueDate": NDATE, "suspended": BOOL, "priority": INT, "tenantId": NULL, "createTime": DATE, "batchId": NULL}, ["id", "retries", "suspended"], desc="JobDto")
+sc["CamundaJobRetriesRequest"] = obj({"retries": {"type": "integer", "minimum": 0, "maximum": 1000000}}, ["retries"])
+sc["CamundaIncident"] = obj({"id": STR, "processDefinitionId": NSTR, "processInstanceId": NSTR, "executionId": NSTR, "incidentTimestamp": DATE, "incidentType": {"type": "string", "enum": ["failedJob", "failedExternalTask"]}, "activityId": NSTR, "failedActivityId": NSTR, "causeIncidentId": STR, "rootCauseIncidentId": STR, "configuration": STR, "tenantId": NULL, "incidentMessage": NSTR, "jobDefinitionId": NULL, "annotation": NULL}, ["id", "incidentType", "configuration"], desc="IncidentDto: a dead letter")
+d['components']['schemas'].update(sc)
+job_filters = [q("jobId", "Only this job", ID), q("processInstanceId", "Only of this instance", ID), q("executionId", "Only of this execution", ID), q("processDefinitionId", "Only of this definition", ID),
+    q("activityId", "Only of this activity", NAME), q("withRetriesLeft", "Only live and suspended jobs", FLAG), q("noRetriesLeft", "Only failed ones (dead letters)", FLAG), q("executable", "Only due live jobs", FLAG),
+    q("timers", "Only timers", FLAG), q("messages", "Only async continuations and queued jobs", FLAG), q("withException", "Only jobs that failed", FLAG), q("active", "Only live jobs", FLAG), q("suspended", "Only jobs of suspended instances", FLAG)]
+job_sort = sort(["jobId", "executionId", "processInstanceId", "processDefinitionId", "processDefinitionKey", "jobRetries", "jobDueDate", "jobPriority", "tenantId"])
+add("/job", "get", op("camundaListJobs", "Jobs (timers, async continuations; failed ones with retries 0)", ok(arr(ref("CamundaJob"))), job_filters + job_sort + PAGE))
+add("/job/count", "get", op("camundaCountJobs", "How many jobs match", ok(ref("CamundaCount")), job_filters + job_sort))
+add("/job/{id}", "get", op("camundaGetJob", "One job", dict(ok(ref("CamundaJob")), **NF("job")), [ID_]))
+add("/job/{id}/retries", "put", op("camundaSetJobRetries", "Set a job's retries (a failed job with retries ≥ 1 runs again)", dict(NOCONTENT, **NF("job")), [ID_], ref("CamundaJobRetriesRequest")))
+add("/job/{id}/execute", "post", op("camundaExecuteJob", "Run a job now (made due, the executor woken)", dict(NOCONTENT, **NF("job")), [ID_]))
+inc_filters = [q("incidentId", "Only this incident", ID), q("incidentType", "failedJob or failedExternalTask", {"type": "string", "enum": ["failedJob", "failedExternalTask"]}), q("incidentMessage", "Only with this message", {"type": "string", "minLength": 1, "maxLength": 4000}),
+    q("processDefinitionId", "Only of this definition", ID), q("processInstanceId", "Only of this instance", ID), q("executionId", "Only of this execution", ID), q("activityId", "Only of this activity", NAME),
+    q("failedActivityId", "Only of this activity", NAME), q("configuration", "Only of this job or external task", ID)]
+inc_sort = sort(["incidentId", "incidentMessage", "incidentTimestamp", "incidentType", "executionId", "activityId", "processInstanceId", "processDefinitionId", "configuration", "tenantId"])
+add("/incident", "get", op("camundaListIncidents", "Incidents: jobs and external tasks out of retries", ok(arr(ref("CamundaIncident"))), inc_filters + inc_sort + PAGE))
+add("/incident/count", "get", op("camundaCountIncidents", "How many incidents match", ok(ref("CamundaCount")), inc_filters + inc_sort))
 d['paths'].update(paths)
 open(P, 'w').write(json.dumps(d, indent=2, ensure_ascii=False) + '\n')
 print(len(paths), "paths")

@@ -274,6 +274,13 @@ async fn external_tasks_follow_camundas_rules(backend: Backend) {
     assert_eq!(s.get("/engine-rest/external-task/count?noRetriesLeft=true").await.ok(200)["count"], 1);
     let dead = s.get(&format!("/management/deadletter-jobs?processInstanceId={pi}")).await;
     assert!(dead.text.contains(&id), "the dead letter as kairos shows it: {}", dead.text);
+    let incidents = s.get(&format!("/engine-rest/incident?processInstanceId={pi}")).await.ok(200).clone();
+    let i = &incidents[0];
+    assert_eq!(
+        (i["incidentType"].clone(), i["configuration"].clone(), i["incidentMessage"].clone()),
+        (json!("failedExternalTask"), json!(id), json!("gone"))
+    );
+    assert_eq!(s.get("/engine-rest/incident/count?incidentType=failedJob").await.ok(200)["count"], 0);
     // BPMN error on another instance: the boundary path.
     let pi2 = start(&s, json!({})).await;
     let t = s.post("/engine-rest/external-task/fetchAndLock", fetch("w", 0)).await.ok(200)[0]["id"]
@@ -457,6 +464,72 @@ async fn deployments_definitions_messages_and_signals(backend: Backend) {
     assert_eq!(h[0]["state"], "EXTERNALLY_TERMINATED");
 }
 
+/// Jobs: a timer listed, its retries set, run now; a failed job (a dead letter) is an incident
+/// until its retries are set again.
+async fn jobs_list_set_retries_and_execute(backend: Backend) {
+    let Some(s) = server(backend).await else { return };
+    let timer = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <process id="later" isExecutable="true">
+    <startEvent id="s"/><sequenceFlow id="a" sourceRef="s" targetRef="wait"/>
+    <intermediateCatchEvent id="wait"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></intermediateCatchEvent>
+    <sequenceFlow id="b" sourceRef="wait" targetRef="e"/><endEvent id="e"/>
+  </process>
+</definitions>"#;
+    s.deployed("later.bpmn", timer).await;
+    let pi = s.post("/engine-rest/process-definition/key/later/start", json!({})).await.ok(200)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let jobs = s.get(&format!("/engine-rest/job?processInstanceId={pi}&timers=true")).await.ok(200).clone();
+    assert_eq!(jobs.as_array().unwrap().len(), 1, "{jobs}");
+    let id = jobs[0]["id"].as_str().unwrap().to_string();
+    assert_eq!(s.get("/engine-rest/job/count?messages=true").await.ok(200)["count"], 0);
+    assert_eq!(s.get("/engine-rest/job/count?executable=true").await.ok(200)["count"], 0, "due in an hour");
+    s.put(&format!("/engine-rest/job/{id}/retries"), json!({"retries": 7})).await.ok(204);
+    assert_eq!(s.get(&format!("/engine-rest/job/{id}")).await.ok(200)["retries"], 7);
+    camunda_error(
+        &s.put(&format!("/engine-rest/job/{id}/retries"), json!({"retries": -1})).await,
+        400,
+        "InvalidRequestException",
+        "retries",
+    );
+    s.post(&format!("/engine-rest/job/{id}/execute"), json!({})).await.ok(204);
+    assert_eq!(s.get("/engine-rest/job/count?executable=true").await.ok(200)["count"], 1, "due now");
+    camunda_error(&s.post("/engine-rest/job/nope/execute", json!({})).await, 404, "InvalidRequestException", "nope");
+    // A dead letter is a failed job, an incident; retries move it back.
+    s.engine
+        .store()
+        .sql_execute(
+            "UPDATE ACT_RU_JOB SET EXCEPTION_MSG_ = 'boom' WHERE ID_ = ?",
+            &[kairos::store::SqlValue::Text(id.clone())],
+        )
+        .await
+        .unwrap();
+    s.engine.store().sql_execute(
+        "INSERT INTO ACT_RU_DEADLETTER_JOB (ID_, REV_, TYPE_, EXCLUSIVE_, EXECUTION_ID_, PROCESS_INSTANCE_ID_, PROC_DEF_ID_, ELEMENT_ID_, RETRIES_, ATTEMPTS_, EXCEPTION_MSG_, HANDLER_TYPE_, HANDLER_CFG_, CREATE_TIME_, TENANT_ID_, PRIORITY_) \
+         SELECT ID_, REV_, TYPE_, EXCLUSIVE_, EXECUTION_ID_, PROCESS_INSTANCE_ID_, PROC_DEF_ID_, ELEMENT_ID_, 0, ATTEMPTS_, EXCEPTION_MSG_, HANDLER_TYPE_, HANDLER_CFG_, CREATE_TIME_, TENANT_ID_, PRIORITY_ FROM ACT_RU_JOB WHERE ID_ = ?",
+        &[kairos::store::SqlValue::Text(id.clone())],
+    ).await.unwrap();
+    s.engine
+        .store()
+        .sql_execute("DELETE FROM ACT_RU_JOB WHERE ID_ = ?", &[kairos::store::SqlValue::Text(id.clone())])
+        .await
+        .unwrap();
+    let failed = s.get("/engine-rest/job?noRetriesLeft=true").await.ok(200).clone();
+    assert_eq!((failed[0]["retries"].clone(), failed[0]["exceptionMessage"].clone()), (json!(0), json!("boom")));
+    let inc = s.get("/engine-rest/incident").await.ok(200).clone();
+    assert_eq!((inc[0]["incidentType"].clone(), inc[0]["configuration"].clone()), (json!("failedJob"), json!(id)));
+    camunda_error(
+        &s.post(&format!("/engine-rest/job/{id}/execute"), json!({})).await,
+        400,
+        "BadUserRequestException",
+        "retries",
+    );
+    s.put(&format!("/engine-rest/job/{id}/retries"), json!({"retries": 2})).await.ok(204);
+    assert_eq!(s.get("/engine-rest/incident/count").await.ok(200)["count"], 0);
+    assert_eq!(s.get(&format!("/engine-rest/job/{id}")).await.ok(200)["retries"], 2);
+}
+
 /// The token guards `/engine-rest` as every route, answering in Camunda's shape.
 async fn the_token_guards_the_facade(backend: Backend) {
     use tower::ServiceExt;
@@ -486,4 +559,5 @@ on_both_backends!(
     one_engine_under_both_faces,
     deployments_definitions_messages_and_signals,
     the_token_guards_the_facade,
+    jobs_list_set_retries_and_execute,
 );

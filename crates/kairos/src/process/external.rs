@@ -418,4 +418,19 @@ impl Processes {
         }
         Ok(left)
     }
+
+    /// Sets the retries of live job `id` (Camunda's `PUT /job/{id}/retries`; a dead letter is
+    /// moved back with `Store::deadletter_move` instead): refused while a node holds a lease
+    /// on it, so the attempt under way keeps the retries it started with.
+    pub async fn set_job_retries(&self, id: &str, retries: i64) -> Result<(), Error> {
+        let now = self.store.db_now().await?;
+        self.store.write_all(&[tables::job_retries_write(id, retries, now)]).await.map_err(|e| match e.kind {
+            kairos_store::ErrorKind::Conflict => error(
+                ErrorKind::Conflict,
+                format!("job {id} is running on a node (or is no live job): its retries cannot change now"),
+            ),
+            _ => e.into(),
+        })?;
+        Ok(())
+    }
 }

@@ -20,6 +20,8 @@
 pub mod deployment;
 pub mod external_task;
 pub mod history;
+pub mod incident;
+pub mod job;
 pub mod message;
 pub mod process_definition;
 pub mod process_instance;
@@ -95,6 +97,13 @@ pub fn router() -> Router<AppState> {
         .route("/task/{id}/variables", get(task::variables))
         .route("/message", post(message::correlate))
         .route("/signal", post(message::signal))
+        .route("/job", get(job::list))
+        .route("/job/count", get(job::count))
+        .route("/job/{id}", get(job::get))
+        .route("/job/{id}/retries", put(job::retries))
+        .route("/job/{id}/execute", post(job::execute))
+        .route("/incident", get(incident::list))
+        .route("/incident/count", get(incident::count))
         .route("/history/process-instance", get(history::instances))
         .route("/history/process-instance/count", get(history::instances_count))
         .route("/history/activity-instance", get(history::activities))
