@@ -32,9 +32,26 @@ def obj(props, required=(), extra=False, desc=None):
     return o
 
 sc = {}
+# A variable name: 1 to 255 characters, no control characters (kairos_process::validate_variable_name).
+VARNAME = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]+$"}
 sc["CamundaError"] = obj({"type": {"type": "string", "description": "InvalidRequestException, BadUserRequestException, MismatchingMessageCorrelationException, AuthenticationException, OptimisticLockingException, ProcessEngineException, RestException"}, "message": STR}, ["type", "message"], desc="Camunda's error body; the message names the field that was wrong")
-sc["CamundaVariableValue"] = obj({"value": {}, "type": {"type": ["string", "null"], "description": "String, Integer, Long, Short, Double, Boolean, Null, Json, Date (any case); absent: from the JSON value. Object, File, Bytes, Xml: 400"}, "valueInfo": {"type": ["object", "null"]}}, desc="A typed variable as Camunda's clients send it")
-sc["CamundaVariables"] = {"type": ["object", "null"], "additionalProperties": ref("CamundaVariableValue"), "propertyNames": {"minLength": 1, "maxLength": 255}}
+def typed_in(types, value, desc=None):
+    props = {"type": {"type": "string", "enum": types}, "value": value, "valueInfo": {"type": ["object", "null"]}}
+    return obj(props, ["type"], desc=desc)
+both = lambda *names: [n for t in names for n in (t, t.lower())]
+sc["CamundaVariableValue"] = {"description": "A typed variable as Camunda's clients send it: String, Integer, Long, Short, Double, Boolean, Null, Json, Date (Camunda's or lower case; the server takes any case); without type, the JSON value as it is. Object, File, Bytes, Xml: 400", "anyOf": [
+    typed_in(both("String"), {"type": ["string", "null"]}),
+    typed_in(both("Integer"), {"type": ["integer", "null"], "minimum": -2147483648, "maximum": 2147483647}),
+    typed_in(both("Short"), {"type": ["integer", "null"], "minimum": -32768, "maximum": 32767}),
+    typed_in(both("Long"), {"type": ["integer", "null"], "minimum": -9007199254740991, "maximum": 9007199254740991}),
+    typed_in(both("Double"), {"type": ["number", "null"]}),
+    typed_in(both("Boolean"), {"type": ["boolean", "null"]}),
+    typed_in(both("Null"), {}),
+    typed_in(both("Json"), {"type": ["object", "array", "null"], "description": "the document (Camunda's clients send it as JSON text, also accepted)"}),
+    typed_in(both("Date"), {"type": ["string", "null"], "format": "date-time"}),
+    obj({"value": {}, "type": {"type": "null"}, "valueInfo": {"type": ["object", "null"]}}),
+]}
+sc["CamundaVariables"] = {"type": ["object", "null"], "additionalProperties": ref("CamundaVariableValue"), "propertyNames": VARNAME}
 sc["CamundaTypedValue"] = obj({"value": {}, "type": {"type": "string", "enum": ["String", "Integer", "Long", "Double", "Boolean", "Null", "Json"]}, "valueInfo": {"type": "object"}}, ["value", "type", "valueInfo"], desc="A variable as kairos answers it (a Json value travels as JSON text)")
 sc["CamundaVariablesAnswer"] = {"type": "object", "additionalProperties": ref("CamundaTypedValue")}
 sc["CamundaCount"] = obj({"count": {"type": "integer", "minimum": 0}}, ["count"])
@@ -110,12 +127,18 @@ def op(opid, summary, responses, params=(), body=None, body_type="application/js
     o["responses"].update(COMMON)
     if params: o["parameters"] = list(params)
     if body is not None:
+        if body_type == "application/json":
+            o["responses"].setdefault("415", err("InvalidRequestException: the body must be JSON with Content-Type: application/json"))
+        o["responses"].setdefault("413", err("InvalidRequestException: the body is over the size limit"))
         o["requestBody"] = {"required": required_body, "content": {body_type: {"schema": body}}}
     return o
 def path(name, desc="The id"): return {"name": name, "in": "path", "required": True, "description": desc, "schema": {"type": "string", "minLength": 1}}
-def q(name, desc, schema=None): return {"name": name, "in": "query", "required": False, "description": desc, "schema": schema or {"type": "string"}}
+def q(name, desc, schema=None):
+    # An empty query value means the filter is absent, so no minimum length here.
+    schema = {k: v for k, v in (schema or {"type": "string"}).items() if k != "minLength"}
+    return {"name": name, "in": "query", "required": False, "description": desc, "schema": schema}
 FLAG = {"type": "string", "enum": ["true", "false"]}
-PAGE = [q("firstResult", "Index of the first result (default 0)", {"type": "integer", "minimum": 0}), q("maxResults", "Most results (default and at most 1000; Camunda's default is all)", {"type": "integer", "minimum": 0, "maximum": 1000})]
+PAGE = [q("firstResult", "Index of the first result (default 0)", {"type": "integer", "minimum": 0, "maximum": 1000000000}), q("maxResults", "Most results (default and at most 1000; Camunda's default is all)", {"type": "integer", "minimum": 0, "maximum": 1000})]
 def sort(keys): return [q("sortBy", "Sort key (with sortOrder)", {"type": "string", "enum": keys}), q("sortOrder", "asc or desc (with sortBy)", {"type": "string", "enum": ["asc", "desc"]})]
 NOCONTENT = {"204": {"description": "Done"}}
 NF = lambda what: {"404": err(f"No such {what}")}
@@ -163,7 +186,7 @@ add("/process-definition/key/{key}/start", "post", op("camundaStartProcessInstan
 pi_filters = [q("processInstanceIds", "Only these (comma-separated)"), q("businessKey", "Only this business key", NAME), q("processDefinitionId", "Only of this definition", ID),
     q("processDefinitionKey", "Only of this key", NAME), q("processDefinitionKeyIn", "Only of these keys (comma-separated)"), q("superProcessInstance", "Only instances this one called", ID),
     q("rootProcessInstances", "Only instances not called by another", FLAG), q("active", "Only active ones", FLAG), q("suspended", "Only suspended ones", FLAG),
-    q("variables", "name_eq_value,… (only eq)"), q("tenantIdIn", "kairos has no tenants: naming any matches none"), q("withoutTenantId", "Accepted", FLAG)]
+    q("variables", "name_eq_value,… (only eq; names without _ or ,)", {"type": "string", "pattern": "^([^_,]+_eq_[^,]*(,[^_,]+_eq_[^,]*)*)?$"}), q("tenantIdIn", "kairos has no tenants: naming any matches none"), q("withoutTenantId", "Accepted", FLAG)]
 pi_sort = sort(["instanceId", "definitionKey", "definitionId", "businessKey", "tenantId"])
 add("/process-instance", "get", op("camundaListProcessInstances", "Running process instances", ok(arr(ref("CamundaProcessInstance"))), pi_filters + pi_sort + PAGE))
 add("/process-instance/count", "get", op("camundaCountProcessInstances", "How many running instances match", ok(ref("CamundaCount")), pi_filters + pi_sort))
@@ -172,10 +195,9 @@ add("/process-instance/{id}", "delete", op("camundaDeleteProcessInstance", "Dele
 add("/process-instance/{id}/suspended", "put", op("camundaSuspendProcessInstance", "Suspend or activate an instance", dict(NOCONTENT, **NF("running instance")), [ID_], ref("CamundaSuspendedRequest")))
 add("/process-instance/{id}/variables", "get", op("camundaProcessInstanceVariables", "Its variables", dict(ok(ref("CamundaVariablesAnswer")), **NF("running instance")), [ID_, q("deserializeValues", "Ignored", FLAG)]))
 add("/process-instance/{id}/variables", "post", op("camundaModifyProcessInstanceVariables", "Set variables (deletions: not supported)", dict(NOCONTENT, **NF("running instance")), [ID_], ref("CamundaVariableModifications")))
-VN = path("name", "The variable's name")
+VN = dict(path("name", "The variable's name"), schema=VARNAME)
 add("/process-instance/{id}/variables/{name}", "get", op("camundaProcessInstanceVariable", "One variable", dict(ok(ref("CamundaTypedValue")), **NF("instance or variable")), [ID_, VN, q("deserializeValue", "Ignored", FLAG)]))
 add("/process-instance/{id}/variables/{name}", "put", op("camundaPutProcessInstanceVariable", "Set one variable", dict(NOCONTENT, **NF("running instance")), [ID_, VN], ref("CamundaVariableValue")))
-add("/process-instance/{id}/variables/{name}", "delete", op("camundaDeleteProcessInstanceVariable", "Not supported: a 400 says so (set it to null)", {"400": err("removing a variable is not supported")}, [ID_, VN]))
 task_filters = [q("taskId", "Only this task", ID), q("processInstanceId", "Only of this instance", ID), q("processInstanceBusinessKey", "Only of instances with this business key", NAME),
     q("processDefinitionId", "Only of this definition", ID), q("processDefinitionKey", "Only of this key", NAME), q("executionId", "Only of this execution", ID), q("assignee", "Only assigned to this user", NAME),
     q("unassigned", "Only unassigned ones", FLAG), q("assigned", "Only assigned ones", FLAG), q("candidateUser", "Only unclaimed ones this user is a candidate for", NAME),

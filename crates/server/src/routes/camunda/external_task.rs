@@ -7,7 +7,9 @@
 //! is handed over ([`Delivering`]): Camunda locks only what it returns.
 
 use super::variables::{from_typed, to_typed};
-use super::{MAX_ID_CHARS, MAX_NAME_CHARS, OptJson, Paging, clip, date, flag, invalid, opt_date, sorting, text};
+use super::{
+    MAX_ID_CHARS, MAX_NAME_CHARS, OptJson, Paging, clip, date, either, flag, invalid, opt_date, sorting, text,
+};
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::{Id, Json, Query};
@@ -32,8 +34,10 @@ const MAX_LOCK_MS: i64 = 365 * 24 * 3600 * 1000;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FetchBody {
     worker_id: Option<String>,
+    #[serde(default, deserialize_with = "super::int::opt")]
     max_tasks: Option<i64>,
     use_priority: Option<bool>,
+    #[serde(default, deserialize_with = "super::int::opt")]
     async_response_timeout: Option<i64>,
     topics: Option<Vec<TopicBody>>,
     /// `[{"sortBy": "createTime", "sortOrder": "asc"}]`: kairos fetches oldest first.
@@ -51,6 +55,7 @@ pub struct SortBody {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TopicBody {
     topic_name: Option<String>,
+    #[serde(default, deserialize_with = "super::int::opt")]
     lock_duration: Option<i64>,
     variables: Option<Vec<String>>,
     local_variables: Option<bool>,
@@ -327,23 +332,16 @@ const SORT_KEYS: &[&str] = &[
     "createTime",
 ];
 
-fn query(q: ListQuery, paged: bool) -> Result<ExternalQuery, ApiError> {
-    let both = |a: Option<bool>, b: Option<bool>, fa: &'static str, fb: &'static str| match (a, b) {
-        (Some(true), Some(true)) => Err(invalid(fb, format!("give {fa} or {fb}, not both"))),
-        (Some(true), _) => Ok(Some(true)),
-        (_, Some(true)) => Ok(Some(false)),
-        _ => Ok(None),
+/// The query `q` asks for; `None` when two of its filters exclude each other (nothing matches).
+fn query(q: ListQuery, paged: bool) -> Result<Option<ExternalQuery>, ApiError> {
+    let f = |name: &'static str, v: &Option<String>| flag(name, v.as_deref());
+    let (Some(locked), Some(retries_left), Some(suspended)) = (
+        either(f("locked", &q.locked)?, f("notLocked", &q.not_locked)?),
+        either(f("withRetriesLeft", &q.with_retries_left)?, f("noRetriesLeft", &q.no_retries_left)?),
+        either(f("suspended", &q.suspended)?, f("active", &q.active)?),
+    ) else {
+        return Ok(None);
     };
-    let locked =
-        both(flag("locked", q.locked.as_deref())?, flag("notLocked", q.not_locked.as_deref())?, "locked", "notLocked")?;
-    let retries_left = both(
-        flag("withRetriesLeft", q.with_retries_left.as_deref())?,
-        flag("noRetriesLeft", q.no_retries_left.as_deref())?,
-        "withRetriesLeft",
-        "noRetriesLeft",
-    )?;
-    let suspended =
-        both(flag("suspended", q.suspended.as_deref())?, flag("active", q.active.as_deref())?, "suspended", "active")?;
     let (order, descending) = match sorting(q.sort_by.as_deref(), q.sort_order.as_deref(), SORT_KEYS)? {
         None => (ExternalOrder::CreateTime, false),
         Some((by, desc)) => (
@@ -364,7 +362,7 @@ fn query(q: ListQuery, paged: bool) -> Result<ExternalQuery, ApiError> {
     } else {
         Paging { first: 0, max: 0 }
     };
-    Ok(ExternalQuery {
+    Ok(Some(ExternalQuery {
         id: text("externalTaskId", q.external_task_id, MAX_ID_CHARS)?,
         topic: text("topicName", q.topic_name, MAX_NAME_CHARS)?,
         worker_id: text("workerId", q.worker_id, MAX_NAME_CHARS)?,
@@ -379,12 +377,13 @@ fn query(q: ListQuery, paged: bool) -> Result<ExternalQuery, ApiError> {
         descending,
         first: page.first,
         max: page.max,
-    })
+    }))
 }
 
 /// `GET /engine-rest/external-task?…` → `[ExternalTaskDto]`, oldest first unless sorted.
 pub async fn list(State(app): State<AppState>, Query(q): Query<ListQuery>) -> Result<axum::Json<Vec<Value>>, ApiError> {
-    let rows = app.engine.processes().external_tasks(&query(q, true)?).await?;
+    let Some(q) = query(q, true)? else { return Ok(axum::Json(Vec::new())) };
+    let rows = app.engine.processes().external_tasks(&q).await?;
     Ok(axum::Json(rows.iter().map(dto).collect()))
 }
 
@@ -393,7 +392,8 @@ pub async fn count(State(app): State<AppState>, Query(q): Query<ListQuery>) -> R
     if q.first_result.is_some() || q.max_results.is_some() {
         return Err(invalid("firstResult", "a count takes no firstResult or maxResults"));
     }
-    let n = app.engine.processes().external_task_count(&query(q, false)?).await?;
+    let Some(q) = query(q, false)? else { return Ok(axum::Json(json!({"count": 0}))) };
+    let n = app.engine.processes().external_task_count(&q).await?;
     Ok(axum::Json(json!({"count": n})))
 }
 
@@ -442,7 +442,9 @@ pub struct FailureBody {
     worker_id: Option<String>,
     error_message: Option<String>,
     error_details: Option<String>,
+    #[serde(default, deserialize_with = "super::int::opt")]
     retries: Option<i64>,
+    #[serde(default, deserialize_with = "super::int::opt")]
     retry_timeout: Option<i64>,
     /// Camunda 7.21's variables of a failure: set before the retry (kairos: not supported
     /// unless empty, see docs/camunda.md).
@@ -526,6 +528,7 @@ pub async fn bpmn_error(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExtendBody {
     worker_id: Option<String>,
+    #[serde(default, deserialize_with = "super::int::opt")]
     new_duration: Option<i64>,
 }
 
@@ -546,6 +549,7 @@ pub async fn extend_lock(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LockBody {
     worker_id: Option<String>,
+    #[serde(default, deserialize_with = "super::int::opt")]
     lock_duration: Option<i64>,
 }
 

@@ -2,7 +2,9 @@
 //! variables' last values, each with its `/count`.
 
 use super::variables::typed;
-use super::{MAX_ID_CHARS, MAX_NAME_CHARS, MAX_RESULTS, Paging, flag, invalid, list_of, opt_date, sorting, text};
+use super::{
+    MAX_ID_CHARS, MAX_NAME_CHARS, MAX_RESULTS, Paging, either, flag, invalid, list_of, opt_date, sorting, text,
+};
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::Query;
@@ -80,11 +82,9 @@ async fn matching_instances(app: &AppState, q: InstancesQuery) -> Result<Vec<Ins
     let key = text("processDefinitionKey", q.process_definition_key, MAX_NAME_CHARS)?;
     let bk = text("processInstanceBusinessKey", q.process_instance_business_key, MAX_NAME_CHARS)?;
     let sup = text("superProcessInstanceId", q.super_process_instance_id, MAX_ID_CHARS)?;
-    let finished = match (flag("finished", q.finished.as_deref())?, flag("unfinished", q.unfinished.as_deref())?) {
-        (Some(true), Some(true)) => return Err(invalid("unfinished", "give finished or unfinished, not both")),
-        (Some(true), _) => Some(true),
-        (_, Some(true)) => Some(false),
-        _ => None,
+    let Some(finished) = either(flag("finished", q.finished.as_deref())?, flag("unfinished", q.unfinished.as_deref())?)
+    else {
+        return Ok(Vec::new());
     };
     let mut states = Vec::new();
     for (field, v, s) in [
@@ -274,18 +274,16 @@ pub struct TasksQuery {
     max_results: Option<String>,
 }
 
-fn finished_of(finished: Option<&str>, unfinished: Option<&str>) -> Result<Option<bool>, ApiError> {
-    match (flag("finished", finished)?, flag("unfinished", unfinished)?) {
-        (Some(true), Some(true)) => Err(invalid("unfinished", "give finished or unfinished, not both")),
-        (Some(true), _) => Ok(Some(true)),
-        (_, Some(true)) => Ok(Some(false)),
-        _ => Ok(None),
-    }
+/// `finished` / `unfinished`; `None` when both are asked (nothing matches).
+fn finished_of(finished: Option<&str>, unfinished: Option<&str>) -> Result<Option<Option<bool>>, ApiError> {
+    Ok(either(flag("finished", finished)?, flag("unfinished", unfinished)?))
 }
 
 async fn task_page(app: &AppState, q: TasksQuery, page: Paging) -> Result<(Vec<Value>, u64), ApiError> {
     let pi = text("processInstanceId", q.process_instance_id, MAX_ID_CHARS)?;
-    let finished = finished_of(q.finished.as_deref(), q.unfinished.as_deref())?;
+    let Some(finished) = finished_of(q.finished.as_deref(), q.unfinished.as_deref())? else {
+        return Ok((Vec::new(), 0));
+    };
     let (tasks, total) = app.engine.processes().historic_tasks(pi.as_deref(), finished, page.first, page.max).await?;
     let dtos = tasks
         .iter()

@@ -79,6 +79,12 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<Job>, ApiError> {
         id = Some(c);
     }
     let kind_filter = text("incidentType", q.incident_type, MAX_NAME_CHARS)?;
+    if let Some(k) = kind_filter.as_deref().filter(|k| !matches!(*k, "failedJob" | "failedExternalTask")) {
+        return Err(super::invalid(
+            "incidentType",
+            format!("incidentType \"{}\" is none kairos has: failedJob or failedExternalTask", super::clip(k)),
+        ));
+    }
     let message = text("incidentMessage", q.incident_message, 4000)?;
     let def = text("processDefinitionId", q.process_definition_id, MAX_ID_CHARS)?;
     let pi = text("processInstanceId", q.process_instance_id, MAX_ID_CHARS)?;

@@ -68,7 +68,7 @@ async fn matching(app: &AppState, q: ListQuery, limit: u64) -> Result<(Vec<(Job,
     let executable = on("executable", q.executable)?;
     let (timers, messages) = (on("timers", q.timers)?, on("messages", q.messages)?);
     if timers && messages {
-        return Err(invalid("messages", "give timers or messages, not both"));
+        return Ok((Vec::new(), 0));
     }
     let with_exception = on("withException", q.with_exception)?;
     let (active, suspended) = (on("active", q.active)?, on("suspended", q.suspended)?);
@@ -179,6 +179,7 @@ pub async fn get(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<V
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RetriesBody {
+    #[serde(default, deserialize_with = "super::int::opt")]
     retries: Option<i64>,
 }
 

@@ -85,9 +85,7 @@ pub fn router() -> Router<AppState> {
         )
         .route(
             "/process-instance/{id}/variables/{name}",
-            get(process_instance::variable)
-                .put(process_instance::put_variable)
-                .delete(process_instance::delete_variable),
+            get(process_instance::variable).put(process_instance::put_variable),
         )
         .route("/task", get(task::list))
         .route("/task/count", get(task::count))
@@ -335,9 +333,9 @@ pub mod variables {
                 };
                 let n = match &value {
                     Value::Null => return Ok(Value::Null),
-                    Value::Number(n) => n.as_i64(),
-                    // Camunda reads "42" as the Integer 42.
-                    Value::String(s) => s.trim().parse::<i64>().ok(),
+                    Value::Number(n) => n
+                        .as_i64()
+                        .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64)),
                     _ => None,
                 };
                 let n = n.ok_or_else(|| wrong("a whole number"))?;
@@ -360,7 +358,6 @@ pub mod variables {
             },
             "boolean" => match &value {
                 Value::Bool(_) | Value::Null => value,
-                Value::String(s) if s == "true" || s == "false" => Value::Bool(s == "true"),
                 _ => return Err(wrong("true or false")),
             },
             "null" => Value::Null,
@@ -412,6 +409,9 @@ pub mod variables {
 
 // ---- queries ------------------------------------------------------------------------------
 
+/// The largest `firstResult`.
+pub const MAX_FIRST_RESULT: u64 = 1_000_000_000;
+
 /// `firstResult` / `maxResults` of a Camunda list (see [`MAX_RESULTS`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Paging {
@@ -423,8 +423,11 @@ impl Paging {
     pub fn of(first: Option<&str>, max: Option<&str>) -> Result<Paging, ApiError> {
         let first = match first.filter(|s| !s.is_empty()) {
             None => 0,
-            Some(s) => s.parse::<u64>().map_err(|_| {
-                invalid("firstResult", format!("firstResult must be a whole number of 0 or more, not \"{}\"", clip(s)))
+            Some(s) => s.parse::<u64>().ok().filter(|n| *n <= MAX_FIRST_RESULT).ok_or_else(|| {
+                invalid(
+                    "firstResult",
+                    format!("firstResult must be a whole number from 0 to {MAX_FIRST_RESULT}, not \"{}\"", clip(s)),
+                )
             })?,
         };
         let max = match max.filter(|s| !s.is_empty()) {
@@ -445,16 +448,16 @@ impl Paging {
     }
 }
 
-/// `sortBy` + `sortOrder`: the sort key (one of `known`) and whether descending; Camunda
-/// needs both or neither.
+/// `sortBy` + `sortOrder`: the sort key (one of `known`) and whether descending. Camunda wants
+/// both; kairos takes `sortBy` alone as ascending and `sortOrder` alone as the order of the
+/// first key of `known`, so that every value the OpenAPI document allows is answered.
 pub fn sorting<'a>(
     by: Option<&'a str>,
     order: Option<&str>,
-    known: &[&str],
+    known: &[&'a str],
 ) -> Result<Option<(&'a str, bool)>, ApiError> {
     let by = by.filter(|s| !s.is_empty());
-    let order = order.filter(|s| !s.is_empty());
-    let desc = match order {
+    let desc = match order.filter(|s| !s.is_empty()) {
         None => None,
         Some("asc") => Some(false),
         Some("desc") => Some(true),
@@ -462,14 +465,39 @@ pub fn sorting<'a>(
     };
     match (by, desc) {
         (None, None) => Ok(None),
-        (Some(b), Some(d)) => {
+        (Some(b), d) => {
             if !known.contains(&b) {
                 return Err(invalid("sortBy", format!("sortBy \"{}\" is not one of {}", clip(b), known.join(", "))));
             }
-            Ok(Some((b, d)))
+            Ok(Some((b, d.unwrap_or(false))))
         }
-        (Some(_), None) => Err(invalid("sortOrder", "sortOrder (asc or desc) is required with sortBy")),
-        (None, Some(_)) => Err(invalid("sortBy", "sortBy is required with sortOrder")),
+        (None, Some(d)) => Ok(known.first().map(|k| (*k, d))),
+    }
+}
+
+/// Two filters that exclude each other (`locked` and `notLocked`): both asked, nothing
+/// matches, as Camunda applies both.
+pub fn either(a: Option<bool>, b: Option<bool>) -> Option<Option<bool>> {
+    match (a == Some(true), b == Some(true)) {
+        (true, true) => None,
+        (true, false) => Some(Some(true)),
+        (false, true) => Some(Some(false)),
+        (false, false) => Some(None),
+    }
+}
+
+/// A JSON integer, also written as a float with no fraction (`5.0`: JSON Schema's integer).
+pub mod int {
+    use serde::{Deserialize, Deserializer};
+
+    pub fn opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        let v = Option::<serde_json::Number>::deserialize(d)?;
+        v.map(|n| {
+            n.as_i64()
+                .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i64))
+                .ok_or_else(|| serde::de::Error::custom(format!("expected a whole number, not {n}")))
+        })
+        .transpose()
     }
 }
 

@@ -259,15 +259,6 @@ pub async fn put_variable(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// `DELETE /engine-rest/process-instance/{id}/variables/{name}`: not supported (kairos
-/// commands set variables, none removes one); 400 saying so.
-pub async fn delete_variable(Segments((_id, name)): Segments<(String, String)>) -> Result<StatusCode, ApiError> {
-    Err(invalid(
-        "name",
-        format!("removing a variable ({}) is not supported by kairos; set it to null instead", super::clip(&name)),
-    ))
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModifyBody {
@@ -276,7 +267,8 @@ pub struct ModifyBody {
 }
 
 /// `POST /engine-rest/process-instance/{id}/variables` `{"modifications", "deletions"}` → 204:
-/// sets the modifications in one command; `deletions` must be empty (see `delete_variable`).
+/// sets the modifications in one command; `deletions` must be empty (kairos commands set
+/// variables, none removes one: set it to null; `DELETE …/variables/{name}` is not routed).
 pub async fn modify_variables(
     State(app): State<AppState>,
     Id(id): Id,
