@@ -116,6 +116,9 @@ pub struct Task {
     pub name: Option<String>,
     pub task_def_key: String,
     pub assignee: Option<String>,
+    /// Who is responsible for the task (Flowable's owner; delegation hands it to an assignee).
+    pub owner: Option<String>,
+    pub description: Option<String>,
     pub priority: i32,
     pub create_time: Timestamp,
     pub due_date: Option<Timestamp>,

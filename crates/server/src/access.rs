@@ -1,6 +1,10 @@
 //! Who may use the API: everyone who can reach the socket (the default, for a node listening
 //! on loopback), or only callers presenting the node's API token (`Authorization: Bearer …`,
-//! `kairos serve --api-token` / `KAIROS_API_TOKEN`).
+//! `kairos serve --api-token` / `KAIROS_API_TOKEN`). Camunda's and Flowable's clients
+//! authenticate with HTTP Basic (Camunda's `BasicAuthInterceptor`, Flowable's `auth`
+//! username/password): the token is also taken as the password of Basic credentials, whatever
+//! the user name, so those clients run unchanged on both faces (`/engine-rest` and Flowable's
+//! paths) until users come (SPEC I7).
 //!
 //! An API that can start processes, delete instances and move dead letters must not be open
 //! on a network by accident (LESSONS: unauthenticated REST APIs are the classic hole), so
@@ -37,11 +41,14 @@ pub(crate) async fn require_token(State(token): State<Arc<str>>, req: Request, n
     if matches!(req.uri().path(), "/health" | "/openapi.json") {
         return next.run(req).await;
     }
-    let presented = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer);
+    let header = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+    let presented = header.and_then(|h| bearer(h).map(|b| b.trim().as_bytes().to_vec()).or_else(|| basic_password(h)));
     match presented {
-        Some(p) if same(p.trim().as_bytes(), token.as_bytes()) => next.run(req).await,
+        Some(p) if same(&p, token.as_bytes()) => next.run(req).await,
         Some(_) => unauthorized("the API token is not this node's"),
-        None => unauthorized("this node's API needs its token: Authorization: Bearer TOKEN"),
+        None => unauthorized(
+            "this node's API needs its token: Authorization: Bearer TOKEN (or Basic credentials with the token as password)",
+        ),
     }
 }
 
@@ -50,6 +57,19 @@ pub(crate) async fn require_token(State(token): State<Arc<str>>, req: Request, n
 fn bearer(value: &str) -> Option<&str> {
     let (scheme, credentials) = value.trim_start().split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then_some(credentials)
+}
+
+/// The password of `Basic` credentials (RFC 7617: base64 of `user:password`), if the header
+/// holds such credentials.
+fn basic_password(value: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    let (scheme, credentials) = value.trim_start().split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let decoded = base64::engine::general_purpose::STANDARD.decode(credentials.trim()).ok()?;
+    let colon = decoded.iter().position(|b| *b == b':')?;
+    Some(decoded[colon + 1..].to_vec())
 }
 
 fn unauthorized(message: &str) -> Response {
@@ -74,6 +94,16 @@ mod tests {
         assert!(check_token("sixteen chars ok").is_err(), "spaces cannot travel in a bearer token");
         assert!(check_token("0123456789abcdef").is_ok());
         assert!(check_token("0123456789abcdé-").is_err());
+    }
+
+    #[test]
+    fn basic_credentials_carry_the_token_as_password() {
+        // "camunda:0123456789abcdef" and "x:" in base64.
+        assert_eq!(basic_password("Basic Y2FtdW5kYTowMTIzNDU2Nzg5YWJjZGVm").as_deref(), Some(&b"0123456789abcdef"[..]));
+        assert_eq!(basic_password("basic eDo=").as_deref(), Some(&b""[..]));
+        assert_eq!(basic_password("Basic not-base64!"), None);
+        assert_eq!(basic_password("Basic bm9jb2xvbg=="), None, "no colon: not user:password");
+        assert_eq!(basic_password("Bearer abc"), None);
     }
 
     #[test]

@@ -6,20 +6,111 @@ use kairos::{Job, JobLogEntry, JobState, JobTable, NodeInfo};
 use kairos_store::Page;
 use serde::Serialize;
 
-/// A list in the API's shape: `{"data": [...], "total": N, "start": S, "size": N}` where
-/// `size` is how many items this page holds.
+/// A list in the API's shape, Flowable's `DataResponse`: `{"data": [...], "total": N,
+/// "start": S, "sort": "id", "order": "asc", "size": N}` where `size` is how many items this
+/// page holds and `sort`/`order` say how it was ordered (null where a list has one fixed order).
 #[derive(Debug, Serialize)]
 pub struct List<T> {
     pub data: Vec<T>,
     pub total: u64,
     pub start: u64,
+    pub sort: Option<String>,
+    pub order: Option<&'static str>,
     pub size: u64,
 }
 
 impl<T> List<T> {
+    pub fn new(data: Vec<T>, total: u64, start: u64) -> Self {
+        List { size: data.len() as u64, total, start, sort: None, order: None, data }
+    }
+
     pub fn from_page<U>(page: Page<U>, f: impl FnMut(U) -> T) -> Self {
         let data: Vec<T> = page.data.into_iter().map(f).collect();
-        List { size: data.len() as u64, total: page.total, start: page.start, data }
+        List::new(data, page.total, page.start)
+    }
+
+    /// The list, saying it is ordered as `s` says.
+    pub fn sorted_as(mut self, s: &Sorting) -> Self {
+        self.sort = Some(s.field.clone());
+        self.order = Some(if s.descending { "desc" } else { "asc" });
+        self
+    }
+}
+
+/// `sort` and `order` of a list query (Flowable's `PaginateRequest`): a property of the items
+/// the list allows, ascending unless `order=desc`.
+#[derive(Debug, Clone)]
+pub struct Sorting {
+    pub field: String,
+    pub descending: bool,
+}
+
+impl Sorting {
+    /// Checks `sort` against `allowed` (default `default`) and `order` (asc|desc), naming the
+    /// parameter when one is wrong.
+    pub fn parse(
+        sort: Option<&str>,
+        order: Option<&str>,
+        allowed: &[&str],
+        default: &str,
+    ) -> Result<Sorting, crate::ApiError> {
+        let field = match sort {
+            None | Some("") => default.to_string(),
+            Some(s) if allowed.contains(&s) => s.to_string(),
+            Some(s) => {
+                return Err(crate::ApiError::invalid(
+                    "sort",
+                    format!("sort must be one of {}, not \"{s}\"", allowed.join(", ")),
+                ));
+            }
+        };
+        let descending = match order {
+            None | Some("") | Some("asc") => false,
+            Some("desc") => true,
+            Some(o) => {
+                return Err(crate::ApiError::invalid("order", format!("order must be asc or desc, not \"{o}\"")));
+            }
+        };
+        Ok(Sorting { field, descending })
+    }
+
+    /// Sorts items held in memory by the property of their JSON form that `field` names
+    /// (nulls first, as Flowable's databases order them ascending), ties by `id`.
+    pub fn sort<T: Serialize>(&self, items: Vec<T>) -> Vec<T> {
+        let mut keyed: Vec<(serde_json::Value, serde_json::Value, T)> = items
+            .into_iter()
+            .map(|item| {
+                let v = serde_json::to_value(&item).unwrap_or_default();
+                (v.get(&self.field).cloned().unwrap_or_default(), v.get("id").cloned().unwrap_or_default(), item)
+            })
+            .collect();
+        keyed.sort_by(|a, b| {
+            let o = compare(&a.0, &b.0).then_with(|| compare(&a.1, &b.1));
+            if self.descending { o.reverse() } else { o }
+        });
+        keyed.into_iter().map(|(_, _, item)| item).collect()
+    }
+}
+
+/// An order of JSON values of one property: null first, then booleans, numbers, strings.
+fn compare(a: &serde_json::Value, b: &serde_json::Value) -> std::cmp::Ordering {
+    use serde_json::Value as V;
+    fn rank(v: &V) -> u8 {
+        match v {
+            V::Null => 0,
+            V::Bool(_) => 1,
+            V::Number(_) => 2,
+            V::String(_) => 3,
+            _ => 4,
+        }
+    }
+    match (a, b) {
+        (V::Bool(x), V::Bool(y)) => x.cmp(y),
+        (V::Number(x), V::Number(y)) => {
+            x.as_f64().unwrap_or(0.0).partial_cmp(&y.as_f64().unwrap_or(0.0)).unwrap_or(std::cmp::Ordering::Equal)
+        }
+        (V::String(x), V::String(y)) => x.cmp(y),
+        _ => rank(a).cmp(&rank(b)),
     }
 }
 

@@ -1,5 +1,6 @@
 //! The one error of the HTTP layer. Every failure leaves as
-//! `{"error": {"code": "...", "message": "...", "field"?: "..."}}`:
+//! `{"error": {"code": "...", "message": "...", "field"?: "..."}, "statusCode", "errorMessage",
+//! "message", "exception"}` (the last four are Flowable's error body, see `into_response`):
 //!
 //! * a 4xx says what was wrong, naming the field, so the caller can fix the request;
 //! * a 5xx says nothing about the inside (no SQL, no paths, no driver text): the detail goes to
@@ -160,7 +161,17 @@ impl IntoResponse for ApiError {
         if let Some(f) = self.field {
             error["field"] = f.into();
         }
-        (self.status, axum::Json(serde_json::json!({ "error": error }))).into_response()
+        // Beside kairos's own `error`, the fields Flowable's REST answers with: `statusCode` and
+        // `errorMessage` (its documented error body), `message` and `exception` (its `ErrorInfo`:
+        // the status's reason and the detail), so Flowable's clients show the reason.
+        let body = serde_json::json!({
+            "error": error,
+            "statusCode": self.status.as_u16(),
+            "errorMessage": message,
+            "message": self.status.canonical_reason().unwrap_or("Error"),
+            "exception": message,
+        });
+        (self.status, axum::Json(body)).into_response()
     }
 }
 

@@ -26,24 +26,59 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        // Required, not assumed: a web page can send a body without a type, or as text/plain,
-        // to any site without asking (a CORS "simple request"), but application/json only
-        // after a preflight this API never grants (see `site`).
-        let ct = req.headers().get(header::CONTENT_TYPE).map(|ct| ct.to_str().unwrap_or("?"));
-        let essence = ct.map(|ct| ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
-        if !essence.is_some_and(|e| e == "application/json" || e.ends_with("+json")) {
-            let not = ct.map_or_else(|| "no Content-Type".to_string(), |ct| format!("\"{ct}\""));
-            let mut err = ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported-media-type",
-                format!(
-                    "the body must be JSON with Content-Type: application/json, not {not} (with curl: -H 'Content-Type: application/json')"
-                ),
-            );
-            err.field = Some("Content-Type".into());
-            return Err(err);
+        parse(&json_bytes(req, state).await?).map(Json)
+    }
+}
+
+/// A JSON body that may be an object or a list (Flowable's variable calls take a list), with
+/// the same checks as [`Json`] otherwise.
+#[derive(Debug)]
+pub struct JsonAny(pub serde_json::Value);
+
+impl<S: Send + Sync> FromRequest<S> for JsonAny {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = json_bytes(req, state).await?;
+        if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+            if let Some(key) = duplicate_key(&bytes) {
+                let message = format!("{key}: this key appears twice in one JSON object; send it once");
+                let mut err = ApiError::new(StatusCode::BAD_REQUEST, "invalid-json", message);
+                err.field = Some(key);
+                return Err(err);
+            }
+            return serde_json::from_slice(&bytes).map(JsonAny).map_err(|e| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid-json",
+                    format!("the request body is not valid JSON: {e}"),
+                )
+            });
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+        parse(&bytes).map(JsonAny)
+    }
+}
+
+/// The body of a JSON request: its type checked, read within the limits.
+async fn json_bytes<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
+    // Required, not assumed: a web page can send a body without a type, or as text/plain,
+    // to any site without asking (a CORS "simple request"), but application/json only
+    // after a preflight this API never grants (see `site`).
+    let ct = req.headers().get(header::CONTENT_TYPE).map(|ct| ct.to_str().unwrap_or("?"));
+    let essence = ct.map(|ct| ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+    if !essence.is_some_and(|e| e == "application/json" || e.ends_with("+json")) {
+        let not = ct.map_or_else(|| "no Content-Type".to_string(), |ct| format!("\"{ct}\""));
+        let mut err = ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported-media-type",
+            format!(
+                "the body must be JSON with Content-Type: application/json, not {not} (with curl: -H 'Content-Type: application/json')"
+            ),
+        );
+        err.field = Some("Content-Type".into());
+        return Err(err);
+    }
+    let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if let Some(limit) = crate::conn::BodyTimeout::in_chain(&rejection) {
                 body_timeout(limit)
             } else if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
@@ -58,8 +93,7 @@ where
                 ApiError::new(rejection.status(), "invalid-body", format!("the request body could not be read: {}", rejection.body_text()))
             }
         })?;
-        parse(&bytes).map(Json)
-    }
+    Ok(bytes)
 }
 
 /// 408: the body did not arrive within the server's body read timeout.

@@ -41,7 +41,8 @@
 //! | `GET /runtime/tasks`, `GET, POST /runtime/tasks/{id}` | open tasks / one / `{"action": "complete"\|"claim"}` |
 //! | `GET, PUT /runtime/tasks/{id}/variables?scope=local\|global` | what a task sees / sets: task-local ones (SPEC P6) or its execution's |
 //! | `POST /runtime/messages`, `POST /runtime/signals` | deliver a message / broadcast a signal |
-//! | `POST /external-job-api/acquire/jobs`, `POST …/acquire/jobs/{id}/complete`, `/fail`, `/bpmnError` | external workers (SPEC I4): fetch and lock, then report |
+//! | `POST /external-job-api/acquire/jobs`, `POST …/acquire/jobs/{id}/complete`, `/fail`, `/bpmnError`, `/cmmnTerminate` | external workers (SPEC I4), in Flowable's wire: fetch and lock, then report |
+//! | `GET /external-job-api/jobs`, `GET /external-job-api/jobs/{id}` | the external worker jobs |
 //! | `GET /history/historic-process-instances`, `…-activity-instances`, `…-task-instances` | process history |
 //! | `GET /history/historic-detail?processInstanceId=&executionId=&activityInstanceId=&taskId=` | every variable change (history level `full`) |
 //! | `POST, GET /scheduler/jobs`, `GET, PUT, DELETE /scheduler/jobs/{group}/{name}` | job details (PUT: pause/resume its triggers) |
@@ -57,6 +58,7 @@ pub mod conn;
 pub mod dto;
 pub mod error;
 pub mod extract;
+pub mod flowable;
 pub mod metrics;
 pub mod routes;
 pub mod site;
@@ -149,21 +151,39 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/outbox/events/{id}", get(outbox::get))
         .route("/outbox/events/{id}/retry", post(outbox::retry))
         .route("/runtime/process-instances/{id}", get(processes::get).put(processes::update).delete(processes::delete))
-        .route("/runtime/process-instances/{id}/variables", get(processes::get_variables).put(processes::put_variables))
+        .route(
+            "/runtime/process-instances/{id}/variables",
+            get(processes::get_variables).put(processes::put_variables).post(processes::post_variables),
+        )
         .route("/runtime/process-instances/{id}/migrate", post(processes::migrate))
         .route("/runtime/process-instances/{id}/terminate", post(processes::terminate))
         .route("/runtime/process-instances/{id}/termination", get(processes::termination))
         .route("/runtime/executions", get(processes::executions))
+        .route("/runtime/executions/{id}", get(processes::execution).put(processes::act_execution))
         .route("/runtime/tasks", get(tasks::list))
-        .route("/runtime/tasks/{id}", get(tasks::get).post(tasks::act))
-        .route("/runtime/tasks/{id}/variables", get(tasks::get_variables).put(tasks::put_variables))
+        .route("/runtime/tasks/{id}", get(tasks::get).post(tasks::act).put(tasks::update))
+        .route("/runtime/tasks/{id}/identitylinks", get(tasks::identity_links).post(tasks::add_identity_link))
+        .route("/runtime/tasks/{id}/identitylinks/{family}", get(tasks::identity_links_of))
+        .route(
+            "/runtime/tasks/{id}/identitylinks/{family}/{identity}/{kind}",
+            axum::routing::delete(tasks::delete_identity_link),
+        )
+        .route(
+            "/runtime/tasks/{id}/variables",
+            get(tasks::get_variables).put(tasks::put_variables).post(tasks::post_variables),
+        )
         .route("/runtime/messages", post(processes::message))
         .route("/runtime/signals", post(processes::signal))
         .route("/external-job-api/acquire/jobs", post(processes::external::acquire))
         .route("/external-job-api/acquire/jobs/{id}/complete", post(processes::external::complete))
         .route("/external-job-api/acquire/jobs/{id}/fail", post(processes::external::fail))
         .route("/external-job-api/acquire/jobs/{id}/bpmnError", post(processes::external::bpmn_error))
+        .route("/external-job-api/acquire/jobs/{id}/cmmnTerminate", post(processes::external::cmmn_terminate))
+        .route("/external-job-api/jobs", get(processes::external::list))
+        .route("/external-job-api/jobs/{id}", get(processes::external::get))
         .route("/history/historic-process-instances", get(processes::history::instances))
+        .route("/history/historic-process-instances/{id}", get(processes::history::instance))
+        .route("/history/historic-variable-instances", get(processes::history::variables))
         .route("/history/historic-activity-instances", get(processes::history::activities))
         .route("/history/historic-task-instances", get(processes::history::tasks))
         .route("/history/historic-detail", get(processes::history::details))

@@ -3,7 +3,7 @@
 
 mod processes_support;
 
-use processes_support::{Backend, one_task, server};
+use processes_support::{Backend, as_map, one_task, server};
 use serde_json::json;
 
 /// Waits for a message and a signal side by side, then a task.
@@ -37,7 +37,33 @@ async fn instances_are_suspended_signalled_messaged_and_deleted(backend: Backend
 
     // Variables, read and written.
     let r = srv.put(&format!("/runtime/process-instances/{a}/variables"), json!({"x": 1, "y": {"deep": [true]}})).await;
-    assert_eq!(r.ok(200).clone(), json!({"x": 1, "y": {"deep": [true]}}));
+    let set = json!([
+        {"name": "x", "type": "integer", "value": 1, "scope": "local"},
+        {"name": "y", "type": "json", "value": {"deep": [true]}, "scope": "local"}
+    ]);
+    assert_eq!(r.ok(200).clone(), set);
+    // Flowable's list form, read back as a list.
+    let r = srv
+        .put(
+            &format!("/runtime/process-instances/{a}/variables"),
+            json!([{"name": "z", "type": "long", "value": 5_000_000_000_i64}]),
+        )
+        .await;
+    assert_eq!(r.ok(200)[0]["type"], json!("long"));
+    let all = srv.get(&format!("/runtime/process-instances/{a}/variables")).await.ok(200).clone();
+    assert_eq!(all.as_array().unwrap().len(), 3, "{all}");
+    assert_eq!(all[2], json!({"name": "z", "type": "long", "value": 5_000_000_000_i64, "scope": "local"}));
+    // POST creates only.
+    srv.post(&format!("/runtime/process-instances/{a}/variables"), json!([{"name": "x", "value": 2}]))
+        .await
+        .refused(409, None);
+    srv.post(&format!("/runtime/process-instances/{a}/variables"), json!([{"name": "w", "value": 2}])).await.ok(201);
+    srv.put(
+        &format!("/runtime/process-instances/{a}/variables"),
+        json!([{"name": "x", "type": "integer", "value": "1"}]),
+    )
+    .await
+    .refused(400, Some("variables"));
 
     // Suspend and activate.
     let p = format!("/runtime/process-instances/{a}");
@@ -59,8 +85,9 @@ async fn instances_are_suspended_signalled_messaged_and_deleted(backend: Backend
     let r = srv.post("/runtime/messages", json!({"messageName": "paid", "processInstanceId": b})).await;
     assert_eq!(r.ok(200)["processInstanceId"], b.as_str());
     let r = srv.post("/runtime/signals", json!({"signalName": "alarm"})).await;
-    assert_eq!(r.ok(200)["received"], 2);
-    assert_eq!(srv.get(&format!("{p}/variables")).await.ok(200)["paidBy"], "card");
+    r.ok(204);
+    assert_eq!(r.header("kairos-received"), Some("2"));
+    assert_eq!(as_map(srv.get(&format!("{p}/variables")).await.ok(200))["paidBy"], "card");
     assert_eq!(srv.tasks_of(&a).await[0]["taskDefinitionKey"], "ship");
     assert_eq!(srv.tasks_of(&b).await.len(), 1);
 

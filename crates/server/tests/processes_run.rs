@@ -5,8 +5,8 @@
 mod processes_support;
 
 use kairos::store::SqlValue;
-use processes_support::{Backend, ORDER, server};
-use serde_json::json;
+use processes_support::{Backend, ORDER, as_map, server};
+use serde_json::{Value, json};
 
 async fn a_process_runs_over_http_from_deployment_to_history(backend: Backend) {
     let Some(srv) = server(backend).await else { return };
@@ -48,7 +48,7 @@ async fn a_process_runs_over_http_from_deployment_to_history(backend: Backend) {
     assert_eq!(srv.get(&format!("/runtime/process-instances/{pi}")).await.ok(200)["id"], pi.as_str());
     let r = srv.get("/runtime/process-instances?businessKey=ORDER-1&processDefinitionKey=order").await;
     assert_eq!(r.ok(200)["total"], 1);
-    assert_eq!(srv.get(&format!("/runtime/process-instances/{pi}/variables")).await.ok(200)["amount"], 120);
+    assert_eq!(as_map(srv.get(&format!("/runtime/process-instances/{pi}/variables")).await.ok(200))["amount"], 120);
 
     // The task, found by candidate group; claimed; completed with variables.
     let r = srv.get("/runtime/tasks?candidateGroup=clerks").await;
@@ -146,7 +146,13 @@ async fn bad_instance_and_task_requests_are_refused_naming_the_field_and_write_n
         .await
         .refused(400, Some("variables"))
         .to_string();
-    assert!(msg.contains("object"), "{msg}");
+    assert!(msg.contains("variables[0]"), "{msg}");
+    srv.post(
+        start,
+        json!({"processDefinitionKey": "order", "variables": [{"name": "amount", "type": "integer", "value": 1.5}]}),
+    )
+    .await
+    .refused(400, Some("variables"));
     srv.post(start, json!({"processDefinitionKey": "order", "variables": "amount=1"}))
         .await
         .refused(400, Some("variables"));
@@ -170,14 +176,14 @@ async fn bad_instance_and_task_requests_are_refused_naming_the_field_and_write_n
 
     let t = format!("/runtime/tasks/{task}");
     srv.post("/runtime/tasks/no-such-task", json!({"action": "complete"})).await.refused(404, None);
-    srv.post(&t, json!({"action": "claim"})).await.refused(400, Some("assignee"));
     srv.post(&t, json!({"action": "claim", "assignee": ""})).await.refused(400, Some("assignee"));
     srv.post(&t, json!({"action": "finish"})).await.refused(400, Some("action"));
     srv.post(&t, json!({})).await.refused(400, Some("action"));
     srv.post(&t, json!({"action": "complete", "variables": 5})).await.refused(400, Some("variables"));
     srv.post(&t, json!({"action": "complete", "outcome": "ok"})).await.refused(400, None);
     srv.get("/runtime/tasks/no-such-task").await.refused(404, None);
-    srv.get("/runtime/tasks?owner=x").await.refused(400, None);
+    srv.get("/runtime/tasks?ownr=x").await.refused(400, None);
+    srv.get("/runtime/tasks?dueBefore=soon").await.refused(400, Some("dueBefore"));
     srv.get("/runtime/tasks?size=5000").await.refused(400, Some("size"));
 
     let p = format!("/runtime/process-instances/{pi}");
@@ -195,7 +201,7 @@ async fn bad_instance_and_task_requests_are_refused_naming_the_field_and_write_n
     srv.get("/runtime/process-instances/nope").await.refused(404, None);
     srv.delete("/runtime/process-instances/nope").await.refused(404, None);
     assert_eq!(srv.written().await, before, "nothing written");
-    assert_eq!(srv.get(&format!("{p}/variables")).await.ok(200).clone(), json!({"amount": 1}));
+    assert_eq!(as_map(srv.get(&format!("{p}/variables")).await.ok(200)), json!({"amount": 1}));
 }
 
 /// Task-local variables (SPEC P6) over HTTP: `scope=local` ones belong to the task (shadowing
@@ -208,12 +214,29 @@ async fn task_variables_are_local_or_global(backend: Backend) {
     let task = srv.tasks_of(&pi).await[0]["id"].as_str().unwrap().to_string();
     let vars = format!("/runtime/tasks/{task}/variables");
     let r = srv.put(&format!("{vars}?scope=local"), json!({"note": "draft", "amount": 1})).await;
-    assert_eq!(r.ok(200).clone(), json!({"amount": 1, "note": "draft"}));
-    assert_eq!(srv.get(&format!("{vars}?scope=local")).await.ok(200).clone(), json!({"amount": 1, "note": "draft"}));
-    assert_eq!(srv.get(&format!("{vars}?scope=global")).await.ok(200).clone(), json!({"amount": 120}));
+    assert_eq!(as_map(r.ok(200)), json!({"amount": 1, "note": "draft"}));
+    assert_eq!(as_map(srv.get(&format!("{vars}?scope=local")).await.ok(200)), json!({"amount": 1, "note": "draft"}));
+    assert_eq!(as_map(srv.get(&format!("{vars}?scope=global")).await.ok(200)), json!({"amount": 120}));
+    // Without a scope: the local amount hides the global one, each item says its scope.
+    let seen = srv.get(&vars).await.ok(200).clone();
+    assert_eq!(
+        seen,
+        json!([
+            {"name": "amount", "type": "integer", "value": 1, "scope": "local"},
+            {"name": "note", "type": "string", "value": "draft", "scope": "local"}
+        ])
+    );
     srv.put(&vars, json!({"approvedBy": "gonzo"})).await.ok(200);
-    let instance = srv.get(&format!("/runtime/process-instances/{pi}/variables")).await.ok(200).clone();
-    assert_eq!(instance, json!({"amount": 120, "approvedBy": "gonzo"}), "locals are not the instance's");
+    // Flowable's list: local unless the item says global.
+    srv.post(&vars, json!([{"name": "checkedBy", "type": "string", "value": "kermit", "scope": "global"}]))
+        .await
+        .ok(201);
+    let instance = as_map(srv.get(&format!("/runtime/process-instances/{pi}/variables")).await.ok(200));
+    assert_eq!(
+        instance,
+        json!({"amount": 120, "approvedBy": "gonzo", "checkedBy": "kermit"}),
+        "locals are not the instance's"
+    );
     srv.get(&format!("{vars}?scope=nearby")).await.refused(400, Some("scope"));
     srv.put(&format!("{vars}?scope=local"), json!([1])).await.refused(400, None);
 
@@ -234,7 +257,176 @@ async fn task_variables_are_local_or_global(backend: Backend) {
     assert_eq!(kept, ["amount", "note"], "history keeps them with the task's id");
 }
 
+/// Flowable's task calls: `PUT /runtime/tasks/{id}` changes what it names and nothing else,
+/// identity links add and remove candidates, assignee and owner, a claim without an assignee
+/// unclaims, the list filters by them; bad values are refused naming the field.
+async fn tasks_are_updated_and_linked_as_flowable_does(backend: Backend) {
+    let Some(srv) = server(backend).await else { return };
+    srv.deployed("orders", ORDER).await;
+    let pi = srv.started("order", "ORDER-T", json!({"amount": 5})).await["id"].as_str().unwrap().to_string();
+    let task = srv.tasks_of(&pi).await[0]["id"].as_str().unwrap().to_string();
+    let url = format!("/runtime/tasks/{task}");
+
+    let t = srv
+        .put(&url, json!({"name": "Fill in the form", "priority": 80, "owner": "fozzie", "dueDate": "2030-01-02T03:04:05Z", "description": "by Friday"}))
+        .await
+        .ok(200)
+        .clone();
+    assert_eq!(t["name"], json!("Fill in the form"));
+    assert_eq!(t["priority"], json!(80));
+    assert_eq!(t["owner"], json!("fozzie"));
+    assert_eq!(t["description"], json!("by Friday"));
+    assert_eq!(t["dueDate"].as_str().map(|d| d.starts_with("2030-01-02T03:04:05")), Some(true), "{t}");
+    assert_eq!(t["assignee"], json!(null));
+    // Only what is named changes; null clears.
+    let t = srv.put(&url, json!({"dueDate": null})).await.ok(200).clone();
+    assert_eq!(
+        (t["dueDate"].clone(), t["priority"].clone(), t["owner"].clone()),
+        (json!(null), json!(80), json!("fozzie"))
+    );
+    srv.put(&url, json!({"priority": "high"})).await.refused(400, Some("priority"));
+    srv.put(&url, json!({"colour": "red"})).await.refused(400, Some("body"));
+    srv.put(&url, json!({"delegationState": "pending"})).await.refused(400, Some("body"));
+    srv.put(&url, json!({"dueDate": "friday"})).await.refused(400, Some("dueDate"));
+
+    // Identity links: the model's candidate group, then a user added and removed.
+    let links = srv.get(&format!("{url}/identitylinks")).await.ok(200).clone();
+    assert!(
+        links.as_array().unwrap().iter().any(|l| l["group"] == json!("clerks") && l["type"] == json!("candidate")),
+        "{links}"
+    );
+    assert!(
+        links.as_array().unwrap().iter().any(|l| l["user"] == json!("fozzie") && l["type"] == json!("owner")),
+        "{links}"
+    );
+    srv.post(&format!("{url}/identitylinks"), json!({"user": "gonzo", "type": "candidate"})).await.ok(201);
+    let found = srv.get("/runtime/tasks?candidateUser=gonzo").await.ok(200).clone();
+    assert_eq!(found["total"], json!(1), "{found}");
+    let users = srv.get(&format!("{url}/identitylinks/users")).await.ok(200).clone();
+    assert_eq!(users.as_array().unwrap().len(), 2, "owner and candidate gonzo: {users}");
+    srv.delete(&format!("{url}/identitylinks/users/gonzo/candidate")).await.ok(204);
+    assert_eq!(srv.get("/runtime/tasks?candidateUser=gonzo").await.ok(200)["total"], json!(0));
+    srv.delete(&format!("{url}/identitylinks/users/gonzo/candidate")).await.refused(404, None);
+    srv.post(&format!("{url}/identitylinks"), json!({"user": "gonzo", "type": "participant"}))
+        .await
+        .refused(400, Some("type"));
+    srv.post(&format!("{url}/identitylinks"), json!({"group": "clerks", "type": "assignee"}))
+        .await
+        .refused(400, Some("group"));
+
+    // Claim, then a claim without an assignee unclaims (Flowable).
+    srv.post(&url, json!({"action": "claim", "assignee": "kermit"})).await.ok(200);
+    assert_eq!(srv.get("/runtime/tasks?assignee=kermit").await.ok(200)["total"], json!(1));
+    assert_eq!(srv.get("/runtime/tasks?unassigned=true").await.ok(200)["total"], json!(0));
+    let t = srv.post(&url, json!({"action": "claim"})).await.ok(200).clone();
+    assert_eq!(t["assignee"], json!(null), "{t}");
+    assert_eq!(srv.get("/runtime/tasks?unassigned=true&nameLike=Fill%25").await.ok(200)["total"], json!(1));
+    assert_eq!(srv.get("/runtime/tasks?minimumPriority=81").await.ok(200)["total"], json!(0));
+    srv.get("/runtime/tasks?minimumPriority=high").await.refused(400, Some("minimumPriority"));
+    // The changes are the task's history too.
+    let hist = srv.get(&format!("/history/historic-task-instances?processInstanceId={pi}")).await.ok(200).clone();
+    assert_eq!(hist["data"][0]["name"], json!("Fill in the form"), "{hist}");
+}
+
+/// Flowable's history calls: one historic instance by id, and each variable's last value
+/// (ACT_HI_VARINST) of a running and of a deleted instance; jobs by Flowable's type filters.
+async fn history_keeps_instances_and_variables_as_flowable_shows_them(backend: Backend) {
+    let Some(srv) = server(backend).await else { return };
+    srv.deployed("orders", ORDER).await;
+    let pi = srv.started("order", "ORDER-H", json!({"amount": 7, "customer": {"id": 3}})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    srv.put(&format!("/runtime/process-instances/{pi}/variables"), json!({"amount": 8})).await.ok(200);
+    let one = srv.get(&format!("/history/historic-process-instances/{pi}")).await.ok(200).clone();
+    assert_eq!((one["id"].as_str(), one["ended"].as_bool()), (Some(pi.as_str()), Some(false)), "{one}");
+    srv.delete(&format!("/runtime/process-instances/{pi}?deleteReason=cancelled")).await.ok(204);
+    let one = srv.get(&format!("/history/historic-process-instances/{pi}")).await.ok(200).clone();
+    assert_eq!(one["ended"], json!(true), "{one}");
+    srv.get("/history/historic-process-instances/nope").await.refused(404, None);
+
+    let vars = srv.get(&format!("/history/historic-variable-instances?processInstanceId={pi}")).await.ok(200).clone();
+    assert_eq!(vars["total"], json!(2), "{vars}");
+    let by_name: Vec<(&str, &Value)> = vars["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["variable"]["name"].as_str().unwrap(), &v["variable"]["value"]))
+        .collect();
+    assert_eq!(by_name, [("amount", &json!(8)), ("customer", &json!({"id": 3}))], "the last value, after the delete");
+    let amount = srv
+        .get(&format!("/history/historic-variable-instances?processInstanceId={pi}&variableName=amount"))
+        .await
+        .ok(200)
+        .clone();
+    assert_eq!(amount["total"], json!(1));
+    srv.get("/history/historic-variable-instances?excludeTaskVariables=maybe")
+        .await
+        .refused(400, Some("excludeTaskVariables"));
+    srv.get("/history/historic-variable-instances?variable=amount").await.refused(400, None);
+
+    assert_eq!(srv.get("/management/jobs?timersOnly=true").await.ok(200)["total"], json!(0));
+    srv.get("/management/jobs?timersOnly=true&type=message").await.refused(400, Some("timersOnly"));
+}
+
+const WAITS: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <message id="m" name="paid"/>
+  <process id="waits" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="wait"/>
+    <receiveTask id="wait"/>
+    <sequenceFlow id="f2" sourceRef="wait" targetRef="payment"/>
+    <intermediateCatchEvent id="payment"><messageEventDefinition messageRef="m"/></intermediateCatchEvent>
+    <sequenceFlow id="f3" sourceRef="payment" targetRef="check"/>
+    <userTask id="check"/>
+    <sequenceFlow id="f4" sourceRef="check" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+/// Flowable's `PUT /runtime/executions/{id}`: a trigger moves a token out of a receive task,
+/// messageEventReceived delivers to the execution's instance; an execution not in a receive
+/// task is not triggered (409), unknown actions and executions are refused.
+async fn executions_are_triggered_and_messaged_as_flowable_does(backend: Backend) {
+    let Some(srv) = server(backend).await else { return };
+    srv.deployed("waits", WAITS).await;
+    let pi = srv.started("waits", "W-1", json!({})).await["id"].as_str().unwrap().to_string();
+    let execs = srv.get(&format!("/runtime/executions?processInstanceId={pi}")).await.ok(200).clone();
+    let waiting = execs["data"].as_array().unwrap().iter().find(|e| e["activityId"] == json!("wait")).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let url = format!("/runtime/executions/{waiting}");
+    assert_eq!(srv.get(&url).await.ok(200)["activityId"], json!("wait"));
+    srv.put(&url, json!({"action": "messageEventReceived"})).await.refused(400, Some("messageName"));
+    srv.put(&url, json!({"action": "jump"})).await.refused(400, Some("action"));
+    let r = srv
+        .put(&url, json!({"action": "trigger", "variables": [{"name": "seen", "type": "boolean", "value": true}]}))
+        .await;
+    assert!(r.status == 200 || r.status == 204, "{} {}", r.status, r.text);
+    assert_eq!(
+        as_map(srv.get(&format!("/runtime/process-instances/{pi}/variables")).await.ok(200))["seen"],
+        json!(true)
+    );
+    let execs = srv.get(&format!("/runtime/executions?processInstanceId={pi}")).await.ok(200).clone();
+    let at_payment =
+        execs["data"].as_array().unwrap().iter().find(|e| e["activityId"] == json!("payment")).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+    let url = format!("/runtime/executions/{at_payment}");
+    srv.put(&url, json!({"action": "trigger"})).await.refused(409, None);
+    let r = srv.put(&url, json!({"action": "messageEventReceived", "messageName": "paid"})).await;
+    assert!(r.status == 200 || r.status == 204, "{} {}", r.status, r.text);
+    assert_eq!(srv.tasks_of(&pi).await[0]["taskDefinitionKey"], json!("check"));
+    srv.get("/runtime/executions/nope").await.refused(404, None);
+    srv.put("/runtime/executions/nope", json!({"action": "trigger"})).await.refused(404, None);
+}
+
 on_both_backends!(
+    executions_are_triggered_and_messaged_as_flowable_does,
+    history_keeps_instances_and_variables_as_flowable_shows_them,
+    tasks_are_updated_and_linked_as_flowable_does,
     task_variables_are_local_or_global,
     a_process_runs_over_http_from_deployment_to_history,
     bad_instance_and_task_requests_are_refused_naming_the_field_and_write_nothing,

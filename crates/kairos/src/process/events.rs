@@ -153,6 +153,18 @@ impl Processes {
         }
     }
 
+    /// The definition (latest version) and start event that message `name` starts, as
+    /// Flowable's start by `message` needs them; 404 when none does.
+    pub async fn message_start_of(&self, name: &str) -> Result<(String, String), Error> {
+        let starts = tables::start_subscriptions(self.store.as_ref(), tables::StartTrigger::Message, name).await?;
+        starts.into_iter().next().map(|s| (s.definition_id, s.activity_id)).ok_or_else(|| {
+            Error::Process(ProcessError::new(
+                ErrorKind::NotFound,
+                format!("no process definition starts by message '{name}'"),
+            ))
+        })
+    }
+
     /// Broadcasts a signal to every instance waiting for it; returns how many received it.
     pub async fn signal(&self, name: &str, variables: Map<String, Json>) -> Result<usize, Error> {
         self.signal_on(self.store.as_ref(), name, variables, None).await

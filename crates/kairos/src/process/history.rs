@@ -6,7 +6,9 @@
 
 use kairos_store_engine::process as tables;
 
-pub use kairos_store_engine::process::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask, HistoricVariable};
+pub use kairos_store_engine::process::{
+    DetailQuery, DetailVariable, HistoricDetail, HistoricTask, HistoricVariable, VariableQuery,
+};
 
 impl super::Processes {
     /// A page of ACT_HI_DETAIL (oldest change first) and how many rows match in all.
@@ -19,6 +21,16 @@ impl super::Processes {
         Ok(tables::historic_details(self.store.as_ref(), q, start, size).await?)
     }
 
+    /// A page of ACT_HI_VARINST (by name) and how many rows match in all.
+    pub async fn historic_variables(
+        &self,
+        q: &VariableQuery,
+        start: u64,
+        size: u64,
+    ) -> Result<(Vec<HistoricVariable>, u64), crate::Error> {
+        Ok(tables::historic_variables(self.store.as_ref(), q, start, size).await?)
+    }
+
     /// A page of ACT_HI_TASKINST (oldest first), of one instance or all, all tasks or only the
     /// `finished` (or unfinished) ones, and how many match in all.
     pub async fn historic_tasks(
@@ -29,17 +41,5 @@ impl super::Processes {
         size: u64,
     ) -> Result<(Vec<HistoricTask>, u64), crate::Error> {
         Ok(tables::historic_tasks(self.store.as_ref(), instance, finished, start, size).await?)
-    }
-
-    /// A page of ACT_HI_VARINST (each variable's last value, oldest first), of one instance
-    /// or all and one name or all, and how many match in all.
-    pub async fn historic_variables(
-        &self,
-        instance: Option<&str>,
-        name: Option<&str>,
-        start: u64,
-        size: u64,
-    ) -> Result<(Vec<HistoricVariable>, u64), crate::Error> {
-        Ok(tables::historic_variables(self.store.as_ref(), instance, name, start, size).await?)
     }
 }

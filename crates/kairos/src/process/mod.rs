@@ -32,8 +32,8 @@ pub use events::MESSAGE_INBOX;
 pub use external::{
     ExternalOrder, ExternalQuery, ExternalRow, ExternalTask, FETCH_POLL_PERIOD, FetchTopic, Hold, MAX_FETCH_WAIT,
 };
-pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask, HistoricVariable};
-pub use kairos_process::TaskScope;
+pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask, HistoricVariable, VariableQuery};
+pub use kairos_process::{TaskScope, TaskUpdate};
 pub use kairos_store_engine::business::Binding;
 pub use kairos_store_engine::process::HistoryLevel;
 pub use migrate::{MigrateRequest, MigrationOutcome};
@@ -537,6 +537,22 @@ impl Processes {
     pub async fn claim_task(&self, task_id: &str, assignee: &str) -> Result<(), Error> {
         let pi = self.instance_of_task(self.store.as_ref(), task_id).await?;
         self.command(&pi, Command::ClaimTask { task_id: task_id.into(), assignee: assignee.into() }).await
+    }
+
+    /// Flowable's trigger: the execution waiting in a receive task goes on, with `variables`
+    /// set on it first.
+    pub async fn trigger(&self, execution_id: &str, variables: Map<String, Json>) -> Result<(), Error> {
+        let pi = tables::execution_instance(self.store.as_ref(), execution_id).await?.ok_or_else(|| {
+            Error::Process(ProcessError::new(ErrorKind::NotFound, format!("execution {execution_id} does not exist")))
+        })?;
+        self.command(&pi, Command::Trigger { execution_id: execution_id.into(), variables }).await
+    }
+
+    /// Changes a task's properties and candidates ([`kairos_process::TaskUpdate`]): Flowable's
+    /// `PUT /runtime/tasks/{id}` and identity links.
+    pub async fn update_task(&self, task_id: &str, update: kairos_process::TaskUpdate) -> Result<(), Error> {
+        let pi = self.instance_of_task(self.store.as_ref(), task_id).await?;
+        self.command(&pi, Command::UpdateTask { task_id: task_id.into(), update }).await
     }
 
     async fn instance_of_task(&self, db: &dyn Sql, task_id: &str) -> Result<String, Error> {

@@ -47,12 +47,28 @@ impl Processes {
         let not_found = || Error::Process(ProcessError::new(ErrorKind::NotFound, format!("task {id} does not exist")));
         let Some(pi) = tables::task_instance(self.store.as_ref(), id).await? else { return Err(not_found()) };
         let tasks = self.tasks(Some(&pi), None, None, None).await?;
-        tasks.into_iter().find(|t| t.id == id).ok_or_else(not_found)
+        let mut task = tasks.into_iter().find(|t| t.id == id).ok_or_else(not_found)?;
+        // One task's candidates come from its instance's state; lists leave them out.
+        if let Some(inst) = tables::instance_load(self.store.as_ref(), &pi).await?
+            && let Some(t) = inst.task(id)
+        {
+            task.candidate_users = t.candidate_users.clone();
+            task.candidate_groups = t.candidate_groups.clone();
+        }
+        Ok(task)
     }
 
     /// The execution tree of an instance.
     pub async fn executions(&self, instance: &str) -> Result<Vec<ExecutionView>, Error> {
         Ok(tables::execution_list(self.store.as_ref(), instance).await?)
+    }
+
+    /// One execution, and the instance it belongs to; 404 when there is no such execution.
+    pub async fn execution(&self, id: &str) -> Result<ExecutionView, Error> {
+        let not_found =
+            || Error::Process(ProcessError::new(ErrorKind::NotFound, format!("execution {id} does not exist")));
+        let pi = tables::execution_instance(self.store.as_ref(), id).await?.ok_or_else(not_found)?;
+        self.executions(&pi).await?.into_iter().find(|e| e.id == id).ok_or_else(not_found)
     }
 
     /// ACT_HI_ACTINST of an instance, in start order.

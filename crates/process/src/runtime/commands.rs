@@ -75,6 +75,78 @@ impl Runtime<'_> {
                     a.assignee = Some(assignee);
                 }
             }
+            Command::UpdateTask { task_id, update } => {
+                let now = self.env.now;
+                self.task(&task_id)?;
+                let Some(t) = self.inst.tasks.iter_mut().find(|t| t.id == task_id) else { unreachable!() };
+                if let Some(name) = update.name {
+                    t.name = name;
+                }
+                if let Some(description) = update.description {
+                    t.description = description;
+                }
+                if let Some(owner) = update.owner {
+                    t.owner = owner;
+                }
+                if let Some(priority) = update.priority {
+                    t.priority = priority;
+                }
+                if let Some(due) = update.due_date {
+                    t.due_date = due;
+                }
+                let assignee = update.assignee.clone();
+                if let Some(a) = &assignee {
+                    t.claim_time = a.as_ref().map(|_| now);
+                    t.assignee = a.clone();
+                }
+                for u in update.add_candidate_users {
+                    if !t.candidate_users.contains(&u) {
+                        t.candidate_users.push(u);
+                    }
+                }
+                for g in update.add_candidate_groups {
+                    if !t.candidate_groups.contains(&g) {
+                        t.candidate_groups.push(g);
+                    }
+                }
+                t.candidate_users.retain(|u| !update.remove_candidate_users.contains(u));
+                t.candidate_groups.retain(|g| !update.remove_candidate_groups.contains(g));
+                if let Some(a) = assignee
+                    && let Some(r) = self.inst.activities.iter_mut().find(|r| r.task_id.as_deref() == Some(&task_id))
+                {
+                    r.assignee = a;
+                }
+            }
+            Command::Trigger { execution_id, variables } => {
+                if suspended {
+                    return Err(ProcessError::new(ErrorKind::Conflict, "the process instance is suspended"));
+                }
+                let e = self.inst.execution(&execution_id).cloned().ok_or_else(|| {
+                    ProcessError::new(ErrorKind::NotFound, format!("execution {execution_id} does not exist"))
+                })?;
+                let activity = e.activity.clone().unwrap_or_default();
+                let at_receive_task = self
+                    .node_idx(&activity)
+                    .ok()
+                    .is_some_and(|n| matches!(self.node(n).kind, kairos_bpmn::NodeKind::ReceiveTask(_)));
+                if !at_receive_task {
+                    return Err(ProcessError::new(
+                        ErrorKind::Conflict,
+                        format!(
+                            "execution {execution_id} does not wait in a receive task (it is at '{activity}'); \
+                             a trigger moves only those on — complete a user task, deliver a message or a signal"
+                        ),
+                    ));
+                }
+                let sub = self
+                    .inst
+                    .subscriptions
+                    .iter()
+                    .find(|s| s.execution_id == execution_id && s.activity_id == activity)
+                    .map(|s| s.id.clone());
+                self.set_variables(&execution_id, variables)?;
+                self.fire(&execution_id, &activity, sub.as_deref())?;
+            }
             Command::RunJob { job_id } => {
                 if suspended {
                     return Err(ProcessError::new(ErrorKind::Conflict, "the process instance is suspended"));

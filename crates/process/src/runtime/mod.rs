@@ -56,6 +56,22 @@ pub struct Env<'a> {
     pub ids: &'a mut (dyn FnMut() -> String + Send),
 }
 
+/// What [`Command::UpdateTask`] changes: each `Some` field is set (`Some(None)` clears it).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskUpdate {
+    pub name: Option<Option<String>>,
+    pub description: Option<Option<String>>,
+    /// Assigning sets the claim time; `Some(None)` unassigns (Flowable's unclaim).
+    pub assignee: Option<Option<String>>,
+    pub owner: Option<Option<String>>,
+    pub priority: Option<i32>,
+    pub due_date: Option<Option<Timestamp>>,
+    pub add_candidate_users: Vec<String>,
+    pub add_candidate_groups: Vec<String>,
+    pub remove_candidate_users: Vec<String>,
+    pub remove_candidate_groups: Vec<String>,
+}
+
 /// What a caller asks of an instance.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
@@ -76,6 +92,18 @@ pub enum Command {
     ClaimTask {
         task_id: String,
         assignee: String,
+    },
+    /// Change a task's properties and candidates (Flowable's `PUT /runtime/tasks/{id}` and its
+    /// identity links): only what `update` names changes.
+    UpdateTask {
+        task_id: String,
+        update: TaskUpdate,
+    },
+    /// Flowable's trigger of an execution waiting in a receive task: set the variables on it,
+    /// then the token goes on.
+    Trigger {
+        execution_id: String,
+        variables: Map<String, Json>,
     },
     /// Run one of the instance's jobs (async continuation or timer).
     RunJob {

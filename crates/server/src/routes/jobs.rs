@@ -21,6 +21,9 @@ pub struct JobsQuery {
     #[serde(rename = "type")]
     job_type: Option<String>,
     with_exception: Option<String>,
+    /// Flowable's: only timer jobs / only message (async) jobs.
+    timers_only: Option<String>,
+    messages_only: Option<String>,
     start: Option<String>,
     size: Option<String>,
 }
@@ -28,12 +31,27 @@ pub struct JobsQuery {
 impl JobsQuery {
     pub fn filter(&self, table: JobTable) -> Result<JobFilter, ApiError> {
         let (start, size) = page(self.start.as_deref(), self.size.as_deref())?;
-        let job_type = match self.job_type.as_deref() {
+        let mut job_type = match self.job_type.as_deref() {
             None | Some("") => None,
             Some(t) => Some(JobType::parse(t).ok_or_else(|| {
                 ApiError::invalid("type", format!("type must be timer, message or external-worker, not \"{t}\""))
             })?),
         };
+        let only = [
+            (flag("timersOnly", self.timers_only.as_deref())?, JobType::Timer, "timersOnly"),
+            (flag("messagesOnly", self.messages_only.as_deref())?, JobType::Message, "messagesOnly"),
+        ];
+        for (set, kind, field) in only {
+            if set == Some(true) {
+                if job_type.is_some_and(|t| t != kind) {
+                    return Err(ApiError::invalid(
+                        field,
+                        format!("{field} contradicts the other job type filter given"),
+                    ));
+                }
+                job_type = Some(kind);
+            }
+        }
         Ok(JobFilter {
             table,
             process_instance_id: some(&self.process_instance_id),

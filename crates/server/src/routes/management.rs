@@ -75,5 +75,8 @@ pub async fn unreadable(
 ) -> Result<axum::Json<crate::dto::List<kairos::store::Unreadable>>, ApiError> {
     let (_, size) = crate::extract::page(None, q.size.as_deref())?;
     let data = app.engine.unreadable_rows(usize::try_from(size).unwrap_or(usize::MAX)).await?;
-    Ok(axum::Json(crate::dto::List { size: data.len() as u64, total: data.len() as u64, start: 0, data }))
+    Ok(axum::Json({
+        let n = data.len() as u64;
+        crate::dto::List::new(data, n, 0)
+    }))
 }

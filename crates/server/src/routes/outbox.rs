@@ -82,7 +82,7 @@ pub async fn list(
     let outbox = app.engine.outbox();
     let data = outbox.list(&f).await?;
     let total = outbox.list_total(&f).await?;
-    Ok(axum::Json(List { size: data.len() as u64, total: u64::try_from(total).unwrap_or(0), start, data }))
+    Ok(axum::Json(List::new(data, u64::try_from(total).unwrap_or(0), start)))
 }
 
 /// `GET /outbox/events/{id}`

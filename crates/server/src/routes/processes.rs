@@ -16,14 +16,14 @@ pub mod repository;
 pub mod tasks;
 
 use crate::AppState;
-use crate::dto::List;
+use crate::dto::{List, Sorting};
 use crate::error::ApiError;
 use crate::extract::{Id, Json, Query, page};
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use kairos::process::{ExecutionView, InstanceView, StartRequest};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Longest business key, message or signal name, assignee: their columns' VARCHAR(255).
@@ -31,30 +31,11 @@ pub const MAX_NAME_CHARS: usize = 255;
 /// Longest delete reason (DELETE_REASON_ VARCHAR(4000)).
 pub const MAX_REASON_CHARS: usize = 4000;
 
-/// `variables` of a body: absent or null → none; an object of valid names → the map; anything
-/// else → 400 naming `variables`.
+/// `variables` of a body: absent or null → none; Flowable's typed list `[{name, type, value}]`
+/// or kairos's object `{name: value}` → the map; anything else → 400 naming `variables`
+/// ([`crate::flowable::variables`]).
 pub fn variables(value: Option<Value>) -> Result<Map<String, Value>, ApiError> {
-    let map = match value {
-        None | Some(Value::Null) => return Ok(Map::new()),
-        Some(Value::Object(map)) => map,
-        Some(other) => {
-            let kind = match other {
-                Value::Array(_) => "an array",
-                Value::String(_) => "a string",
-                Value::Number(_) => "a number",
-                _ => "a boolean",
-            };
-            return Err(ApiError::invalid(
-                "variables",
-                format!("variables must be a JSON object of name: value, such as {{\"amount\": 100}}, not {kind}"),
-            ));
-        }
-    };
-    for name in map.keys() {
-        kairos_process::validate_variable_name(name)
-            .map_err(|e| ApiError::invalid("variables", format!("variables: {}", e.message)))?;
-    }
-    Ok(map)
+    crate::flowable::variable_map("variables", value)
 }
 
 /// A text field that must be given, non-blank and at most `max` characters.
@@ -85,7 +66,17 @@ pub fn paged<T>(all: Vec<T>, start: Option<&str>, size: Option<&str>) -> Result<
     let (start, size) = page(start, size)?;
     let total = all.len() as u64;
     let data: Vec<T> = all.into_iter().skip(start as usize).take(size as usize).collect();
-    Ok(List { size: data.len() as u64, total, start, data })
+    Ok(List::new(data, total, start))
+}
+
+/// [`paged`], ordered as `sorting` says first.
+pub fn paged_sorted<T: Serialize>(
+    all: Vec<T>,
+    start: Option<&str>,
+    size: Option<&str>,
+    sorting: &Sorting,
+) -> Result<List<T>, ApiError> {
+    Ok(paged(sorting.sort(all), start, size)?.sorted_as(sorting))
 }
 
 /// `{"action": ...}` bodies name one of a few actions.
@@ -100,8 +91,24 @@ pub(crate) fn unknown_action(action: &str, known: &str) -> ApiError {
 pub struct StartBody {
     process_definition_key: Option<String>,
     process_definition_id: Option<String>,
+    /// Flowable: start the definition whose message start event has this message name.
+    message: Option<String>,
     business_key: Option<String>,
     variables: Option<Value>,
+    /// Flowable: the instance's name. kairos keeps no instance names yet: accepted, not kept
+    /// (docs/flowable-rest.md).
+    name: Option<String>,
+    /// Flowable: answer with the instance's variables.
+    return_variables: Option<bool>,
+    /// Flowable's tenant; kairos has one (empty) until tenants come.
+    tenant_id: Option<String>,
+    override_definition_tenant_id: Option<String>,
+    /// Flowable: variables kept only during the start's transaction; none allowed here (they
+    /// would be stored).
+    transient_variables: Option<Value>,
+    /// Flowable's start forms, which kairos does not have.
+    start_form_variables: Option<Value>,
+    outcome: Option<String>,
     /// Makes the start idempotent: a retry with the same requestId and body gets the first
     /// start's answer (SPEC C2).
     request_id: Option<String>,
@@ -120,28 +127,102 @@ pub struct BindingBody {
     lifecycle: Option<i64>,
 }
 
+/// A process instance as Flowable's `ProcessInstanceResponse` has it: kairos's view and
+/// Flowable's `url`, `processDefinitionUrl`, `tenantId`, `completed` and `variables` (filled
+/// when asked for: `returnVariables` on start).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceResponse {
+    #[serde(flatten)]
+    pub view: InstanceView,
+    pub url: String,
+    pub process_definition_url: String,
+    pub tenant_id: &'static str,
+    pub completed: bool,
+    pub variables: Vec<crate::flowable::RestVariable>,
+}
+
+impl InstanceResponse {
+    pub fn of(view: InstanceView) -> Self {
+        InstanceResponse {
+            url: format!("/runtime/process-instances/{}", view.id),
+            process_definition_url: format!("/repository/process-definitions/{}", view.process_definition_id),
+            tenant_id: "",
+            completed: view.ended && view.delete_reason.is_none(),
+            variables: Vec::new(),
+            view,
+        }
+    }
+}
+
+/// A tenant id of a body: kairos has one tenant, the empty one, until tenants come (issue 20);
+/// another cannot be served and is refused naming the field.
+pub fn no_tenant(field: &'static str, tenant: Option<&str>) -> Result<(), ApiError> {
+    match tenant {
+        None | Some("") => Ok(()),
+        Some(_) => Err(ApiError::invalid(field, format!("{field}: this node has no tenants; leave it out or empty"))),
+    }
+}
+
+/// Refuses a Flowable field kairos cannot carry out when it holds something.
+fn unsupported(field: &'static str, value: &Option<Value>, why: &str) -> Result<(), ApiError> {
+    match value {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::Array(a)) if a.is_empty() => Ok(()),
+        Some(Value::Object(o)) if o.is_empty() => Ok(()),
+        Some(_) => Err(ApiError::invalid(field, format!("{field}: {why}"))),
+    }
+}
+
 /// `POST /runtime/process-instances` → 201 with the instance as it stands after the start
-/// (`ended` when it ran straight through).
+/// (`ended` when it ran straight through). By `processDefinitionKey`, `processDefinitionId`
+/// or Flowable's `message`.
 pub async fn start(State(app): State<AppState>, Json(body): Json<StartBody>) -> Result<Response, ApiError> {
+    no_tenant("tenantId", body.tenant_id.as_deref())?;
+    no_tenant("overrideDefinitionTenantId", body.override_definition_tenant_id.as_deref())?;
+    unsupported(
+        "transientVariables",
+        &body.transient_variables,
+        "transient variables are not supported; send them as variables",
+    )?;
+    unsupported("startFormVariables", &body.start_form_variables, "kairos has no start forms; send them as variables")?;
+    if body.outcome.as_deref().is_some_and(|o| !o.is_empty()) {
+        return Err(ApiError::invalid("outcome", "outcome: kairos has no start forms, so no form outcome"));
+    }
+    if let Some(n) = body.name {
+        limited("name", n, MAX_NAME_CHARS)?;
+    }
     let key = body.process_definition_key.map(|k| required("processDefinitionKey", Some(k), MAX_NAME_CHARS));
     let id = body.process_definition_id.map(|i| required("processDefinitionId", Some(i), 64));
-    let (key, id) = match (key, id) {
-        (Some(_), Some(_)) => {
-            return Err(ApiError::invalid(
-                "processDefinitionId",
-                "give processDefinitionKey or processDefinitionId, not both",
-            ));
-        }
-        (None, None) => {
+    let message = body.message.map(|m| required("message", Some(m), MAX_NAME_CHARS));
+    let (key, mut id, message) = match (key, id, message) {
+        (None, None, None) => {
             return Err(ApiError::invalid(
                 "processDefinitionKey",
-                "processDefinitionKey is required (or processDefinitionId to start one version)",
+                "processDefinitionKey is required (or processDefinitionId to start one version, or message)",
             ));
         }
-        (key, id) => (key.transpose()?, id.transpose()?),
+        (key, id, message) if [key.is_some(), id.is_some(), message.is_some()].iter().filter(|x| **x).count() > 1 => {
+            let _ = (key, id, message);
+            return Err(ApiError::invalid(
+                "processDefinitionId",
+                "give one of processDefinitionKey, processDefinitionId and message",
+            ));
+        }
+        (key, id, message) => (key.transpose()?, id.transpose()?, message.transpose()?),
     };
     let business_key = body.business_key.map(|b| limited("businessKey", b, MAX_NAME_CHARS)).transpose()?;
     let variables = variables(body.variables)?;
+    let mut start_event = None;
+    if let Some(m) = &message {
+        let (definition, event) = app.engine.processes().message_start_of(m).await.map_err(|e| {
+            let mut e = ApiError::from(e);
+            e.field = Some("message".into());
+            e
+        })?;
+        id = Some(definition);
+        start_event = Some(event);
+    }
     let field = if key.is_some() { "processDefinitionKey" } else { "processDefinitionId" };
     let binding = match body.binding {
         None => None,
@@ -161,11 +242,13 @@ pub async fn start(State(app): State<AppState>, Json(body): Json<StartBody>) -> 
         process_definition_id: id,
         business_key,
         variables,
+        start_event,
         request_id: body.request_id,
         binding,
         ..Default::default()
     };
-    let instance = app.engine.processes().start(req).await.map_err(|e| {
+    let processes = app.engine.processes();
+    let instance = processes.start(req).await.map_err(|e| {
         let mut e = ApiError::from(e);
         if e.status == StatusCode::NOT_FOUND {
             e.field = Some(field.into());
@@ -173,7 +256,12 @@ pub async fn start(State(app): State<AppState>, Json(body): Json<StartBody>) -> 
         e
     })?;
     let location = format!("/runtime/process-instances/{}", instance.id);
-    Ok((StatusCode::CREATED, [(header::LOCATION, location)], axum::Json(instance)).into_response())
+    let mut answer = InstanceResponse::of(instance);
+    if body.return_variables == Some(true) && !answer.view.ended {
+        let vars = processes.variables(&answer.view.id).await?;
+        answer.variables = crate::flowable::variable_list(&vars, Some("local"));
+    }
+    Ok((StatusCode::CREATED, [(header::LOCATION, location)], axum::Json(answer)).into_response())
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -182,6 +270,8 @@ pub struct InstancesQuery {
     business_key: Option<String>,
     process_definition_key: Option<String>,
     super_process_instance_id: Option<String>,
+    sort: Option<String>,
+    order: Option<String>,
     start: Option<String>,
     size: Option<String>,
 }
@@ -191,15 +281,20 @@ pub struct InstancesQuery {
 pub async fn list(
     State(app): State<AppState>,
     Query(q): Query<InstancesQuery>,
-) -> Result<axum::Json<List<InstanceView>>, ApiError> {
+) -> Result<axum::Json<List<InstanceResponse>>, ApiError> {
     let (bk, key, sup) =
         (filter(q.business_key), filter(q.process_definition_key), filter(q.super_process_instance_id));
     let mut all = app.engine.processes().instances(bk.as_deref(), key.as_deref(), Some(false)).await?;
     if let Some(sup) = sup {
         all.retain(|i| i.super_process_instance_id.as_deref() == Some(sup.as_str()));
     }
-    Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
+    let all: Vec<InstanceResponse> = all.into_iter().map(InstanceResponse::of).collect();
+    let sorting = Sorting::parse(q.sort.as_deref(), q.order.as_deref(), INSTANCE_SORTS, "id")?;
+    Ok(axum::Json(paged_sorted(all, q.start.as_deref(), q.size.as_deref(), &sorting)?))
 }
+
+/// What instance lists sort by (Flowable's `ProcessInstanceQueryProperty`s kairos has).
+const INSTANCE_SORTS: &[&str] = &["id", "processDefinitionId", "processDefinitionKey", "businessKey", "startTime"];
 
 /// A running instance, or a 404 that says where an ended one is.
 async fn running(app: &AppState, id: &str) -> Result<InstanceView, ApiError> {
@@ -213,8 +308,8 @@ async fn running(app: &AppState, id: &str) -> Result<InstanceView, ApiError> {
 }
 
 /// `GET /runtime/process-instances/{id}`.
-pub async fn get(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<InstanceView>, ApiError> {
-    Ok(axum::Json(running(&app, &id).await?))
+pub async fn get(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<InstanceResponse>, ApiError> {
+    Ok(axum::Json(InstanceResponse::of(running(&app, &id).await?)))
 }
 
 #[derive(Debug, Deserialize)]
@@ -275,7 +370,7 @@ pub async fn update(
     State(app): State<AppState>,
     Id(id): Id,
     Json(body): Json<InstanceUpdate>,
-) -> Result<axum::Json<InstanceView>, ApiError> {
+) -> Result<axum::Json<InstanceResponse>, ApiError> {
     let suspend = match (body.action.as_deref(), body.business_key) {
         (Some(_), Some(_)) => {
             return Err(ApiError::invalid("businessKey", "give either action or businessKey, not both"));
@@ -283,7 +378,7 @@ pub async fn update(
         (None, Some(bk)) => {
             let bk = limited("businessKey", bk, MAX_NAME_CHARS)?;
             app.engine.processes().set_business_key(&id, Some(bk)).await?;
-            return Ok(axum::Json(app.engine.processes().instance(&id).await?));
+            return Ok(axum::Json(InstanceResponse::of(app.engine.processes().instance(&id).await?)));
         }
         (None, None) => return Err(ApiError::invalid("action", "action is required: \"suspend\" or \"activate\"")),
         (Some("suspend"), None) => true,
@@ -292,28 +387,59 @@ pub async fn update(
     };
     // Also parks the instance's jobs in ACT_RU_SUSPENDED_JOB (and back).
     app.engine.processes().set_instance_suspended(&id, suspend).await?;
-    Ok(axum::Json(app.engine.processes().instance(&id).await?))
+    Ok(axum::Json(InstanceResponse::of(app.engine.processes().instance(&id).await?)))
 }
 
-/// `GET /runtime/process-instances/{id}/variables`: the instance-level variables.
+/// `GET /runtime/process-instances/{id}/variables`: the instance-level variables, as Flowable
+/// answers them: `[{"name", "type", "value", "scope": "local"}]`.
 pub async fn get_variables(
     State(app): State<AppState>,
     Id(id): Id,
-) -> Result<axum::Json<Map<String, Value>>, ApiError> {
-    Ok(axum::Json(app.engine.processes().variables(&id).await?))
+) -> Result<axum::Json<Vec<crate::flowable::RestVariable>>, ApiError> {
+    let vars = app.engine.processes().variables(&id).await?;
+    Ok(axum::Json(crate::flowable::variable_list(&vars, Some("local"))))
 }
 
-/// `PUT /runtime/process-instances/{id}/variables` `{name: value, ...}`: sets (creates or
-/// overwrites) them, returns all of the instance's variables.
+/// `PUT /runtime/process-instances/{id}/variables` with Flowable's list (or `{name: value}`):
+/// creates or overwrites them; answers the variables set, as a list.
 pub async fn put_variables(
     State(app): State<AppState>,
     Id(id): Id,
-    Json(body): Json<Value>,
-) -> Result<axum::Json<Map<String, Value>>, ApiError> {
-    let vars = variables(Some(body))?;
+    crate::extract::JsonAny(body): crate::extract::JsonAny,
+) -> Result<axum::Json<Vec<crate::flowable::RestVariable>>, ApiError> {
+    let vars = body_variables(body)?;
+    app.engine.processes().set_variables(&id, vars.clone()).await?;
+    Ok(axum::Json(crate::flowable::variable_list(&vars, Some("local"))))
+}
+
+/// `POST /runtime/process-instances/{id}/variables`: as PUT, but only new variables (Flowable:
+/// 409 when one exists already) → 201.
+pub async fn post_variables(
+    State(app): State<AppState>,
+    Id(id): Id,
+    crate::extract::JsonAny(body): crate::extract::JsonAny,
+) -> Result<Response, ApiError> {
+    let vars = body_variables(body)?;
     let processes = app.engine.processes();
-    processes.set_variables(&id, vars).await?;
-    Ok(axum::Json(processes.variables(&id).await?))
+    let have = processes.variables(&id).await?;
+    if let Some(name) = vars.keys().find(|n| have.contains_key(*n)) {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "conflict",
+            format!("process instance {id} has a variable {name} already; use PUT to overwrite it"),
+        ));
+    }
+    processes.set_variables(&id, vars.clone()).await?;
+    Ok((StatusCode::CREATED, axum::Json(crate::flowable::variable_list(&vars, Some("local")))).into_response())
+}
+
+/// A variables body: Flowable's list or kairos's object, not empty.
+pub(crate) fn body_variables(body: Value) -> Result<Map<String, Value>, ApiError> {
+    let vars = variables(Some(body))?;
+    if vars.is_empty() {
+        return Err(ApiError::invalid("variables", "give at least one variable"));
+    }
+    Ok(vars)
 }
 
 #[derive(Debug, Deserialize)]
@@ -397,6 +523,67 @@ pub async fn executions(
     Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
 }
 
+/// `GET /runtime/executions/{id}`.
+pub async fn execution(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<ExecutionView>, ApiError> {
+    Ok(axum::Json(app.engine.processes().execution(&id).await?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExecutionAction {
+    action: Option<String>,
+    message_name: Option<String>,
+    signal_name: Option<String>,
+    variables: Option<Value>,
+    /// Flowable's transient variables; none allowed here (they would be stored).
+    transient_variables: Option<Value>,
+}
+
+/// `PUT /runtime/executions/{id}` (Flowable): `{"action": "signal"|"trigger", "variables"?}`
+/// moves an execution waiting in a receive task on; `messageEventReceived` + `messageName`
+/// and `signalEventReceived` + `signalName` deliver to the execution's instance. → 200 with
+/// the execution, or 204 when it is gone afterwards.
+pub async fn act_execution(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Json(b): Json<ExecutionAction>,
+) -> Result<Response, ApiError> {
+    let action = required("action", b.action, MAX_NAME_CHARS)?;
+    unsupported(
+        "transientVariables",
+        &b.transient_variables,
+        "transient variables are not supported; send them as variables",
+    )?;
+    let vars = variables(b.variables)?;
+    let processes = app.engine.processes();
+    let execution = processes.execution(&id).await?;
+    let pi = execution.process_instance_id.clone();
+    match action.as_str() {
+        "signal" | "trigger" => processes.trigger(&id, vars).await?,
+        "messageEventReceived" => {
+            let name = required("messageName", b.message_name, MAX_NAME_CHARS)?;
+            processes.message(&name, Some(&pi), None, vars).await?;
+        }
+        "signalEventReceived" => {
+            let name = required("signalName", b.signal_name, MAX_NAME_CHARS)?;
+            processes.command(&pi, kairos_process::Command::Signal { name, variables: vars }).await?;
+        }
+        other => {
+            return Err(unknown_action(
+                other,
+                "\"signal\", \"trigger\", \"messageEventReceived\" or \"signalEventReceived\"",
+            ));
+        }
+    }
+    match processes.execution(&id).await {
+        Ok(e) => Ok(axum::Json(e).into_response()),
+        Err(kairos::Error::Process(p)) if p.kind == kairos_process::ErrorKind::NotFound => {
+            Ok(StatusCode::NO_CONTENT.into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MessageBody {
@@ -442,21 +629,30 @@ pub async fn message(
 pub struct SignalBody {
     signal_name: Option<String>,
     variables: Option<Value>,
+    /// Flowable's tenant; kairos has one (empty) until tenants come.
+    tenant_id: Option<String>,
+    /// Flowable: deliver in the background (202). kairos delivers before answering either way;
+    /// `async` only changes the status.
+    r#async: Option<bool>,
     /// Makes the broadcast idempotent (SPEC C2): each instance receives it once however
     /// often it is retried.
     request_id: Option<String>,
 }
 
-/// `POST /runtime/signals` → `{"signalName", "received": N}`: every instance waiting for it.
-pub async fn signal(State(app): State<AppState>, Json(body): Json<SignalBody>) -> Result<axum::Json<Value>, ApiError> {
+/// `POST /runtime/signals` → 204 (Flowable; with `"async": true`, 202): every instance
+/// waiting for it received it before the answer. How many did is in the `Kairos-Received`
+/// header (kairos's own).
+pub async fn signal(State(app): State<AppState>, Json(body): Json<SignalBody>) -> Result<Response, ApiError> {
     let name = required("signalName", body.signal_name, MAX_NAME_CHARS)?;
+    no_tenant("tenantId", body.tenant_id.as_deref())?;
     let vars = variables(body.variables)?;
     let processes = app.engine.processes();
     let n = match body.request_id {
         Some(r) => processes.signal_once(&name, vars, &r).await?,
         None => processes.signal(&name, vars).await?,
     };
-    Ok(axum::Json(serde_json::json!({ "signalName": name, "received": n })))
+    let status = if body.r#async == Some(true) { StatusCode::ACCEPTED } else { StatusCode::NO_CONTENT };
+    Ok((status, [("kairos-received", n.to_string())]).into_response())
 }
 
 // ---- business bindings ------------------------------------------------------------------

@@ -59,13 +59,23 @@ pub async fn run(dir: &std::path::Path, program: &str, args: &[&str], limit: Dur
     Ran { stdout, lines }
 }
 
-/// Runs `clients/DIR/SCRIPT` with Node.js, the node's base URL as its argument.
+/// Runs `clients/DIR/SCRIPT` with Node.js, the node's base URL (and `extra`) as its arguments.
 pub async fn node(clients: &std::path::Path, dir: &str, script: &str, base: &str) -> Ran {
-    run(&clients.join(dir), "node", &[script, base], Duration::from_secs(120)).await
+    node_with(clients, dir, script, &[base]).await
+}
+
+pub async fn node_with(clients: &std::path::Path, dir: &str, script: &str, args: &[&str]) -> Ran {
+    let all: Vec<&str> = std::iter::once(script).chain(args.iter().copied()).collect();
+    run(&clients.join(dir), "node", &all, Duration::from_secs(120)).await
 }
 
 /// Runs `clients/DIR/SCRIPT` with the clients' Python, the node's base URL as its argument.
 pub async fn python(clients: &std::path::Path, dir: &str, script: &str, base: &str) -> Ran {
+    python_with(clients, dir, script, &[base]).await
+}
+
+pub async fn python_with(clients: &std::path::Path, dir: &str, script: &str, args: &[&str]) -> Ran {
     let py = clients.join(".venv/bin/python");
-    run(&clients.join(dir), py.to_str().unwrap(), &[script, base], Duration::from_secs(120)).await
+    let all: Vec<&str> = std::iter::once(script).chain(args.iter().copied()).collect();
+    run(&clients.join(dir), py.to_str().unwrap(), &all, Duration::from_secs(120)).await
 }

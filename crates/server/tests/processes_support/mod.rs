@@ -36,11 +36,21 @@ impl Drop for Server {
 pub struct Reply {
     pub status: u16,
     pub content_type: String,
+    /// The status line and headers as sent.
+    pub head: String,
     pub text: String,
     pub json: Value,
 }
 
 impl Reply {
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head
+            .lines()
+            .skip(1)
+            .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim()))
+    }
+
     pub fn ok(&self, status: u16) -> &Value {
         assert_eq!(self.status, status, "unexpected reply: {} {}", self.status, self.text);
         &self.json
@@ -59,6 +69,11 @@ impl Reply {
 }
 
 pub async fn server(backend: Backend) -> Option<Server> {
+    server_with(backend, None).await
+}
+
+/// [`server`] for the holders of `token` only (`kairos serve --api-token`).
+pub async fn server_with(backend: Backend, token: Option<&str>) -> Option<Server> {
     let (url, dir) = match backend {
         Backend::Sqlite => {
             let dir = tempfile::tempdir().unwrap();
@@ -67,12 +82,22 @@ pub async fn server(backend: Backend) -> Option<Server> {
         Backend::Postgres => (kairos_store_postgres::test_support::fresh_schema_url().await?, None),
     };
     let engine = Arc::new(Engine::builder(url).node_id("test-node").executor_enabled(false).build().await.unwrap());
+    let engine_for_server = engine.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(kairos_server::serve(engine.clone(), listener, async {
-        let _ = stopped.await;
-    }));
+    let token = token.map(str::to_string);
+    tokio::spawn(async move {
+        kairos_server::serve_with_token(
+            engine_for_server,
+            listener,
+            async {
+                let _ = stopped.await;
+            },
+            token.as_deref(),
+        )
+        .await
+    });
     Some(Server { addr, engine, stop: Some(stop), _dir: dir })
 }
 
@@ -172,7 +197,7 @@ pub fn parse_response(raw: &[u8]) -> Reply {
     }
     let text = String::from_utf8_lossy(&body).into_owned();
     let json = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    Reply { status, content_type: header("content-type").unwrap_or_default(), text, json }
+    Reply { status, content_type: header("content-type").unwrap_or_default(), head, text, json }
 }
 
 pub fn dechunk(mut b: &[u8]) -> Vec<u8> {
@@ -229,4 +254,10 @@ macro_rules! on_both_backends {
                async fn $name() { super::$name(super::Backend::Postgres).await } )*
         }
     };
+}
+
+/// Flowable's variable list `[{"name", "type", "value"}]` as an object `{name: value}`.
+pub fn as_map(list: &Value) -> Value {
+    let items = list.as_array().unwrap_or_else(|| panic!("a variable list: {list}"));
+    Value::Object(items.iter().map(|v| (v["name"].as_str().unwrap().to_string(), v["value"].clone())).collect())
 }

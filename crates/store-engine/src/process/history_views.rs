@@ -115,6 +115,88 @@ fn detail_row(r: &Row<'_>) -> Result<HistoricDetail> {
     })
 }
 
+/// A row of ACT_HI_VARINST: a variable's last value, kept after its instance ended
+/// (Flowable's `HistoricVariableInstanceResponse`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoricVariable {
+    pub id: String,
+    pub process_instance_id: Option<String>,
+    pub execution_id: Option<String>,
+    pub task_id: Option<String>,
+    pub variable: DetailVariable,
+    pub create_time: Option<Timestamp>,
+    pub last_updated_time: Option<Timestamp>,
+}
+
+/// Which ACT_HI_VARINST rows [`historic_variables`] lists (all filters optional).
+#[derive(Debug, Clone, Default)]
+pub struct VariableQuery {
+    pub process_instance_id: Option<String>,
+    pub task_id: Option<String>,
+    pub variable_name: Option<String>,
+    /// Only variables of no task (true) or of a task (false).
+    pub exclude_task_variables: bool,
+}
+
+/// A page of ACT_HI_VARINST (by name, then id) and how many rows match in all.
+pub async fn historic_variables(
+    store: &dyn Sql,
+    q: &VariableQuery,
+    start: u64,
+    size: u64,
+) -> Result<(Vec<HistoricVariable>, u64)> {
+    const WHERE: &str = "WHERE (CAST(? AS VARCHAR(64)) IS NULL OR PROC_INST_ID_ = ?) \
+         AND (CAST(? AS VARCHAR(64)) IS NULL OR TASK_ID_ = ?) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR NAME_ = ?) \
+         AND (? = 0 OR TASK_ID_ IS NULL)";
+    const COLUMNS: &[&str] = &[
+        "ID_",
+        "PROC_INST_ID_",
+        "EXECUTION_ID_",
+        "TASK_ID_",
+        "NAME_",
+        "VAR_TYPE_",
+        "TEXT_",
+        "LONG_",
+        "DOUBLE_",
+        "CREATE_TIME_",
+        "LAST_UPDATED_TIME_",
+    ];
+    let mut binds = Vec::new();
+    for f in [&q.process_instance_id, &q.task_id, &q.variable_name] {
+        let v = f.as_deref().map_or(SqlValue::Null, t);
+        binds.extend([v.clone(), v]);
+    }
+    binds.push(SqlValue::Int(i64::from(q.exclude_task_variables)));
+    let total = count(store, "ACT_HI_VARINST", &format!("SELECT COUNT(*) FROM ACT_HI_VARINST {WHERE}"), &binds).await?;
+    binds.extend([bound(size), bound(start)]);
+    let sql = format!(
+        "SELECT ID_, PROC_INST_ID_, EXECUTION_ID_, TASK_ID_, NAME_, VAR_TYPE_, TEXT_, LONG_, DOUBLE_, CREATE_TIME_, \
+         LAST_UPDATED_TIME_ FROM ACT_HI_VARINST {WHERE} ORDER BY NAME_, ID_ LIMIT ? OFFSET ?"
+    );
+    let rows = Rows::read(store, "ACT_HI_VARINST", COLUMNS, &sql, &binds).await?;
+    rows.iter()
+        .map(|r| {
+            let value = row_value(&r, "VAR_TYPE_", None)?;
+            Ok(HistoricVariable {
+                id: r.text("ID_")?,
+                process_instance_id: r.opt_text("PROC_INST_ID_")?,
+                execution_id: r.opt_text("EXECUTION_ID_")?,
+                task_id: r.opt_text("TASK_ID_")?,
+                variable: DetailVariable {
+                    name: r.text("NAME_")?,
+                    value,
+                    var_type: r.opt_text("VAR_TYPE_")?.unwrap_or_default(),
+                },
+                create_time: r.opt_instant("CREATE_TIME_")?,
+                last_updated_time: r.opt_instant("LAST_UPDATED_TIME_")?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(|v| (v, total))
+}
+
 /// A user task of ACT_HI_TASKINST, open or done.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -191,73 +273,4 @@ pub async fn historic_tasks(
         })
         .collect::<Result<_>>()?;
     Ok((tasks, total))
-}
-
-/// A row of ACT_HI_VARINST: a variable's last value, kept after its instance ended.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HistoricVariable {
-    pub id: String,
-    pub name: String,
-    pub value: serde_json::Value,
-    pub process_instance_id: Option<String>,
-    pub execution_id: Option<String>,
-    pub task_id: Option<String>,
-    pub create_time: Option<Timestamp>,
-    pub last_updated_time: Option<Timestamp>,
-}
-
-const VARINST_WHERE: &str = "WHERE (CAST(? AS VARCHAR(64)) IS NULL OR PROC_INST_ID_ = ?) \
-     AND (CAST(? AS VARCHAR(255)) IS NULL OR NAME_ = ?)";
-
-/// A page of ACT_HI_VARINST (oldest first) of one instance or all, of one name or all, and
-/// how many match in all.
-pub async fn historic_variables(
-    store: &dyn Sql,
-    instance: Option<&str>,
-    name: Option<&str>,
-    start: u64,
-    size: u64,
-) -> Result<(Vec<HistoricVariable>, u64)> {
-    const COLUMNS: &[&str] = &[
-        "ID_",
-        "NAME_",
-        "VAR_TYPE_",
-        "TEXT_",
-        "LONG_",
-        "DOUBLE_",
-        "PROC_INST_ID_",
-        "EXECUTION_ID_",
-        "TASK_ID_",
-        "CREATE_TIME_",
-        "LAST_UPDATED_TIME_",
-    ];
-    let pi = instance.map_or(SqlValue::Null, t);
-    let n = name.map_or(SqlValue::Null, t);
-    let mut binds = vec![pi.clone(), pi, n.clone(), n];
-    let total =
-        count(store, "ACT_HI_VARINST", &format!("SELECT COUNT(*) FROM ACT_HI_VARINST {VARINST_WHERE}"), &binds).await?;
-    binds.extend([bound(size), bound(start)]);
-    let sql = format!(
-        "SELECT ID_, NAME_, VAR_TYPE_, TEXT_, LONG_, DOUBLE_, PROC_INST_ID_, EXECUTION_ID_, TASK_ID_, CREATE_TIME_, \
-         LAST_UPDATED_TIME_ FROM ACT_HI_VARINST {VARINST_WHERE} ORDER BY CREATE_TIME_, ID_ LIMIT ? OFFSET ?"
-    );
-    let rows = Rows::read(store, "ACT_HI_VARINST", COLUMNS, &sql, &binds).await?;
-    let vars = rows
-        .iter()
-        .map(|r| {
-            let name = r.text("NAME_")?;
-            Ok(HistoricVariable {
-                id: r.text("ID_")?,
-                value: row_value(&r, "VAR_TYPE_", Some(&name))?,
-                name,
-                process_instance_id: r.opt_text("PROC_INST_ID_")?,
-                execution_id: r.opt_text("EXECUTION_ID_")?,
-                task_id: r.opt_text("TASK_ID_")?,
-                create_time: r.opt_instant("CREATE_TIME_")?,
-                last_updated_time: r.opt_instant("LAST_UPDATED_TIME_")?,
-            })
-        })
-        .collect::<Result<_>>()?;
-    Ok((vars, total))
 }

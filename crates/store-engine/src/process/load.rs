@@ -61,7 +61,7 @@ pub(super) const PARTS: [Part; 7] = [
         table: "ACT_RU_TASK",
         from: "ACT_RU_TASK",
         select: "ID_, REV_, EXECUTION_ID_, NAME_, TASK_DEF_KEY_, ASSIGNEE_, PRIORITY_, CREATE_TIME_, DUE_DATE_, FORM_KEY_, \
-                 CLAIM_TIME_, SUSPENSION_STATE_",
+                 CLAIM_TIME_, SUSPENSION_STATE_, OWNER_, DESCRIPTION_",
         columns: &[
             "ID_",
             "REV_",
@@ -75,6 +75,8 @@ pub(super) const PARTS: [Part; 7] = [
             "FORM_KEY_",
             "CLAIM_TIME_",
             "SUSPENSION_STATE_",
+            "OWNER_",
+            "DESCRIPTION_",
         ],
         filter: "PROC_INST_ID_ = ?",
         sort: &["CREATE_TIME_", "ID_"],
@@ -368,6 +370,8 @@ fn task(r: &Row<'_>) -> Result<Task> {
         name: r.opt_text("NAME_")?,
         task_def_key: r.text("TASK_DEF_KEY_")?,
         assignee: r.opt_text("ASSIGNEE_")?,
+        owner: r.opt_text("OWNER_")?,
+        description: r.opt_text("DESCRIPTION_")?,
         priority: int32(r, "PRIORITY_")?,
         create_time: r.instant("CREATE_TIME_")?,
         due_date: r.opt_instant("DUE_DATE_")?,

@@ -53,6 +53,14 @@ pub struct TaskView {
     pub process_definition_id: String,
     pub execution_id: String,
     pub assignee: Option<String>,
+    pub owner: Option<String>,
+    pub description: Option<String>,
+    /// Candidate users and groups (ACT_RU_IDENTITYLINK, TYPE_ 'candidate'): read for one task,
+    /// left out of lists.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub candidate_users: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub candidate_groups: Vec<String>,
     pub priority: i64,
     pub create_time: Option<Timestamp>,
     pub due_date: Option<Timestamp>,
@@ -178,6 +186,8 @@ pub async fn task_list(store: &dyn Sql, filter: &TaskFilter<'_>) -> Result<Vec<T
         "DUE_DATE_",
         "FORM_KEY_",
         "SUSPENSION_STATE_",
+        "OWNER_",
+        "DESCRIPTION_",
     ];
     let (pi, user, group) = (opt(filter.instance), opt(filter.candidate_user), opt(filter.candidate_group));
     let assignee = opt(filter.assignee);
@@ -186,7 +196,7 @@ pub async fn task_list(store: &dyn Sql, filter: &TaskFilter<'_>) -> Result<Vec<T
         "ACT_RU_TASK",
         COLUMNS,
         "SELECT t.ID_, t.NAME_, t.TASK_DEF_KEY_, t.PROC_INST_ID_, t.PROC_DEF_ID_, t.EXECUTION_ID_, t.ASSIGNEE_, \
-         t.PRIORITY_, t.CREATE_TIME_, t.DUE_DATE_, t.FORM_KEY_, t.SUSPENSION_STATE_ FROM ACT_RU_TASK t \
+         t.PRIORITY_, t.CREATE_TIME_, t.DUE_DATE_, t.FORM_KEY_, t.SUSPENSION_STATE_, t.OWNER_, t.DESCRIPTION_ FROM ACT_RU_TASK t \
          WHERE (CAST(? AS VARCHAR(64)) IS NULL OR t.PROC_INST_ID_ = ?) \
          AND (CAST(? AS VARCHAR(255)) IS NULL OR t.ASSIGNEE_ = ?) \
          AND (CAST(? AS VARCHAR(255)) IS NULL OR (t.ASSIGNEE_ IS NULL AND EXISTS (SELECT 1 FROM ACT_RU_IDENTITYLINK l \
@@ -207,6 +217,10 @@ pub async fn task_list(store: &dyn Sql, filter: &TaskFilter<'_>) -> Result<Vec<T
                 process_definition_id: r.text("PROC_DEF_ID_")?,
                 execution_id: r.text("EXECUTION_ID_")?,
                 assignee: r.opt_text("ASSIGNEE_")?,
+                owner: r.opt_text("OWNER_")?,
+                description: r.opt_text("DESCRIPTION_")?,
+                candidate_users: Vec::new(),
+                candidate_groups: Vec::new(),
                 priority: r.int("PRIORITY_")?,
                 create_time: r.opt_instant("CREATE_TIME_")?,
                 due_date: r.opt_instant("DUE_DATE_")?,
@@ -258,6 +272,19 @@ pub async fn task_ended(store: &dyn Sql, task_id: &str) -> Result<TaskEnded> {
         Some(reason) => TaskEnded::Cancelled(reason),
         None => TaskEnded::Completed,
     })
+}
+
+/// The instance execution `id` belongs to, if it exists.
+pub async fn execution_instance(store: &dyn Sql, id: &str) -> Result<Option<String>> {
+    let rows = Rows::read(
+        store,
+        "ACT_RU_EXECUTION",
+        &["ID_", "PROC_INST_ID_"],
+        "SELECT ID_, PROC_INST_ID_ FROM ACT_RU_EXECUTION WHERE ID_ = ?",
+        &[t(id)],
+    )
+    .await?;
+    rows.first().map(|r| r.text("PROC_INST_ID_")).transpose()
 }
 
 /// The execution tree of an instance, in start order.

@@ -118,8 +118,8 @@ pub fn instance_writes(before: Option<&Instance>, after: &Instance, level: Histo
     for tk in &c.tasks_inserted {
         w.push(Write::new(
             "INSERT INTO ACT_RU_TASK (ID_, REV_, EXECUTION_ID_, PROC_INST_ID_, PROC_DEF_ID_, NAME_, TASK_DEF_KEY_, ASSIGNEE_, \
-             PRIORITY_, CREATE_TIME_, DUE_DATE_, SUSPENSION_STATE_, TENANT_ID_, FORM_KEY_, CLAIM_TIME_) \
-             VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             PRIORITY_, CREATE_TIME_, DUE_DATE_, SUSPENSION_STATE_, TENANT_ID_, FORM_KEY_, CLAIM_TIME_, OWNER_, DESCRIPTION_) \
+             VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 t(&tk.id),
                 t(&tk.execution_id),
@@ -135,27 +135,11 @@ pub fn instance_writes(before: Option<&Instance>, after: &Instance, level: Histo
                 t(&after.tenant_id),
                 ot(&tk.form_key),
                 ots(tk.claim_time),
+                ot(&tk.owner),
+                ot(&tk.description),
             ],
         ));
-        let links = tk
-            .candidate_users
-            .iter()
-            .map(|u| (Some(u), None))
-            .chain(tk.candidate_groups.iter().map(|g| (None, Some(g))));
-        for (n, (user, group)) in links.enumerate() {
-            w.push(Write::new(
-                "INSERT INTO ACT_RU_IDENTITYLINK (ID_, REV_, GROUP_ID_, TYPE_, USER_ID_, TASK_ID_, PROC_INST_ID_, PROC_DEF_ID_) \
-                 VALUES (?, 1, ?, 'candidate', ?, ?, ?, ?)",
-                vec![
-                    t(&format!("{}-c{n}", tk.id)),
-                    group.map_or(SqlValue::Null, |g| t(g)),
-                    user.map_or(SqlValue::Null, |u| t(u)),
-                    t(&tk.id),
-                    t(pi),
-                    t(&after.definition_id),
-                ],
-            ));
-        }
+        w.extend(candidate_links(pi, &after.definition_id, tk));
         if history {
             w.push(Write::new(
                 "INSERT INTO ACT_HI_TASKINST (ID_, REV_, PROC_DEF_ID_, TASK_DEF_KEY_, PROC_INST_ID_, EXECUTION_ID_, NAME_, \
@@ -182,16 +166,45 @@ pub fn instance_writes(before: Option<&Instance>, after: &Instance, level: Histo
     for tk in &c.tasks_updated {
         w.push(
             Write::new(
-                "UPDATE ACT_RU_TASK SET REV_ = REV_ + 1, ASSIGNEE_ = ?, CLAIM_TIME_ = ?, SUSPENSION_STATE_ = ? WHERE ID_ = ? AND REV_ = ?",
-                vec![ot(&tk.assignee), ots(tk.claim_time), i(i64::from(tk.suspension_state.as_i32())), t(&tk.id), i(i64::from(tk.rev))],
+                "UPDATE ACT_RU_TASK SET REV_ = REV_ + 1, ASSIGNEE_ = ?, CLAIM_TIME_ = ?, SUSPENSION_STATE_ = ?, NAME_ = ?, \
+                 PRIORITY_ = ?, DUE_DATE_ = ?, OWNER_ = ?, DESCRIPTION_ = ? WHERE ID_ = ? AND REV_ = ?",
+                vec![
+                    ot(&tk.assignee),
+                    ots(tk.claim_time),
+                    i(i64::from(tk.suspension_state.as_i32())),
+                    ot(&tk.name),
+                    i(i64::from(tk.priority)),
+                    ots(tk.due_date),
+                    ot(&tk.owner),
+                    ot(&tk.description),
+                    t(&tk.id),
+                    i(i64::from(tk.rev)),
+                ],
             )
             .expect(1)
             .keyed(),
         );
+        // The candidates as they are now: the task's candidate links are rewritten (a task has
+        // a handful; rewriting is simpler and as cheap as diffing them).
+        w.push(Write::new(
+            "DELETE FROM ACT_RU_IDENTITYLINK WHERE TASK_ID_ = ? AND TYPE_ = 'candidate'",
+            vec![t(&tk.id)],
+        ));
+        w.extend(candidate_links(pi, &after.definition_id, tk));
         if history {
             w.push(Write::new(
-                "UPDATE ACT_HI_TASKINST SET ASSIGNEE_ = ?, CLAIM_TIME_ = ? WHERE ID_ = ?",
-                vec![ot(&tk.assignee), ots(tk.claim_time), t(&tk.id)],
+                "UPDATE ACT_HI_TASKINST SET ASSIGNEE_ = ?, CLAIM_TIME_ = ?, NAME_ = ?, PRIORITY_ = ?, DUE_DATE_ = ?, OWNER_ = ?, \
+                 DESCRIPTION_ = ? WHERE ID_ = ?",
+                vec![
+                    ot(&tk.assignee),
+                    ots(tk.claim_time),
+                    ot(&tk.name),
+                    i(i64::from(tk.priority)),
+                    ots(tk.due_date),
+                    ot(&tk.owner),
+                    ot(&tk.description),
+                    t(&tk.id),
+                ],
             ));
         }
     }
@@ -348,4 +361,28 @@ pub fn instance_writes(before: Option<&Instance>, after: &Instance, level: Histo
         w.push(crate::business::binding_end(pi, after.delete_reason.is_some(), *at));
     }
     w.into_iter().map(Write::commutes).collect()
+}
+
+/// The candidate links of task `tk` (ACT_RU_IDENTITYLINK, TYPE_ 'candidate'), one per user and
+/// group, with ids made from the task's.
+fn candidate_links(pi: &str, definition_id: &str, tk: &kairos_process::Task) -> Vec<Write> {
+    let links =
+        tk.candidate_users.iter().map(|u| (Some(u), None)).chain(tk.candidate_groups.iter().map(|g| (None, Some(g))));
+    links
+        .enumerate()
+        .map(|(n, (user, group))| {
+            Write::new(
+                "INSERT INTO ACT_RU_IDENTITYLINK (ID_, REV_, GROUP_ID_, TYPE_, USER_ID_, TASK_ID_, PROC_INST_ID_, PROC_DEF_ID_) \
+                 VALUES (?, 1, ?, 'candidate', ?, ?, ?, ?)",
+                vec![
+                    t(&format!("{}-c{n}", tk.id)),
+                    group.map_or(SqlValue::Null, |g| t(g)),
+                    user.map_or(SqlValue::Null, |u| t(u)),
+                    t(&tk.id),
+                    t(pi),
+                    t(definition_id),
+                ],
+            )
+        })
+        .collect()
 }

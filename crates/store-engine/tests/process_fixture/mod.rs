@@ -88,6 +88,8 @@ pub fn instance(pi: &str, def: &str, key: &str) -> Instance {
             name: Some("Review".into()),
             task_def_key: "review".into(),
             assignee: None,
+            owner: Some("fozzie".into()),
+            description: Some("check the numbers".into()),
             priority: 50,
             create_time: t1,
             due_date: Some(at("2026-12-02T10:00:00Z")),

@@ -58,6 +58,8 @@ impl Runtime<'_> {
             name: n.name.clone(),
             task_def_key: n.id.clone(),
             assignee: assignee.clone(),
+            owner: None,
+            description: None,
             priority,
             create_time: self.env.now,
             due_date,

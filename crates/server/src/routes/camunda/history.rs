@@ -350,18 +350,15 @@ async fn variable_page(app: &AppState, q: VariablesQuery, page: Paging) -> Resul
     let pi = text("processInstanceId", q.process_instance_id, MAX_ID_CHARS)?;
     let name = text("variableName", q.variable_name, MAX_NAME_CHARS)?;
     flag("deserializeValues", q.deserialize_values.as_deref())?;
-    let (vars, total) = app
-        .engine
-        .processes()
-        .historic_variables(pi.as_deref(), name.as_deref(), page.first, page.max.min(MAX_RESULTS))
-        .await?;
+    let q = kairos::process::VariableQuery { process_instance_id: pi, variable_name: name, ..Default::default() };
+    let (vars, total) = app.engine.processes().historic_variables(&q, page.first, page.max.min(MAX_RESULTS)).await?;
     let dtos = vars
         .iter()
         .map(|v| {
-            let t = typed(&v.value);
+            let t = typed(&v.variable.value);
             json!({
                 "id": v.id,
-                "name": v.name,
+                "name": v.variable.name,
                 "type": t["type"],
                 "value": t["value"],
                 "valueInfo": {},

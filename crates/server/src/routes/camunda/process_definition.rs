@@ -200,8 +200,13 @@ async fn start_of(app: &AppState, definition: String, b: StartBody) -> Result<ax
     if b.with_variables_in_return == Some(true) {
         // An instance that ran to its end has no runtime variables left: its last values.
         let vars = if view.ended {
-            let (vars, _) = processes.historic_variables(Some(&view.id), None, 0, super::MAX_RESULTS).await?;
-            vars.into_iter().map(|v| (v.name, v.value)).collect()
+            let q = kairos::process::VariableQuery {
+                process_instance_id: Some(view.id.clone()),
+                exclude_task_variables: true,
+                ..Default::default()
+            };
+            let (vars, _) = processes.historic_variables(&q, 0, super::MAX_RESULTS).await?;
+            vars.into_iter().map(|v| (v.variable.name, v.variable.value)).collect()
         } else {
             processes.variables(&view.id).await?
         };

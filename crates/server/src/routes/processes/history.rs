@@ -19,6 +19,8 @@ pub struct InstancesQuery {
     process_definition_key: Option<String>,
     business_key: Option<String>,
     finished: Option<String>,
+    sort: Option<String>,
+    order: Option<String>,
     start: Option<String>,
     size: Option<String>,
 }
@@ -45,7 +47,8 @@ pub async fn instances(
         },
         None => processes.instances(bk.as_deref(), key.as_deref(), finished).await?,
     };
-    Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
+    let sorting = crate::dto::Sorting::parse(q.sort.as_deref(), q.order.as_deref(), HISTORIC_INSTANCE_SORTS, "id")?;
+    Ok(axum::Json(super::paged_sorted(all, q.start.as_deref(), q.size.as_deref(), &sorting)?))
 }
 
 #[derive(Debug, Deserialize)]
@@ -85,7 +88,7 @@ pub async fn tasks(
     let finished = flag("finished", q.finished.as_deref())?;
     let pi = filter(q.process_instance_id);
     let (data, total) = app.engine.processes().historic_tasks(pi.as_deref(), finished, start, size).await?;
-    Ok(axum::Json(List { size: data.len() as u64, total, start, data }))
+    Ok(axum::Json(List::new(data, total, start)))
 }
 
 #[derive(Debug, Deserialize)]
@@ -122,8 +125,48 @@ pub async fn details(
         task_id: id("taskId", q.task_id)?,
     };
     if only_forms == Some(true) {
-        return Ok(axum::Json(List { size: 0, total: 0, start, data: Vec::new() }));
+        return Ok(axum::Json(List::new(Vec::new(), 0, start)));
     }
     let (data, total) = app.engine.processes().historic_details(&query, start, size).await?;
-    Ok(axum::Json(List { size: data.len() as u64, total, start, data }))
+    Ok(axum::Json(List::new(data, total, start)))
+}
+
+/// What this list sorts by (`sort=`), Flowable's query properties that kairos has.
+const HISTORIC_INSTANCE_SORTS: &[&str] =
+    &["id", "processInstanceId", "processDefinitionId", "businessKey", "startTime", "endTime"];
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VariablesQuery {
+    process_instance_id: Option<String>,
+    task_id: Option<String>,
+    variable_name: Option<String>,
+    exclude_task_variables: Option<String>,
+    start: Option<String>,
+    size: Option<String>,
+}
+
+/// `GET /history/historic-variable-instances?processInstanceId=&taskId=&variableName=&excludeTaskVariables=`:
+/// each variable's last value (ACT_HI_VARINST), also after its instance ended.
+pub async fn variables(
+    State(app): State<AppState>,
+    Query(q): Query<VariablesQuery>,
+) -> Result<axum::Json<List<kairos::process::HistoricVariable>>, ApiError> {
+    let (start, size) = page(q.start.as_deref(), q.size.as_deref())?;
+    let query = kairos::process::VariableQuery {
+        process_instance_id: filter(q.process_instance_id).map(|p| limited("processInstanceId", p, 64)).transpose()?,
+        task_id: filter(q.task_id).map(|t| limited("taskId", t, 64)).transpose()?,
+        variable_name: filter(q.variable_name).map(|n| limited("variableName", n, 255)).transpose()?,
+        exclude_task_variables: flag("excludeTaskVariables", q.exclude_task_variables.as_deref())?.unwrap_or(false),
+    };
+    let (data, total) = app.engine.processes().historic_variables(&query, start, size).await?;
+    Ok(axum::Json(List::new(data, total, start)))
+}
+
+/// `GET /history/historic-process-instances/{id}`: one instance, running or ended.
+pub async fn instance(
+    State(app): State<AppState>,
+    crate::extract::Id(id): crate::extract::Id,
+) -> Result<axum::Json<InstanceView>, ApiError> {
+    Ok(axum::Json(app.engine.processes().instance(&id).await?))
 }

@@ -1,7 +1,7 @@
 //! `/repository/deployments` and `/repository/process-definitions` (SPEC P1): deploy BPMN,
 //! list and read definitions, suspend and activate them.
 
-use super::{filter, limited, paged, unknown_action};
+use super::{filter, limited, unknown_action};
 use crate::AppState;
 use crate::dto::{DeploymentDto, List};
 use crate::error::ApiError;
@@ -224,6 +224,8 @@ async fn from_multipart(req: Request, query_name: Option<String>) -> Result<Vec<
 pub struct DefinitionsQuery {
     key: Option<String>,
     latest: Option<String>,
+    sort: Option<String>,
+    order: Option<String>,
     start: Option<String>,
     size: Option<String>,
 }
@@ -236,7 +238,8 @@ pub async fn definitions(
     let latest = flag("latest", q.latest.as_deref())?.unwrap_or(false);
     let key = filter(q.key);
     let all = app.engine.processes().definitions_list(key.as_deref(), latest).await?;
-    Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
+    let sorting = crate::dto::Sorting::parse(q.sort.as_deref(), q.order.as_deref(), DEFINITION_SORTS, "name")?;
+    Ok(axum::Json(super::paged_sorted(all, q.start.as_deref(), q.size.as_deref(), &sorting)?))
 }
 
 /// `GET /repository/process-definitions/{id}`.
@@ -270,3 +273,6 @@ pub async fn update_definition(
     };
     Ok(axum::Json(app.engine.processes().set_definition_suspended(&id, suspended).await?))
 }
+
+/// What this list sorts by (`sort=`), Flowable's query properties that kairos has.
+const DEFINITION_SORTS: &[&str] = &["id", "key", "name", "version", "deploymentId"];
