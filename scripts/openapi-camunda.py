@@ -145,7 +145,13 @@ NF = lambda what: {"404": err(f"No such {what}")}
 ID_ = path("id")
 
 paths = {}
-def add(p, method, o): paths.setdefault("/engine-rest" + p, {})[method] = o
+def add(p, method, o):
+    if method != "get":
+        # A command on an instance: it may lose the race for it too often, or the model may
+        # not go on (an expression that fails, no flow to take).
+        o["responses"].setdefault("409", err("OptimisticLockingException: the instance kept changing under the call; try again"))
+        o["responses"].setdefault("422", err("ProcessEngineException: the model could not go on (an expression failed, no flow to take)"))
+    paths.setdefault("/engine-rest" + p, {})[method] = o
 
 add("/engine", "get", op("camundaEngines", "The process engines: one, `default`", ok(arr(ref("CamundaEngine")))))
 add("/version", "get", op("camundaVersion", "The Camunda REST API version the facade follows", ok(ref("CamundaVersion"))))
