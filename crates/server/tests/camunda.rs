@@ -358,6 +358,17 @@ async fn one_engine_under_both_faces(backend: Backend) {
             "BadUserRequestException",
             "kermit",
         );
+        s.request("POST", &format!("/engine-rest/task/{id}/unclaim"), None, b"").await.ok(204);
+        assert_eq!(s.get(&format!("/engine-rest/task/{id}")).await.ok(200)["assignee"], Value::Null);
+        s.post(&format!("/engine-rest/task/{id}/assignee"), json!({"userId": "piggy"})).await.ok(204);
+        s.post(&format!("/engine-rest/task/{id}/assignee"), json!({"userId": "kermit"})).await.ok(204);
+        assert_eq!(s.get(&format!("/engine-rest/task?assignee=kermit&taskId={id}")).await.ok(200)[0]["id"], id);
+        camunda_error(
+            &s.post(&format!("/engine-rest/task/{id}/assignee"), json!({})).await,
+            400,
+            "InvalidRequestException",
+            "userId",
+        );
         let vars = s.get(&format!("/engine-rest/task/{id}/variables")).await.ok(200).clone();
         assert!(vars["amount"]["type"] == "Integer", "{vars}");
         s.post(

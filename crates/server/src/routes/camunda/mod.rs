@@ -91,6 +91,8 @@ pub fn router() -> Router<AppState> {
         .route("/task/count", get(task::count))
         .route("/task/{id}", get(task::get))
         .route("/task/{id}/claim", post(task::claim))
+        .route("/task/{id}/unclaim", post(task::unclaim))
+        .route("/task/{id}/assignee", post(task::assignee))
         .route("/task/{id}/complete", post(task::complete))
         .route("/task/{id}/variables", get(task::variables))
         .route("/message", post(message::correlate))

@@ -167,6 +167,44 @@ pub async fn claim(State(app): State<AppState>, Id(id): Id, Json(b): Json<ClaimB
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// `POST /engine-rest/task/{id}/unclaim` → 204: the task has no assignee again (no body).
+pub async fn unclaim(
+    State(app): State<AppState>,
+    Id(id): Id,
+    super::OptJson(_): super::OptJson<super::external_task::Empty>,
+) -> Result<StatusCode, ApiError> {
+    let update = kairos::process::TaskUpdate { assignee: Some(None), ..Default::default() };
+    app.engine.processes().update_task(&id, update).await.map_err(super::conflict_is_bad_request)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AssigneeBody {
+    /// Required, but may be null: no assignee (Camunda's `setAssignee(id, null)`).
+    user_id: Option<Option<String>>,
+}
+
+/// `POST /engine-rest/task/{id}/assignee` `{"userId"}` → 204: the assignee, whoever had it
+/// (unlike claim); `null` unassigns.
+pub async fn assignee(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Json(b): Json<AssigneeBody>,
+) -> Result<StatusCode, ApiError> {
+    let user = match b.user_id {
+        None => return Err(invalid("userId", "userId is required (null unassigns)")),
+        Some(None) => None,
+        Some(Some(u)) if u.trim().is_empty() || u.chars().count() > MAX_NAME_CHARS => {
+            return Err(invalid("userId", format!("userId must have 1 to {MAX_NAME_CHARS} characters")));
+        }
+        Some(Some(u)) => Some(u),
+    };
+    let update = kairos::process::TaskUpdate { assignee: Some(user), ..Default::default() };
+    app.engine.processes().update_task(&id, update).await.map_err(super::conflict_is_bad_request)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CompleteBody {
