@@ -2,14 +2,18 @@
 // subscribe to a topic, complete with process and local variables, fail with retries and a
 // retry timeout (and see the task again), throw a BPMN error, extend a lock.
 //
-//   node worker.mjs http://127.0.0.1:PORT [expected-instances]
+//   node worker.mjs http://127.0.0.1:PORT [expected-instances [api-token]]
+//
+// With a token, the client presents it as its README shows authentication: Camunda's
+// BasicAuthInterceptor, the token as the password.
 //
 // One JSON line per step on stdout; exits 0 once every expected instance is done, non-zero
 // on a surprise (an error from the engine, an unexpected variable, a timeout).
-import { Client, Variables } from "camunda-external-task-client-js";
+import { BasicAuthInterceptor, Client, Variables } from "camunda-external-task-client-js";
 
 const base = process.argv[2];
 const expected = Number(process.argv[3] ?? 3);
+const token = process.argv[4];
 const step = (o) => console.log(JSON.stringify(o));
 const fail = (why) => {
   step({ step: "surprise", why: String(why) });
@@ -24,6 +28,7 @@ const client = new Client({
   asyncResponseTimeout: 5000,
   interval: 50,
   autoPoll: false,
+  ...(token ? { interceptors: new BasicAuthInterceptor({ username: "demo", password: token }) } : {}),
 });
 client.on("poll:error", (e) => fail(`poll: ${e}`));
 client.on("complete:error", (_t, e) => fail(`complete: ${e}`));

@@ -1,7 +1,10 @@
 """camunda-external-task-client-python3 against a kairos node, as its README's example uses it:
 a handler returning task.complete / task.failure (retries, retry timeout) / task.bpmn_error.
 
-    python worker.py http://127.0.0.1:PORT [expected-instances]
+    python worker.py http://127.0.0.1:PORT [expected-instances [api-token]]
+
+With a token, the client presents it as its README documents: `auth_basic`, the token as the
+password.
 
 One JSON line per step on stdout; exits 0 once every expected instance is done, non-zero on a
 surprise. The worker's own loop (`subscribe`) never returns, so this program drives the same
@@ -25,6 +28,8 @@ config = {
     "retryTimeout": 1000,
     "sleepSeconds": 1,
 }
+if len(sys.argv) > 3:
+    config["auth_basic"] = {"username": "demo", "password": sys.argv[3]}
 failed_once = set()
 done = 0
 

@@ -8,7 +8,7 @@
 mod clients_support;
 mod processes_support;
 
-use processes_support::{Backend, Server, server};
+use processes_support::{Backend, Server, server, server_with};
 use serde_json::{Value, json};
 
 /// A payment model as Camunda Modeler saves it: an external task on topic `charge-card`, an
@@ -191,4 +191,50 @@ async fn pycamunda_runs_its_flow(backend: Backend) {
     assert_eq!(defs.ok(200)["total"], 1);
 }
 
-on_both_backends!(the_js_client_runs_its_flow, the_python_client_runs_its_flow, pycamunda_runs_its_flow);
+/// A node with an API token: both external task clients present it as their READMEs show
+/// authentication (Basic credentials, the token as the password) and run the flow; without it
+/// `/engine-rest` answers 401 in Camunda's shape.
+async fn the_clients_authenticate_with_the_token(backend: Backend) {
+    const TOKEN: &str = "kairos-test-token-0123456789";
+    let Some(clients) = clients_support::clients() else { return };
+    let Some(s) = server_with(backend, Some(TOKEN)).await else { return };
+    let refused = s.get("/engine-rest/external-task/count").await;
+    assert_eq!(
+        (refused.status, refused.json["type"].as_str()),
+        (401, Some("AuthenticationException")),
+        "{}",
+        refused.text
+    );
+    // Deployed and started through the engine: the test's own HTTP client sends no token.
+    let p = s.engine.processes();
+    p.deploy("payment.bpmn", PAYMENT).await.unwrap();
+    let base = format!("http://{}", s.addr);
+    for (program, run) in [("worker.mjs", 0), ("worker.py", 1)] {
+        let mut ids = Vec::new();
+        for (kind, amount) in [("ok", 10), ("flaky", 20), ("declined", 999)] {
+            let req = kairos::process::StartRequest {
+                process_definition_key: Some("payment".into()),
+                business_key: Some(format!("{run}-{kind}")),
+                variables: json!({"kind": kind, "amount": amount}).as_object().unwrap().clone(),
+                ..Default::default()
+            };
+            ids.push(p.start(req).await.unwrap().id);
+        }
+        let ran = if run == 0 {
+            clients_support::node_with(&clients, "camunda", program, &[&base, "3", TOKEN]).await
+        } else {
+            clients_support::python_with(&clients, "camunda", program, &[&base, "3", TOKEN]).await
+        };
+        assert_eq!(steps(&ran.lines, "done").len(), 1, "{}", ran.stdout);
+        for pi in &ids {
+            assert!(p.instance(pi).await.unwrap().ended, "{program}: {pi} ended");
+        }
+    }
+}
+
+on_both_backends!(
+    the_js_client_runs_its_flow,
+    the_python_client_runs_its_flow,
+    pycamunda_runs_its_flow,
+    the_clients_authenticate_with_the_token,
+);
