@@ -556,3 +556,68 @@ where
         Ok(OptJson(v))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::variables::{from_typed, one, typed};
+    use super::*;
+
+    #[test]
+    fn dates_are_written_and_read_as_camunda_does() {
+        let t: Timestamp = "2026-01-02T03:04:05.678Z".parse().unwrap();
+        assert_eq!(date(t), "2026-01-02T03:04:05.678+0000");
+        for s in ["2026-01-02T03:04:05.678+0000", "2026-01-02T04:04:05.678+01:00", "2026-01-02T03:04:05.678Z"] {
+            assert_eq!(parse_date("d", s).unwrap(), t, "{s}");
+        }
+        assert_eq!(parse_date("d", "2026-01-02T03:04:05+0000").unwrap().to_string(), "2026-01-02T03:04:05Z");
+        assert!(parse_date("d", "tomorrow").unwrap_err().message.contains("tomorrow"));
+    }
+
+    #[test]
+    fn typed_values_map_both_ways_and_misfits_name_the_variable() {
+        let v = |j: Value| one("variables.x", j);
+        assert_eq!(v(json!({"value": 5, "type": "Integer"})).unwrap(), json!(5));
+        assert_eq!(v(json!({"value": 5.0, "type": "long"})).unwrap(), json!(5), "5.0 is a whole number");
+        assert_eq!(v(json!({"value": "[1]", "type": "Json"})).unwrap(), json!([1]));
+        assert_eq!(v(json!({"value": {"a": 1}, "type": "json"})).unwrap(), json!({"a": 1}));
+        assert_eq!(v(json!({"value": true})).unwrap(), json!(true), "no type: the JSON value");
+        for bad in [
+            json!({"value": 1i64 << 40, "type": "Integer"}),
+            json!({"value": 70000, "type": "Short"}),
+            json!({"value": "5", "type": "Integer"}),
+            json!({"value": 1, "type": "String"}),
+            json!({"value": "rO0", "type": "Object"}),
+            json!({"value": 1, "type": "Money"}),
+            json!({"value": 1, "typo": "String"}),
+            json!({"value": "{", "type": "Json"}),
+        ] {
+            let e = v(bad.clone()).unwrap_err();
+            assert!(e.message.contains("variables.x"), "{bad}: {}", e.message);
+            assert_eq!(e.field.as_deref().map(|f| f.starts_with("variables.x")), Some(true), "{bad}");
+        }
+        assert!(from_typed("variables", Some(json!({"\u{1}": {"value": 1}}))).is_err());
+        assert!(from_typed("variables", Some(json!([1]))).is_err());
+        assert_eq!(typed(&json!(1)), json!({"type": "Integer", "value": 1, "valueInfo": {}}));
+        assert_eq!(typed(&json!(1i64 << 40))["type"], "Long");
+        assert_eq!(typed(&json!(1.5))["type"], "Double");
+        assert_eq!(typed(&json!({"a": [1]})), json!({"type": "Json", "value": "{\"a\":[1]}", "valueInfo": {}}));
+        assert_eq!(typed(&Value::Null)["type"], "Null");
+    }
+
+    #[test]
+    fn sorting_and_paging_take_what_the_document_allows() {
+        let keys = ["id", "name"];
+        assert_eq!(sorting(Some("name"), None, &keys).unwrap(), Some(("name", false)));
+        assert_eq!(sorting(None, Some("desc"), &keys).unwrap(), Some(("id", true)));
+        assert_eq!(sorting(None, None, &keys).unwrap(), None);
+        assert!(sorting(Some("nope"), Some("asc"), &keys).is_err());
+        assert!(sorting(Some("id"), Some("up"), &keys).is_err());
+        assert_eq!(either(Some(true), Some(true)), None);
+        assert_eq!(either(Some(false), Some(true)), Some(Some(false)));
+        let p = Paging::of(Some("2"), Some("3")).unwrap();
+        assert_eq!(p.page((0..10).collect::<Vec<_>>()), vec![2, 3, 4]);
+        assert!(Paging::of(None, Some("1001")).is_err());
+        assert!(Paging::of(Some("-1"), None).is_err());
+        assert_eq!(Paging::of(None, None).unwrap().max, MAX_RESULTS);
+    }
+}
