@@ -175,6 +175,15 @@ add("/external-task/{id}/extendLock", "post", op("camundaExtendExternalTaskLock"
 add("/external-task/{id}/lock", "post", op("camundaLockExternalTask", "Lock one task for a worker", dict(NOCONTENT, **lockerr), [ID_], ref("CamundaLockRequest")))
 add("/external-task/{id}/unlock", "post", op("camundaUnlockExternalTask", "Release the task's lock, whoever holds it", dict(NOCONTENT, **NF("external task")), [ID_], {"type": "object", "maxProperties": 0}, required_body=False))
 add("/deployment/create", "post", op("camundaCreateDeployment", "Deploy BPMN files (multipart/form-data)", dict(ok(ref("CamundaDeployment")), **{"413": err("over 10 MiB")}), body=ref("CamundaDeploymentForm"), body_type="multipart/form-data"))
+sc_dep = obj({"links": arr({}), "id": STR, "name": NSTR, "source": NULL, "tenantId": NULL, "deploymentTime": DATE}, ["id", "deploymentTime"], desc="DeploymentDto")
+d['components']['schemas']["CamundaDeploymentSummary"] = sc_dep
+dep_filters = [q("id", "Only this deployment", ID), q("name", "Only with this name", NAME), q("tenantIdIn", "kairos has no tenants: naming any matches none"),
+    q("withoutTenantId", "Accepted", FLAG), q("includeDeploymentsWithoutTenantId", "Accepted", FLAG)]
+dep_sort = sort(["deploymentTime"])
+add("/deployment", "get", op("camundaListDeployments", "Deployments, oldest first", ok(arr(ref("CamundaDeploymentSummary"))), dep_filters + dep_sort + PAGE))
+add("/deployment/count", "get", op("camundaCountDeployments", "How many deployments match", ok(ref("CamundaCount")), dep_filters + dep_sort))
+add("/deployment/{id}", "get", op("camundaGetDeployment", "One deployment", dict(ok(ref("CamundaDeploymentSummary")), **NF("deployment")), [ID_]))
+add("/deployment/{id}", "delete", op("camundaDeleteDeployment", "Delete a deployment with its definitions (cascade: its running instances first)", dict(NOCONTENT, **NF("deployment"), **{"400": err("BadUserRequestException: instances of it still run (use cascade=true)")}), [ID_, q("cascade", "Delete its running instances first", FLAG), q("skipCustomListeners", "Ignored", FLAG), q("skipIoMappings", "Ignored", FLAG)]))
 pd_filters = [q("processDefinitionId", "Only this definition", ID), q("processDefinitionIdIn", "Only these (comma-separated)"), q("name", "Only this name", NAME), q("deploymentId", "Only of this deployment", ID),
     q("key", "Only this key", NAME), q("keysIn", "Only these keys (comma-separated)"), q("version", "Only this version", {"type": "integer"}), q("latestVersion", "Only the latest version of each key", FLAG),
     q("resourceName", "Only of this resource", {"type": "string", "minLength": 1, "maxLength": 4000}), q("active", "Only active ones", FLAG), q("suspended", "Only suspended ones", FLAG),

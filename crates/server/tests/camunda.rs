@@ -543,6 +543,47 @@ async fn jobs_list_set_retries_and_execute(backend: Backend) {
     assert_eq!(s.get(&format!("/engine-rest/job/{id}")).await.ok(200)["retries"], 2);
 }
 
+/// Deployments listed, read and deleted: refused while an instance runs unless cascade; the
+/// key's version before takes its start events back.
+async fn deployments_are_listed_and_deleted(backend: Backend) {
+    let Some(s) = server(backend).await else { return };
+    let model = |n: &str| {
+        format!(
+            r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <message id="m" name="go"/>
+  <process id="starts" isExecutable="true" name="{n}">
+    <startEvent id="s"><messageEventDefinition messageRef="m"/></startEvent>
+    <sequenceFlow id="a" sourceRef="s" targetRef="work"/><userTask id="work"/>
+    <sequenceFlow id="b" sourceRef="work" targetRef="e"/><endEvent id="e"/>
+  </process>
+</definitions>"#
+        )
+    };
+    let v1 = s.deployed("starts.bpmn", &model("one")).await["id"].as_str().unwrap().to_string();
+    let v2 = s.deployed("starts.bpmn", &model("two")).await["id"].as_str().unwrap().to_string();
+    assert_ne!(v1, v2);
+    let all = s.get("/engine-rest/deployment?sortBy=deploymentTime&sortOrder=asc").await.ok(200).clone();
+    let ids: Vec<&str> = all.as_array().unwrap().iter().map(|d| d["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, vec![v1.as_str(), v2.as_str()]);
+    assert_eq!(s.get("/engine-rest/deployment/count").await.ok(200)["count"], 2);
+    assert_eq!(s.get(&format!("/engine-rest/deployment/{v2}")).await.ok(200)["id"], v2.as_str());
+    assert_eq!(s.get(&format!("/engine-rest/deployment?id={v1}")).await.ok(200).as_array().unwrap().len(), 1);
+    // The message starts version 2; its instance holds the deployment until cascade.
+    let r = s.post("/engine-rest/message", json!({"messageName": "go", "resultEnabled": true})).await.ok(200).clone();
+    let pi = r[0]["processInstance"]["id"].as_str().unwrap().to_string();
+    assert!(r[0]["processInstance"]["definitionId"].as_str().unwrap().contains(":2:"), "{r}");
+    camunda_error(&s.delete(&format!("/engine-rest/deployment/{v2}")).await, 400, "BadUserRequestException", "running");
+    s.delete(&format!("/engine-rest/deployment/{v2}?cascade=true")).await.ok(204);
+    camunda_error(&s.get(&format!("/engine-rest/deployment/{v2}")).await, 404, "InvalidRequestException", &v2);
+    let h = s.get(&format!("/engine-rest/history/process-instance?processInstanceId={pi}")).await.ok(200).clone();
+    assert_eq!(h[0]["state"], "EXTERNALLY_TERMINATED", "its history stays");
+    assert_eq!(s.get("/engine-rest/process-definition/key/starts").await.ok(200)["version"], 1);
+    // Version 1 starts by the message again.
+    let r = s.post("/engine-rest/message", json!({"messageName": "go", "resultEnabled": true})).await.ok(200).clone();
+    assert!(r[0]["processInstance"]["definitionId"].as_str().unwrap().contains(":1:"), "{r}");
+    camunda_error(&s.delete("/engine-rest/deployment/nope").await, 404, "InvalidRequestException", "nope");
+}
+
 /// The token guards `/engine-rest` as every route, answering in Camunda's shape.
 async fn the_token_guards_the_facade(backend: Backend) {
     use tower::ServiceExt;
@@ -573,4 +614,5 @@ on_both_backends!(
     deployments_definitions_messages_and_signals,
     the_token_guards_the_facade,
     jobs_list_set_retries_and_execute,
+    deployments_are_listed_and_deleted,
 );

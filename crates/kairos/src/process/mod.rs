@@ -16,6 +16,7 @@ mod cache;
 mod calls;
 mod cleanup;
 mod deploy;
+mod deployments;
 mod events;
 mod external;
 mod heavy;
@@ -28,6 +29,7 @@ mod views;
 
 pub use bindings::{BindingRequest, MAX_BINDING_CHARS};
 pub use deploy::{DefinitionInfo, DeploymentInfo};
+pub use deployments::DeploymentRow;
 pub use events::MESSAGE_INBOX;
 pub use external::{
     ExternalOrder, ExternalQuery, ExternalRow, ExternalTask, FETCH_POLL_PERIOD, FetchTopic, Hold, MAX_FETCH_WAIT,

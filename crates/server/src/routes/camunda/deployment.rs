@@ -140,3 +140,105 @@ pub async fn create(State(app): State<AppState>, req: Request) -> Result<axum::J
         "deployedDecisionRequirementsDefinitions": null,
     })))
 }
+
+/// Camunda's DeploymentDto.
+fn deployment_dto(d: &kairos::process::DeploymentRow) -> Value {
+    json!({"links": [], "id": d.id, "name": d.name, "source": null, "tenantId": null, "deploymentTime": date(d.deploy_time)})
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListQuery {
+    id: Option<String>,
+    name: Option<String>,
+    /// kairos has no tenants: naming any matches none.
+    tenant_id_in: Option<String>,
+    without_tenant_id: Option<String>,
+    include_deployments_without_tenant_id: Option<String>,
+    sort_by: Option<String>,
+    sort_order: Option<String>,
+    first_result: Option<String>,
+    max_results: Option<String>,
+}
+
+/// The page `q` asks for and how many match; deployments are read in deployment order.
+async fn page_of(app: &AppState, q: ListQuery, paged: bool) -> Result<(Vec<Value>, u64), ApiError> {
+    let id = super::text("id", q.id, super::MAX_ID_CHARS)?;
+    let name = super::text("name", q.name, 255)?;
+    let tenants = super::list_of("tenantIdIn", q.tenant_id_in, 255)?;
+    super::flag("withoutTenantId", q.without_tenant_id.as_deref())?;
+    super::flag("includeDeploymentsWithoutTenantId", q.include_deployments_without_tenant_id.as_deref())?;
+    let sort = super::sorting(q.sort_by.as_deref(), q.sort_order.as_deref(), &["deploymentTime"])?;
+    let page = if paged {
+        super::Paging::of(q.first_result.as_deref(), q.max_results.as_deref())?
+    } else {
+        super::Paging { first: 0, max: 0 }
+    };
+    if !tenants.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let processes = app.engine.processes();
+    if let Some(id) = id {
+        let one = match processes.deployment(&id).await {
+            Ok(d) if name.as_ref().is_none_or(|n| d.name.as_ref() == Some(n)) => vec![d],
+            Ok(_) | Err(kairos::Error::Process(_)) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        let total = one.len() as u64;
+        return Ok((page.page(one).iter().map(deployment_dto).collect(), total));
+    }
+    let newest_first = sort.is_some_and(|(_, desc)| desc);
+    let (rows, total) = processes.deployments(name.as_deref(), newest_first, page.first, page.max).await?;
+    Ok((rows.iter().map(deployment_dto).collect(), total))
+}
+
+/// `GET /engine-rest/deployment?id=&name=&sortBy=deploymentTime&…` → `[DeploymentDto]`.
+pub async fn list(
+    State(app): State<AppState>,
+    crate::extract::Query(q): crate::extract::Query<ListQuery>,
+) -> Result<axum::Json<Vec<Value>>, ApiError> {
+    Ok(axum::Json(page_of(&app, q, true).await?.0))
+}
+
+/// `GET /engine-rest/deployment/count?…` → `{"count": N}`.
+pub async fn count(
+    State(app): State<AppState>,
+    crate::extract::Query(mut q): crate::extract::Query<ListQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    q.first_result = None;
+    q.max_results = None;
+    Ok(axum::Json(json!({"count": page_of(&app, q, false).await?.1})))
+}
+
+/// `GET /engine-rest/deployment/{id}`.
+pub async fn get(
+    State(app): State<AppState>,
+    crate::extract::Id(id): crate::extract::Id,
+) -> Result<axum::Json<Value>, ApiError> {
+    Ok(axum::Json(deployment_dto(&app.engine.processes().deployment(&id).await?)))
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeleteQuery {
+    cascade: Option<String>,
+    /// Ignored: kairos runs no custom listeners.
+    skip_custom_listeners: Option<String>,
+    skip_io_mappings: Option<String>,
+}
+
+/// `DELETE /engine-rest/deployment/{id}?cascade=` → 204: the deployment, its definitions,
+/// resources and start events; with `cascade=true` its running instances first (their history
+/// stays), without them a 400 while any runs. The key's version before, if this held its
+/// latest, starts by its events again.
+pub async fn delete(
+    State(app): State<AppState>,
+    crate::extract::Id(id): crate::extract::Id,
+    crate::extract::Query(q): crate::extract::Query<DeleteQuery>,
+) -> Result<StatusCode, ApiError> {
+    let cascade = super::flag("cascade", q.cascade.as_deref())?.unwrap_or(false);
+    super::flag("skipCustomListeners", q.skip_custom_listeners.as_deref())?;
+    super::flag("skipIoMappings", q.skip_io_mappings.as_deref())?;
+    app.engine.processes().delete_deployment(&id, cascade).await.map_err(super::conflict_is_bad_request)?;
+    Ok(StatusCode::NO_CONTENT)
+}

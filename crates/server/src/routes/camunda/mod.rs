@@ -68,6 +68,9 @@ pub fn router() -> Router<AppState> {
                 crate::routes::processes::repository::DEPLOY_MAX_BODY_BYTES,
             )),
         )
+        .route("/deployment", get(deployment::list))
+        .route("/deployment/count", get(deployment::count))
+        .route("/deployment/{id}", get(deployment::get).delete(deployment::delete))
         .route("/process-definition", get(process_definition::list))
         .route("/process-definition/count", get(process_definition::count))
         .route("/process-definition/{id}", get(process_definition::get))
