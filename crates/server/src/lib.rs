@@ -272,5 +272,12 @@ pub async fn serve_with(
             );
         }
     }
-    conn::serve(listener, router_for(engine, access), shutdown, limits).await
+    let router = router_for(engine.clone(), access);
+    // Long-polling fetches (Camunda's asyncResponseTimeout) answer at once when the API stops,
+    // so that draining the requests in flight does not wait for them.
+    let shutdown = async move {
+        shutdown.await;
+        engine.processes().end_fetch_waits();
+    };
+    conn::serve(listener, router, shutdown, limits).await
 }

@@ -205,6 +205,37 @@ async fn long_polling_wakes_on_new_work_and_times_out_empty(backend: Backend) {
     assert!(after_start < Duration::from_millis(700), "answered {after_start:?} after the start ({total:?} in all)");
 }
 
+/// Stopping the API answers waiting fetches at once (`[]`) instead of draining them for up to
+/// their asyncResponseTimeout.
+async fn a_shutdown_answers_waiting_fetches(backend: Backend) {
+    let Some(s) = server(backend).await else { return };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(kairos_server::serve(s.engine.clone(), listener, async {
+        let _ = stopped.await;
+    }));
+    let body = fetch("w", 600_000).to_string();
+    let waiting = tokio::spawn(async move {
+        let mut sock = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let head = format!(
+            "POST /engine-rest/external-task/fetchAndLock HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        sock.write_all(head.as_bytes()).await.unwrap();
+        let mut raw = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut sock, &mut raw).await.unwrap();
+        processes_support::parse_response(&raw)
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let t = Instant::now();
+    stop.send(()).unwrap();
+    let r = tokio::time::timeout(Duration::from_secs(10), waiting).await.expect("answered at shutdown").unwrap();
+    assert_eq!((r.status, r.json.clone()), (200, json!([])), "{}", r.text);
+    tokio::time::timeout(Duration::from_secs(10), serving).await.expect("the server stopped").unwrap().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+}
+
 /// A caller that goes away while its fetch waits leaves nothing locked to it.
 async fn a_fetch_whose_caller_left_locks_nothing(backend: Backend) {
     let Some(s) = server(backend).await else { return };
@@ -615,4 +646,5 @@ on_both_backends!(
     the_token_guards_the_facade,
     jobs_list_set_retries_and_execute,
     deployments_are_listed_and_deleted,
+    a_shutdown_answers_waiting_fetches,
 );

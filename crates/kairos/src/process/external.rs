@@ -238,7 +238,8 @@ impl Processes {
             woken.as_mut().enable();
             let (tasks, hold) = self.external_fetch(worker, max, by_priority, topics).await?;
             let now = tokio::time::Instant::now();
-            if !tasks.is_empty() || now >= deadline {
+            let closing = self.external_closing.load(std::sync::atomic::Ordering::SeqCst);
+            if !tasks.is_empty() || now >= deadline || closing {
                 return Ok((tasks, hold));
             }
             hold.delivered();
@@ -248,6 +249,14 @@ impl Processes {
                 _ = tokio::time::sleep(nap) => {}
             }
         }
+    }
+
+    /// The node's API is stopping: fetches waiting on this node answer what they have (none)
+    /// at once, and new ones do not wait, so that a shutdown is not held up to 30 minutes by
+    /// long polls. Their workers fetch again from another node.
+    pub fn end_fetch_waits(&self) {
+        self.external_closing.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.external_wake.notify_waiters();
     }
 
     /// Wakes the fetches waiting on this node: external work may be there.

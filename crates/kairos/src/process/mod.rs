@@ -84,6 +84,9 @@ pub struct Processes {
     /// Wakes fetches waiting for external tasks (`external_fetch_wait`) when a command on
     /// this node created one.
     external_wake: tokio::sync::Notify,
+    /// Set when the node's API stops: waiting fetches answer at once instead of holding the
+    /// shutdown up to their asyncResponseTimeout (`end_fetch_waits`).
+    external_closing: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Processes {
@@ -137,7 +140,16 @@ impl Processes {
         min_repeat: jiff::SignedDuration,
     ) -> Processes {
         let cache = Mutex::new(cache::DefinitionCache::new(cache::DEFAULT_CACHE_BYTES));
-        Processes { store, history, handlers, node_id, min_repeat, cache, external_wake: tokio::sync::Notify::new() }
+        Processes {
+            store,
+            history,
+            handlers,
+            node_id,
+            min_repeat,
+            cache,
+            external_wake: tokio::sync::Notify::new(),
+            external_closing: Default::default(),
+        }
     }
 
     /// The history level this engine writes.
