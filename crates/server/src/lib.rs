@@ -163,6 +163,19 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/runtime/tasks", get(tasks::list))
         .route("/runtime/tasks/{id}", get(tasks::get).post(tasks::act).put(tasks::update))
         .route("/runtime/tasks/{id}/identitylinks", get(tasks::identity_links).post(tasks::add_identity_link))
+        .route("/runtime/tasks/{id}/comments", get(processes::comments::task_list).post(processes::comments::task_add))
+        .route(
+            "/runtime/tasks/{id}/comments/{comment}",
+            get(processes::comments::task_get).delete(processes::comments::task_delete),
+        )
+        .route(
+            "/history/historic-process-instances/{id}/comments",
+            get(processes::comments::instance_list).post(processes::comments::instance_add),
+        )
+        .route(
+            "/history/historic-process-instances/{id}/comments/{comment}",
+            get(processes::comments::instance_get).delete(processes::comments::instance_delete),
+        )
         .route("/runtime/tasks/{id}/identitylinks/{family}", get(tasks::identity_links_of))
         .route(
             "/runtime/tasks/{id}/identitylinks/{family}/{identity}/{kind}",
@@ -181,6 +194,14 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/external-job-api/acquire/jobs/{id}/cmmnTerminate", post(processes::external::cmmn_terminate))
         .route("/external-job-api/jobs", get(processes::external::list))
         .route("/external-job-api/jobs/{id}", get(processes::external::get))
+        .route("/query/process-instances", post(processes::query::process_instances))
+        .route("/query/tasks", post(processes::query::tasks))
+        .route("/query/executions", post(processes::query::executions))
+        .route("/query/historic-process-instances", post(processes::query::historic_process_instances))
+        .route("/query/historic-activity-instances", post(processes::query::historic_activity_instances))
+        .route("/query/historic-task-instances", post(processes::query::historic_task_instances))
+        .route("/query/historic-variable-instances", post(processes::query::historic_variable_instances))
+        .route("/query/historic-detail", post(processes::query::historic_detail))
         .route("/history/historic-process-instances", get(processes::history::instances))
         .route("/history/historic-process-instances/{id}", get(processes::history::instance))
         .route("/history/historic-variable-instances", get(processes::history::variables))

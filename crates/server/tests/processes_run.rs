@@ -323,6 +323,48 @@ async fn tasks_are_updated_and_linked_as_flowable_does(backend: Backend) {
     assert_eq!(srv.get("/runtime/tasks?unassigned=true&nameLike=Fill%25").await.ok(200)["total"], json!(1));
     assert_eq!(srv.get("/runtime/tasks?minimumPriority=81").await.ok(200)["total"], json!(0));
     srv.get("/runtime/tasks?minimumPriority=high").await.refused(400, Some("minimumPriority"));
+    // Flowable's POST queries: the same filters in a body, paging in the body or the URL.
+    let found = srv
+        .post("/query/tasks?size=5", json!({"nameLike": "Fill%", "unassigned": true, "minimumPriority": 80}))
+        .await
+        .ok(200)
+        .clone();
+    assert_eq!(found["total"], json!(1), "{found}");
+    let found =
+        srv.post("/query/process-instances", json!({"processDefinitionKey": "order", "size": 1})).await.ok(200).clone();
+    assert_eq!((found["total"].clone(), found["size"].clone()), (json!(1), json!(1)), "{found}");
+    srv.post("/query/tasks", json!({"variables": [{"name": "amount", "value": 5, "operation": "equals"}]}))
+        .await
+        .refused(400, Some("body"));
+    srv.post("/query/tasks", json!({"colour": "red"})).await.refused(400, Some("body"));
+    srv.post("/query/tasks?size=5", json!({"size": 5})).await.refused(400, Some("body"));
+    assert_eq!(
+        srv.post("/query/historic-task-instances", json!({"processInstanceId": pi})).await.ok(200)["total"],
+        json!(1)
+    );
+    // Comments on the task, one shown on the instance too; they stay after the task ends.
+    let c = srv
+        .post(&format!("{url}/comments"), json!({"message": "waiting for the invoice", "author": "fozzie"}))
+        .await
+        .ok(201)
+        .clone();
+    assert_eq!((c["author"].clone(), c["taskId"].as_str()), (json!("fozzie"), Some(task.as_str())), "{c}");
+    assert_eq!(c["processInstanceId"], json!(null), "a task-only comment");
+    srv.post(&format!("{url}/comments"), json!({"message": "seen", "saveProcessInstanceId": true})).await.ok(201);
+    srv.post(&format!("{url}/comments"), json!({"message": "  "})).await.refused(400, Some("message"));
+    srv.post(&format!("{url}/comments"), json!({"message": "x", "type": "event"})).await.refused(400, Some("type"));
+    assert_eq!(srv.get(&format!("{url}/comments")).await.ok(200).as_array().unwrap().len(), 2);
+    let on_instance = srv.get(&format!("/history/historic-process-instances/{pi}/comments")).await.ok(200).clone();
+    assert_eq!(on_instance.as_array().unwrap().len(), 1, "{on_instance}");
+    assert_eq!(on_instance[0]["message"], json!("seen"));
+    let cid = c["id"].as_str().unwrap();
+    assert_eq!(srv.get(&format!("{url}/comments/{cid}")).await.ok(200)["message"], json!("waiting for the invoice"));
+    srv.delete(&format!("{url}/comments/{cid}")).await.ok(204);
+    srv.delete(&format!("{url}/comments/{cid}")).await.refused(404, None);
+    srv.post(&format!("/history/historic-process-instances/{pi}/comments"), json!({"message": "done soon"}))
+        .await
+        .ok(201);
+    srv.get("/history/historic-process-instances/nope/comments").await.refused(404, None);
     // The changes are the task's history too.
     let hist = srv.get(&format!("/history/historic-task-instances?processInstanceId={pi}")).await.ok(200).clone();
     assert_eq!(hist["data"][0]["name"], json!("Fill in the form"), "{hist}");

@@ -15,6 +15,7 @@ mod bindings;
 mod cache;
 mod calls;
 mod cleanup;
+mod comments;
 mod deploy;
 mod deployments;
 mod events;
@@ -28,6 +29,7 @@ mod terminate;
 mod views;
 
 pub use bindings::{BindingRequest, MAX_BINDING_CHARS};
+pub use comments::MAX_COMMENT_CHARS;
 pub use deploy::{DefinitionInfo, DeploymentInfo};
 pub use deployments::DeploymentRow;
 pub use events::MESSAGE_INBOX;
@@ -37,6 +39,7 @@ pub use external::{
 pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask, HistoricVariable, VariableQuery};
 pub use kairos_process::{TaskScope, TaskUpdate};
 pub use kairos_store_engine::business::Binding;
+pub use kairos_store_engine::process::Comment;
 pub use kairos_store_engine::process::HistoryLevel;
 pub use migrate::{MigrateRequest, MigrationOutcome};
 pub use requests::{MAX_REQUEST_ID_CHARS, REQUEST_RETENTION, check_request_id};

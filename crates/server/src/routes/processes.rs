@@ -10,8 +10,10 @@
 //! `variables` must be an object of valid names, lengths fit their columns), so a bad request
 //! answers 4xx naming the field and writes nothing. Lists are `{"data", "total", "start", "size"}`.
 
+pub mod comments;
 pub mod external;
 pub mod history;
+pub mod query;
 pub mod repository;
 pub mod tasks;
 

@@ -9,8 +9,9 @@ use kairos_store::{Result, Sql, Write};
 
 /// The history tables an instance has rows in, with the column naming the instance; the
 /// instance row last.
-const TABLES: [(&str, &str); 7] = [
+const TABLES: [(&str, &str); 8] = [
     ("ACT_HI_ACTINST", "PROC_INST_ID_"),
+    ("ACT_HI_COMMENT", "PROC_INST_ID_"),
     ("ACT_HI_TASKINST", "PROC_INST_ID_"),
     ("ACT_HI_VARINST", "PROC_INST_ID_"),
     ("ACT_HI_DETAIL", "PROC_INST_ID_"),

@@ -23,6 +23,7 @@
 
 mod calls;
 mod cleanup;
+mod comments;
 mod definitions;
 mod deployments;
 mod external;
@@ -40,6 +41,7 @@ mod writes;
 
 pub use calls::*;
 pub use cleanup::*;
+pub use comments::*;
 pub use definitions::*;
 pub use deployments::*;
 pub use external::*;

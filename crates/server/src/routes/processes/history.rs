@@ -10,7 +10,38 @@ use crate::extract::{Query, flag, page};
 use axum::extract::State;
 use kairos::process::{DetailQuery, HistoricActivity, HistoricDetail, InstanceView};
 use kairos_process::ErrorKind;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+
+/// A historic instance as Flowable's `HistoricProcessInstanceResponse` has it: kairos's view
+/// and Flowable's `url`, `processDefinitionUrl`, `durationInMillis`, `tenantId`, `variables`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoricInstanceResponse {
+    #[serde(flatten)]
+    pub view: InstanceView,
+    pub url: String,
+    pub process_definition_url: String,
+    pub duration_in_millis: Option<i64>,
+    pub tenant_id: &'static str,
+    pub variables: Vec<crate::flowable::RestVariable>,
+}
+
+impl HistoricInstanceResponse {
+    pub fn of(view: InstanceView) -> Self {
+        let duration = match (view.start_time, view.end_time) {
+            (Some(s), Some(e)) => Some(e.duration_since(s).as_millis() as i64),
+            _ => None,
+        };
+        HistoricInstanceResponse {
+            url: format!("/history/historic-process-instances/{}", view.id),
+            process_definition_url: format!("/repository/process-definitions/{}", view.process_definition_id),
+            duration_in_millis: duration,
+            tenant_id: "",
+            variables: Vec::new(),
+            view,
+        }
+    }
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -30,7 +61,7 @@ pub struct InstancesQuery {
 pub async fn instances(
     State(app): State<AppState>,
     Query(q): Query<InstancesQuery>,
-) -> Result<axum::Json<List<InstanceView>>, ApiError> {
+) -> Result<axum::Json<List<HistoricInstanceResponse>>, ApiError> {
     let finished = flag("finished", q.finished.as_deref())?;
     let (bk, key) = (filter(q.business_key), filter(q.process_definition_key));
     let processes = app.engine.processes();
@@ -48,6 +79,7 @@ pub async fn instances(
         None => processes.instances(bk.as_deref(), key.as_deref(), finished).await?,
     };
     let sorting = crate::dto::Sorting::parse(q.sort.as_deref(), q.order.as_deref(), HISTORIC_INSTANCE_SORTS, "id")?;
+    let all: Vec<HistoricInstanceResponse> = all.into_iter().map(HistoricInstanceResponse::of).collect();
     Ok(axum::Json(super::paged_sorted(all, q.start.as_deref(), q.size.as_deref(), &sorting)?))
 }
 
@@ -167,6 +199,6 @@ pub async fn variables(
 pub async fn instance(
     State(app): State<AppState>,
     crate::extract::Id(id): crate::extract::Id,
-) -> Result<axum::Json<InstanceView>, ApiError> {
-    Ok(axum::Json(app.engine.processes().instance(&id).await?))
+) -> Result<axum::Json<HistoricInstanceResponse>, ApiError> {
+    Ok(axum::Json(HistoricInstanceResponse::of(app.engine.processes().instance(&id).await?)))
 }
