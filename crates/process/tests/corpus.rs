@@ -111,7 +111,7 @@ pub fn run(xml: &str) -> Result<Vec<String>, String> {
             Command::CompleteTask { task_id: t.id.clone(), variables: vars.clone() }
         } else if let Some(j) = inst.jobs.iter().find(|j| j.kind == JobKind::External) {
             // A worker fetched and completed it.
-            Command::CompleteExternal { job_id: j.id.clone(), variables: Map::new() }
+            Command::CompleteExternal { job_id: j.id.clone(), variables: Map::new(), local_variables: Map::new() }
         } else if let Some(j) = inst.jobs.iter().min_by_key(|j| (j.due, j.id.clone())) {
             if let Some(due) = j.due {
                 now = now.max(due);

@@ -121,7 +121,11 @@ fn an_external_task_waits_for_its_worker_through_a_job_with_its_topic() {
     let job = d.job_at("charge", JobKind::External);
     assert_eq!(job.topic.as_deref(), Some("charge-card"));
     assert_eq!(d.tree(), "- scope inactive\n  charge");
-    d.run(Command::CompleteExternal { job_id: job.id.clone(), variables: vars(json!({"paid": true})) });
+    d.run(Command::CompleteExternal {
+        job_id: job.id.clone(),
+        variables: vars(json!({"paid": true})),
+        local_variables: serde_json::Map::new(),
+    });
     assert_eq!(d.var("paid"), Some(&json!(true)));
     assert_eq!(d.tasks(), ["after"]);
     assert_eq!(d.last.changes.jobs_deleted, [job.id]);

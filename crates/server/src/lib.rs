@@ -51,6 +51,7 @@
 //! | `GET /scheduler/calendars`, `GET, PUT, DELETE /scheduler/calendars/{name}` | calendars |
 //! | `GET /scheduler/fired-triggers`, `GET /scheduler/nodes` | firings under way, node check-ins |
 //! | `POST /scheduler/cron/next` | the next fire times of a Quartz cron expression |
+//! | `/engine-rest/…` | Camunda 7's REST API: external tasks, deployments, definitions, instances, tasks, messages, history ([`routes::camunda`], docs/camunda.md) |
 
 pub mod access;
 pub mod conn;
@@ -98,13 +99,14 @@ pub fn router(engine: Arc<Engine>) -> Router {
 /// The API guarded as `access` says.
 pub fn router_for(engine: Arc<Engine>, access: &Access) -> Router {
     let api = routes(engine);
-    match &access.token {
+    let guarded = match &access.token {
         Some(token) => {
             let token: Arc<str> = Arc::from(token.as_str());
             api.layer(axum::middleware::from_fn_with_state(token, access::require_token))
         }
         None => api.layer(axum::middleware::from_fn_with_state(Arc::new(access.site.clone()), site::same_site)),
-    }
+    };
+    guarded.layer(axum::middleware::from_fn(routes::camunda::camunda_face))
 }
 
 /// Every route, unguarded.
@@ -225,6 +227,7 @@ fn routes(engine: Arc<Engine>) -> Router {
         )
         .route("/scheduler/fired-triggers", get(scheduler::fired))
         .route("/scheduler/nodes", get(scheduler::nodes))
+        .nest("/engine-rest", routes::camunda::router())
         .fallback(error::no_route)
         .method_not_allowed_fallback(error::wrong_method)
         .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
@@ -290,5 +293,12 @@ pub async fn serve_with(
             );
         }
     }
-    conn::serve(listener, router_for(engine, access), shutdown, limits).await
+    let router = router_for(engine.clone(), access);
+    // Long-polling fetches (Camunda's asyncResponseTimeout) answer at once when the API stops,
+    // so that draining the requests in flight does not wait for them.
+    let shutdown = async move {
+        shutdown.await;
+        engine.processes().end_fetch_waits();
+    };
+    conn::serve(listener, router, shutdown, limits).await
 }

@@ -10,9 +10,16 @@ use common::app;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-/// (path, method) of every `.route("…", get(…).post(…))` in the router's source.
+/// (path, method) of every `.route("…", get(…).post(…))` in the router's source, the Camunda
+/// facade's (nested under `/engine-rest`) included.
 fn routed() -> BTreeSet<(String, String)> {
-    let src = include_str!("../src/lib.rs");
+    let mut out = routes_in(include_str!("../src/lib.rs"), "");
+    out.extend(routes_in(include_str!("../src/routes/camunda/mod.rs"), "/engine-rest"));
+    out
+}
+
+/// The routes of one router's source, their paths under `prefix`.
+fn routes_in(src: &str, prefix: &str) -> BTreeSet<(String, String)> {
     let mut out = BTreeSet::new();
     let mut rest = src;
     while let Some(i) = rest.find(".route(") {
@@ -32,7 +39,7 @@ fn routed() -> BTreeSet<(String, String)> {
             .map(|(j, _)| j)
             .expect("a closed .route(");
         let call = &rest[..end];
-        let path = call.split('"').nth(1).expect("a path literal").to_string();
+        let path = format!("{prefix}{}", call.split('"').nth(1).expect("a path literal"));
         for method in ["get", "post", "put", "delete"] {
             let tail = call.split_once(',').map_or("", |(_, t)| t);
             let named = tail.match_indices(&format!("{method}(")).any(|(k, _)| {

@@ -187,7 +187,7 @@ impl Processes {
 /// start event (ACT_RU_EVENT_SUBSCR without execution, CONFIGURATION_ = the definition), a
 /// timer job per timer start event; those of the key's earlier versions go (only the latest
 /// version starts by events, as in Activiti).
-fn start_event_writes(p: &kairos_bpmn::Process, def_id: &str, now: &jiff::Timestamp) -> Vec<Write> {
+pub(super) fn start_event_writes(p: &kairos_bpmn::Process, def_id: &str, now: &jiff::Timestamp) -> Vec<Write> {
     let mut w = tables::start_events_clear(&p.id).to_vec();
     for &s in &p.start_events {
         let n = p.node(s);

@@ -32,7 +32,11 @@ pub(crate) fn instance(inst: &Instance) -> bool {
 
 /// [`instance`], or a command that brings such a collection.
 pub(crate) fn command(inst: &Instance, command: &Command) -> bool {
-    instance(inst) || command_variables(command).is_some_and(|vars| vars.values().any(large_collection))
+    let locals = match command {
+        Command::CompleteExternal { local_variables, .. } => local_variables.values().any(large_collection),
+        _ => false,
+    };
+    instance(inst) || locals || command_variables(command).is_some_and(|vars| vars.values().any(large_collection))
 }
 
 /// The variables a command sets, for the commands that set any.

@@ -17,6 +17,7 @@ mod calls;
 mod cleanup;
 mod comments;
 mod deploy;
+mod deployments;
 mod events;
 mod external;
 mod heavy;
@@ -30,8 +31,11 @@ mod views;
 pub use bindings::{BindingRequest, MAX_BINDING_CHARS};
 pub use comments::MAX_COMMENT_CHARS;
 pub use deploy::{DefinitionInfo, DeploymentInfo};
+pub use deployments::DeploymentRow;
 pub use events::MESSAGE_INBOX;
-pub use external::ExternalTask;
+pub use external::{
+    ExternalOrder, ExternalQuery, ExternalRow, ExternalTask, FETCH_POLL_PERIOD, FetchTopic, Hold, MAX_FETCH_WAIT,
+};
 pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask, HistoricVariable, VariableQuery};
 pub use kairos_process::{TaskScope, TaskUpdate};
 pub use kairos_store_engine::business::Binding;
@@ -57,6 +61,14 @@ use std::sync::{Arc, Mutex};
 
 pub(crate) use kairos_store_engine::process::{SIGNAL_THROW, TIMER_START};
 
+/// Whether `after` has an external task that `before` did not: fetches waiting on this node
+/// are woken for it once it is committed.
+fn created_external(before: Option<&Instance>, after: &Instance) -> bool {
+    after.jobs.iter().any(|j| {
+        j.kind == kairos_process::JobKind::External && !before.is_some_and(|b| b.jobs.iter().any(|o| o.id == j.id))
+    })
+}
+
 /// How often a command is re-run after losing the optimistic lock before giving up with a 409.
 /// (Ten concurrent completions of one instance's tasks need up to ten rounds.)
 const CONFLICT_RETRIES: usize = 50;
@@ -72,6 +84,12 @@ pub struct Processes {
     min_repeat: jiff::SignedDuration,
     /// Parsed definitions by ACT_RE_PROCDEF.ID_ (immutable once deployed), bounded by bytes.
     cache: Mutex<cache::DefinitionCache>,
+    /// Wakes fetches waiting for external tasks (`external_fetch_wait`) when a command on
+    /// this node created one.
+    external_wake: tokio::sync::Notify,
+    /// Set when the node's API stops: waiting fetches answer at once instead of holding the
+    /// shutdown up to their asyncResponseTimeout (`end_fetch_waits`).
+    external_closing: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Processes {
@@ -125,7 +143,16 @@ impl Processes {
         min_repeat: jiff::SignedDuration,
     ) -> Processes {
         let cache = Mutex::new(cache::DefinitionCache::new(cache::DEFAULT_CACHE_BYTES));
-        Processes { store, history, handlers, node_id, min_repeat, cache }
+        Processes {
+            store,
+            history,
+            handlers,
+            node_id,
+            min_repeat,
+            cache,
+            external_wake: tokio::sync::Notify::new(),
+            external_closing: Default::default(),
+        }
     }
 
     /// The history level this engine writes.
@@ -236,7 +263,11 @@ impl Processes {
             let answer = serde_json::to_value(&view).map_err(|e| invalid("requestId", &e.to_string()))?;
             writes.push(r.record(Some(&answer)));
         }
-        let Err(e) = db.write_all(&writes).await.map_err(limits::checked_write) else { return Ok(view) };
+        let Err(e) = db.write_all(&writes).await.map_err(limits::checked_write) else {
+            // A start's external tasks: the fetches waiting on this node look at once.
+            self.external_work_arrived();
+            return Ok(view);
+        };
         let e = match &binding {
             // A concurrent start took the lifecycle first: its instance is the answer.
             Some((b, n)) => match self.bound_after_conflict(db, b, *n, e.into()).await {
@@ -349,8 +380,14 @@ impl Processes {
             writes.extend(extra.iter().cloned());
             self.cancel_called(db, &after.interrupted_calls, None, &mut writes).await?;
             self.continue_callers(db, &after, &mut writes).await?;
+            let wake = created_external(Some(&before), &after);
             match db.write_all(&writes).await.map_err(limits::checked_write) {
-                Ok(_) => return Ok(()),
+                Ok(_) => {
+                    if wake {
+                        self.external_work_arrived();
+                    }
+                    return Ok(());
+                }
                 Err(e) if e.kind == kairos_store::ErrorKind::Conflict => {
                     lost_race = true;
                     // A little jitter so that the losers of one round do not collide again.

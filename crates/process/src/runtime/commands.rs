@@ -196,8 +196,19 @@ impl Runtime<'_> {
                 self.called_instance_ended(&execution_id, node, &variables)?;
                 self.agenda.push_back(Op::Leave { exec: execution_id, node, skip_async: false });
             }
-            Command::CompleteExternal { job_id, variables } => {
+            Command::CompleteExternal { job_id, variables, local_variables } => {
                 let job = self.external_job(&job_id, suspended)?;
+                let mut scope = job.execution_id.clone();
+                while let Some(e) = self.inst.execution(&scope).filter(|e| !e.is_scope) {
+                    match &e.parent_id {
+                        Some(p) => scope = p.clone(),
+                        None => break,
+                    }
+                }
+                for (name, value) in local_variables {
+                    crate::validate_variable_name(&name)?;
+                    self.set_local(&scope, &name, value);
+                }
                 self.set_variables(&job.execution_id, variables)?;
                 let node = self.node_idx(&job.activity_id)?;
                 self.agenda.push_back(Op::Leave { exec: job.execution_id, node, skip_async: false });

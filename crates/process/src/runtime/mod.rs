@@ -123,6 +123,10 @@ pub enum Command {
     CompleteExternal {
         job_id: String,
         variables: Map<String, Json>,
+        /// Set in the service task's scope (Camunda's `localVariables`): the token's own
+        /// execution when it is a scope, else the nearest scope above it (the instance, for a
+        /// task at the top level), as Camunda's `setVariablesLocal` on its execution.
+        local_variables: Map<String, Json>,
     },
     /// An external worker reported a BPMN error for job `job_id`'s service task.
     ExternalBpmnError {

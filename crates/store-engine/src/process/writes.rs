@@ -323,6 +323,12 @@ pub fn instance_writes(before: Option<&Instance>, after: &Instance, level: Histo
         ));
     }
     for id in &c.jobs_deleted {
+        // An external task's failure may have left its errorDetails in ACT_GE_BYTEARRAY
+        // (`external_fail_writes`); they go with it. Other jobs keep their one statement.
+        let external = before.is_some_and(|b| b.jobs.iter().any(|j| &j.id == id && j.topic.is_some()));
+        if external {
+            w.push(super::external::external_details_delete(id));
+        }
         w.push(Write::new("DELETE FROM ACT_RU_JOB WHERE ID_ = ?", vec![t(id)]));
     }
     // A thrown signal reaches other instances through a job committed with this command: it
