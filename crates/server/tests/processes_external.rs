@@ -120,6 +120,38 @@ async fn external_workers_fetch_lock_complete_fail_and_throw(backend: Backend) {
     let ids: Vec<&str> = acts["data"].as_array().unwrap().iter().map(|a| a["activityId"].as_str().unwrap()).collect();
     assert_eq!(ids, ["start", "charge", "failed", "declinedEnd"]);
 
+    // Flowable's lock extension and unacquire.
+    s.post("/runtime/process-instances", json!({"processDefinitionKey": "pay"})).await.ok(201);
+    let got = s.post("/external-job-api/acquire/jobs", acquire("w5")).await.ok(200).clone();
+    let id = got[0]["id"].as_str().unwrap().to_string();
+    let expires = got[0]["lockExpirationTime"].as_str().unwrap().to_string();
+    let extend = |worker: &str, expected: &str| json!({"workerId": worker, "lockDuration": "PT1H", "expectedLockExpirationTime": expected});
+    let url = format!("/external-job-api/acquire/jobs/{id}/extend-lock");
+    s.post(&url, extend("w6", &expires)).await.refused(403, None);
+    s.post(&url, extend("w5", "2020-01-01T00:00:00.000Z")).await.refused(409, None);
+    s.post(&url, json!({"workerId": "w5", "lockDuration": "PT1H"}))
+        .await
+        .refused(400, Some("expectedLockExpirationTime"));
+    let r = s.post(&url, extend("w5", &expires)).await.ok(200).clone();
+    assert_eq!((r["jobId"].as_str(), r["workerId"].as_str()), (Some(id.as_str()), Some("w5")), "{r}");
+    assert!(r["lockExpirationTime"].as_str().unwrap() > expires.as_str(), "later: {r} vs {expires}");
+    s.post(&format!("/external-job-api/unacquire/jobs/{id}"), json!({"workerId": "w6"})).await.refused(403, None);
+    s.post(&format!("/external-job-api/unacquire/jobs/{id}"), json!({"workerId": "w5"})).await.ok(204);
+    let again = s.post("/external-job-api/acquire/jobs", acquire("w7")).await.ok(200).clone();
+    assert_eq!(again[0]["id"], json!(id), "given back, acquired at once by another worker");
+    s.post("/external-job-api/unacquire/jobs", json!({"workerId": "w7"})).await.ok(204);
+    assert_eq!(s.get(&format!("/external-job-api/jobs/{id}")).await.ok(200)["lockOwner"], json!(null));
+    // errorDetails are kept as the job's stack trace.
+    s.post("/external-job-api/acquire/jobs", acquire("w8")).await.ok(200);
+    s.post(
+        &format!("/external-job-api/acquire/jobs/{id}/fail"),
+        json!({"workerId": "w8", "errorDetails": "java.io.IOException: card service down\n\tat Worker.run"}),
+    )
+    .await
+    .ok(204);
+    let job = s.get(&format!("/external-job-api/jobs/{id}")).await.ok(200).clone();
+    assert_eq!(job["exceptionMessage"], json!("java.io.IOException: card service down"), "{job}");
+
     // Bad input names the field.
     s.post("/external-job-api/acquire/jobs", json!({"topic": "x", "workerId": "w"}))
         .await

@@ -198,8 +198,7 @@ pub async fn complete(
 pub struct FailBody {
     worker_id: Option<String>,
     error_message: Option<String>,
-    /// Flowable keeps it as the job's exception stack trace; kairos keeps it the same way
-    /// when the engine can, else appends it to the message (see [`fail`]).
+    /// Kept as the job's exception stack trace (as Flowable does), until the next failure.
     error_details: Option<String>,
     retries: Option<Value>,
     retry_timeout: Option<Value>,
@@ -219,12 +218,16 @@ pub async fn fail(State(app): State<AppState>, Id(id): Id, Json(b): Json<FailBod
         None | Some(Value::Null) => None,
         Some(v) => Some(duration("retryTimeout", v)?),
     };
-    let message = match (message, details) {
+    let message = match (message, &details) {
         (Some(m), _) => m,
         (None, Some(d)) => d.lines().next().unwrap_or("").chars().take(4000).collect(),
         (None, None) => "the external worker reported a failure".to_string(),
     };
-    app.engine.processes().external_fail(&id, &worker, &message, retries, timeout).await.map_err(not_holder)?;
+    app.engine
+        .processes()
+        .external_fail_with(&id, &worker, &message, details.as_deref(), retries, timeout)
+        .await
+        .map_err(not_holder)?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -376,4 +379,125 @@ pub async fn get(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<J
         Some(j) if j.job_type == kairos::JobType::ExternalWorker => Ok(axum::Json(JobResponse::of(j))),
         _ => Err(ApiError::not_found(format!("there is no external worker job {id}"))),
     }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExtendLockBody {
+    worker_id: Option<String>,
+    lock_duration: Option<Value>,
+    expected_lock_expiration_time: Option<String>,
+}
+
+/// Flowable's `ExternalWorkerJobLockExtensionResponse`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LockExtension {
+    pub job_id: String,
+    pub worker_id: String,
+    #[serde(serialize_with = "flowable::opt_date")]
+    pub lock_expiration_time: Option<Timestamp>,
+}
+
+/// `POST /external-job-api/acquire/jobs/{id}/extend-lock` `{"workerId", "lockDuration",
+/// "expectedLockExpirationTime"}` → 200 with the new expiry: the worker keeps the job for
+/// `lockDuration` from now, if it still holds it and its lock is the one it expects (else
+/// 409: it expired or changed meanwhile; 403: another worker holds it).
+pub async fn extend_lock(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Json(b): Json<ExtendLockBody>,
+) -> Result<axum::Json<LockExtension>, ApiError> {
+    let worker = required("workerId", b.worker_id, MAX_NAME_CHARS)?;
+    let lock = duration(
+        "lockDuration",
+        b.lock_duration
+            .as_ref()
+            .ok_or_else(|| ApiError::invalid("lockDuration", "lockDuration is required, e.g. \"PT5M\""))?,
+    )?;
+    if lock.is_zero() {
+        return Err(ApiError::invalid("lockDuration", "lockDuration must be positive"));
+    }
+    let expected = required("expectedLockExpirationTime", b.expected_lock_expiration_time, 64)?;
+    let expected = kairos_time::parse_instant(&expected).map_err(|_| {
+        ApiError::invalid(
+            "expectedLockExpirationTime",
+            "expectedLockExpirationTime must be an ISO 8601 instant, as acquire answered it",
+        )
+    })?;
+    let processes = app.engine.processes();
+    let task = processes.external_task(&id).await?;
+    match task.worker_id.as_deref() {
+        Some(w) if w == worker => {}
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "not-lock-owner",
+                format!("{worker} does not hold a lock on external worker job {id}"),
+            ));
+        }
+    }
+    // Compared at Flowable's precision: the millisecond acquire answered with.
+    let millis = |t: Timestamp| t.as_millisecond();
+    if task.lock_expiration_time.map(millis) != Some(millis(expected)) {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "conflict",
+            format!(
+                "the lock of external worker job {id} is not the one expected: it expired or changed; acquire it again"
+            ),
+        ));
+    }
+    processes.external_extend_lock(&id, &worker, lock).await.map_err(|e| ApiError::from(e))?;
+    let now = processes.external_task(&id).await?;
+    Ok(axum::Json(LockExtension { job_id: id, worker_id: worker, lock_expiration_time: now.lock_expiration_time }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UnacquireBody {
+    worker_id: Option<String>,
+    tenant_id: Option<String>,
+}
+
+/// `POST /external-job-api/unacquire/jobs/{id}` `{"workerId"}` → 204: the worker gives the job
+/// back; it can be acquired at once (403 when it does not hold it).
+pub async fn unacquire(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Json(b): Json<UnacquireBody>,
+) -> Result<Response, ApiError> {
+    let worker = required("workerId", b.worker_id, MAX_NAME_CHARS)?;
+    super::no_tenant("tenantId", b.tenant_id.as_deref())?;
+    let processes = app.engine.processes();
+    let task = processes.external_task(&id).await?;
+    if task.worker_id.as_deref() != Some(worker.as_str()) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "not-lock-owner",
+            format!("{worker} does not hold a lock on external worker job {id}"),
+        ));
+    }
+    processes.external_unlock(&id).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `POST /external-job-api/unacquire/jobs` `{"workerId", "tenantId"?}` → 204: every job the
+/// worker holds is given back (a worker shutting down).
+pub async fn unacquire_all(State(app): State<AppState>, Json(b): Json<UnacquireBody>) -> Result<Response, ApiError> {
+    let worker = required("workerId", b.worker_id, MAX_NAME_CHARS)?;
+    super::no_tenant("tenantId", b.tenant_id.as_deref())?;
+    let processes = app.engine.processes();
+    // In pages of 1,000: each unlock takes its job out of the next page's query.
+    loop {
+        let q = kairos::process::ExternalQuery { worker_id: Some(worker.clone()), max: 1_000, ..Default::default() };
+        let held = processes.external_tasks(&q).await?;
+        if held.is_empty() {
+            break;
+        }
+        for t in held {
+            processes.external_unlock(&t.id).await?;
+        }
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
