@@ -24,6 +24,7 @@
 mod calls;
 mod cleanup;
 mod definitions;
+mod deployments;
 mod external;
 mod history;
 mod history_views;
@@ -39,6 +40,7 @@ mod writes;
 pub use calls::*;
 pub use cleanup::*;
 pub use definitions::*;
+pub use deployments::*;
 pub use external::*;
 pub use history::variable_writes;
 pub use history_views::*;
