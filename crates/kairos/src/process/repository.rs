@@ -24,6 +24,7 @@ use crate::Error;
 use kairos_process::{ErrorKind, ProcessError};
 use kairos_store::Write;
 use kairos_store_engine::process as tables;
+use std::collections::HashSet;
 
 pub use kairos_store_engine::process::{DefinitionFilter, DeploymentRow, ResourceRow, RunningInstance};
 
@@ -100,11 +101,13 @@ impl Processes {
         if instances {
             let store = self.store.as_ref();
             // Each pass takes instances still in the other state; each one handled leaves it.
+            let mut tried = HashSet::new();
             loop {
                 let batch = tables::definition_instances(store, id, !suspended, BATCH).await?;
                 if batch.is_empty() {
                     break;
                 }
+                stuck(&mut tried, batch.iter().map(String::as_str))?;
                 for pi in batch {
                     match self.set_instance_suspended(&pi, suspended).await {
                         Ok(()) => {}
@@ -157,11 +160,13 @@ impl Processes {
     /// Deletes the running instances of deployment `id`'s definitions; returns how many.
     async fn delete_running(&self, id: &str) -> Result<usize, Error> {
         let mut n = 0;
+        let mut tried = HashSet::new();
         loop {
             let batch = tables::deployment_running_instances(self.store.as_ref(), id, BATCH).await?;
             if batch.is_empty() {
                 return Ok(n);
             }
+            stuck(&mut tried, batch.iter().map(|pi| pi.id.as_str()))?;
             for pi in batch {
                 match self.delete_instance(&pi.id, DEPLOYMENT_DELETED).await {
                     Ok(()) => n += 1,
@@ -210,6 +215,26 @@ impl Processes {
             writes.extend(deploy::start_event_writes(process, &previous.id, &now));
         }
         Ok(writes)
+    }
+}
+
+/// Notes the instances of a batch; a 409 naming one when a batch holds only instances already
+/// handled (one the engine cannot load stays listed: without this the loop would not end).
+fn stuck<'a>(tried: &mut HashSet<String>, batch: impl Iterator<Item = &'a str>) -> Result<(), Error> {
+    let mut fresh = false;
+    let mut first = None;
+    for pi in batch {
+        first.get_or_insert_with(|| pi.to_string());
+        fresh |= tried.insert(pi.to_string());
+    }
+    match (fresh, first) {
+        (false, Some(pi)) => Err(Error::Process(ProcessError::new(
+            ErrorKind::Conflict,
+            format!(
+                "process instance {pi} is still running after it was handled; see GET /management/doctor?processInstanceId={pi}"
+            ),
+        ))),
+        _ => Ok(()),
     }
 }
 
