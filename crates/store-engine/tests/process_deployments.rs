@@ -60,11 +60,14 @@ async fn deployments_their_resources_and_instances_are_read(store: Arc<dyn Store
         let store = store.clone();
         async move { tables::definition_query(&*store, &f).await.unwrap().into_iter().map(|d| d.id).collect::<Vec<_>>() }
     };
-    assert_eq!(f(DefinitionFilter { name: Some("The order"), ..Default::default() }).await, [order.clone()]);
-    assert_eq!(f(DefinitionFilter { deployment_id: Some("dep-other"), ..Default::default() }).await, [other.clone()]);
+    assert_eq!(f(DefinitionFilter { name: Some("The order"), ..Default::default() }).await, vec![order.clone()]);
+    assert_eq!(
+        f(DefinitionFilter { deployment_id: Some("dep-other"), ..Default::default() }).await,
+        vec![other.clone()]
+    );
     assert_eq!(
         f(DefinitionFilter { resource_name: Some("order.bpmn20.xml"), ..Default::default() }).await,
-        [order.clone()]
+        vec![order.clone()]
     );
     assert_eq!(f(DefinitionFilter { version: Some(1), ..Default::default() }).await.len(), 2);
     assert!(f(DefinitionFilter { version: Some(2), ..Default::default() }).await.is_empty());
