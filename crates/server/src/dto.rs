@@ -282,44 +282,5 @@ impl NodeDto {
     }
 }
 
-/// The answer to `POST /repository/deployments`. One document is one deployment; a form of
-/// several files makes one deployment per file (the engine deploys one document at a time):
-/// the first one's `id`, `name` and `deploymentTime`, every file's definitions, and each
-/// deployment under `deployments`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DeploymentDto {
-    pub id: String,
-    pub name: String,
-    pub deployment_time: Timestamp,
-    pub process_definitions: Vec<kairos::process::DefinitionInfo>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deployments: Option<Vec<kairos::process::DeploymentInfo>>,
-}
-
-impl DeploymentDto {
-    /// `done` holds at least one deployment.
-    pub fn new(mut done: Vec<kairos::process::DeploymentInfo>) -> Self {
-        if done.len() == 1 {
-            let d = done.remove(0);
-            return DeploymentDto {
-                id: d.id,
-                name: d.name,
-                deployment_time: d.deployment_time,
-                process_definitions: d.process_definitions,
-                deployments: None,
-            };
-        }
-        let first = &done[0];
-        DeploymentDto {
-            id: first.id.clone(),
-            name: first.name.clone(),
-            deployment_time: first.deployment_time,
-            process_definitions: done.iter().flat_map(|d| d.process_definitions.clone()).collect(),
-            deployments: Some(done),
-        }
-    }
-}
-
 /// A user task of ACT_HI_TASKINST, open or done.
 pub use kairos::process::HistoricTask as HistoricTaskDto;

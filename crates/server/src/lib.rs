@@ -28,7 +28,9 @@
 //! | `GET, POST, DELETE /management/deadletter-jobs/{id}` | one / `{"action": "move", "retries"?}` / delete |
 //! | `GET /management/deadletter-jobs/{id}/exception-stacktrace` | text/plain |
 //! | `GET /history/job-log?jobId=&processInstanceId=` | every attempt, oldest first |
-//! | `POST /repository/deployments` | one BPMN document (application/xml) or a multipart form of files (201) |
+//! | `GET, POST /repository/deployments` | deployments (Flowable's filters) / deploy one BPMN document (application/xml) or a multipart form of files (201) |
+//! | `GET, DELETE /repository/deployments/{id}` | one / delete (`?cascade=true`: its running instances and history too) |
+//! | `GET /repository/deployments/{id}/resources`, `…/resources/{resourceId}`, `…/resourcedata/{resourceId}` | its resources, one, its bytes |
 //! | `GET /repository/process-definitions?key=&latest=` | definitions |
 //! | `GET, PUT /repository/process-definitions/{id}` | one / `{"action": "suspend"\|"activate"}` |
 //! | `GET /repository/process-definitions/{id}/resourcedata` | the deployed XML |
@@ -131,8 +133,14 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/history/job-log", get(history::job_log))
         .route(
             "/repository/deployments",
-            post(repository::deploy).layer(DefaultBodyLimit::max(repository::DEPLOY_MAX_BODY_BYTES)),
+            get(repository::deployments)
+                .post(repository::deploy)
+                .layer(DefaultBodyLimit::max(repository::DEPLOY_MAX_BODY_BYTES)),
         )
+        .route("/repository/deployments/{id}", get(repository::deployment).delete(repository::delete_deployment))
+        .route("/repository/deployments/{id}/resources", get(repository::resources))
+        .route("/repository/deployments/{id}/resources/{resourceId}", get(repository::resource_of_deployment))
+        .route("/repository/deployments/{id}/resourcedata/{resourceId}", get(repository::resource_data))
         .route("/repository/process-definitions", get(repository::definitions))
         .route("/repository/process-definitions/{id}", get(repository::definition).put(repository::update_definition))
         .route("/repository/process-definitions/{id}/resourcedata", get(repository::resource))

@@ -88,45 +88,7 @@ async fn a_definition_without_its_resource_name_is_named(store: Arc<dyn Store>) 
     assert_eq!((u.table.as_str(), u.id.as_str(), u.column.as_str()), ("ACT_RE_PROCDEF", "order:1", "RESOURCE_NAME_"));
 }
 
-/// Deployments listed (order, name, page), read, their running instances found, and deleted
-/// with their definitions, resources and start events, nothing of another deployment touched.
-async fn deployments_are_listed_and_deleted_with_what_they_hold(store: Arc<dyn Store>) {
-    version(&*store, "order", 1, "<one/>").await;
-    let v2 = version(&*store, "order", 2, "<two/>").await;
-    let (all, total) = tables::deployment_list(&*store, None, false, 0, 10).await.unwrap();
-    assert_eq!(total, 2);
-    let ids: Vec<&str> = all.iter().map(|d| d.id.as_str()).collect();
-    assert!(ids == ["dep-order-1", "dep-order-2"], "{ids:?}");
-    let (page, total) = tables::deployment_list(&*store, Some("order"), true, 1, 1).await.unwrap();
-    assert_eq!((total, page.len()), (2, 1));
-    assert_eq!(tables::deployment_list(&*store, Some("other"), false, 0, 10).await.unwrap().1, 0);
-    let d = tables::deployment_get(&*store, "dep-order-2").await.unwrap().unwrap();
-    assert_eq!((d.name.as_deref(), d.deploy_time), (Some("order"), at("2026-12-01T10:00:00Z")));
-    assert!(tables::deployment_get(&*store, "nope").await.unwrap().is_none());
-    assert!(tables::deployment_instances(&*store, "dep-order-2").await.unwrap().is_empty());
-    let def = deploy(&*store, "k").await;
-    started(&*store, &instance("p1", &def, "k")).await;
-    assert_eq!(tables::deployment_instances(&*store, "dep-k").await.unwrap(), vec!["p1".to_string()]);
-    let count = |sql: &'static str| {
-        let store = store.clone();
-        async move { store.sql_query(sql, &[]).await.unwrap()[0][0].as_i64().unwrap() }
-    };
-    let subs = count("SELECT COUNT(*) FROM ACT_RU_EVENT_SUBSCR WHERE EXECUTION_ID_ IS NULL").await;
-    assert_eq!(subs, 1, "only the latest version's start event");
-    store.write_all(&tables::deployment_delete_writes("dep-order-2")).await.unwrap();
-    assert!(tables::deployment_get(&*store, "dep-order-2").await.unwrap().is_none());
-    let left = tables::definition_list(&*store, Some("order"), false).await.unwrap();
-    assert!(left.iter().all(|d| d.id != v2) && left.len() == 1, "{left:?}");
-    assert_eq!(count("SELECT COUNT(*) FROM ACT_RU_EVENT_SUBSCR WHERE EXECUTION_ID_ IS NULL").await, 0);
-    assert_eq!(count("SELECT COUNT(*) FROM ACT_RU_JOB WHERE HANDLER_TYPE_ = 'timer-start-event'").await, 0);
-    assert_eq!(count("SELECT COUNT(*) FROM ACT_GE_BYTEARRAY WHERE DEPLOYMENT_ID_ = 'dep-order-2'").await, 0);
-    assert_eq!(count("SELECT COUNT(*) FROM ACT_GE_BYTEARRAY WHERE DEPLOYMENT_ID_ = 'dep-order-1'").await, 1);
-    let e = store.write_all(&tables::deployment_delete_writes("dep-order-2")).await.unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Conflict, "a second delete finds no row");
-}
-
 on_both_backends!(
-    deployments_are_listed_and_deleted_with_what_they_hold,
     the_latest_version_is_found_and_listed,
     a_definition_is_suspended_and_activated,
     only_the_latest_version_starts_by_events,

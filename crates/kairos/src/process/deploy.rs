@@ -69,6 +69,18 @@ impl Processes {
     /// Deploys one BPMN document. Everything is checked first (see [`Processes::validate`]); a
     /// refused deployment writes nothing.
     pub async fn deploy(&self, name: &str, xml: &str) -> Result<DeploymentInfo, Error> {
+        self.deploy_keyed(name, None, xml).await
+    }
+
+    /// [`Processes::deploy`], keeping Flowable's `deploymentKey` (ACT_RE_DEPLOYMENT.KEY_).
+    pub async fn deploy_keyed(&self, name: &str, key: Option<&str>, xml: &str) -> Result<DeploymentInfo, Error> {
+        if let Some(m) = too_long(key, "deployment key") {
+            return Err(Error::Process(ProcessError {
+                kind: ErrorKind::Invalid,
+                message: m,
+                element_id: Some("deploymentKey".into()),
+            }));
+        }
         // ACT_RE_DEPLOYMENT.NAME_ holds 255 characters (and RESOURCE_NAME_, made from it, 4000).
         if let Some(m) = too_long(Some(name), "deployment name")
             .or_else(|| name.contains('\0').then(|| "the deployment name contains a NUL character".to_string()))
@@ -130,10 +142,15 @@ impl Processes {
                     deployment_id: deployment_id.clone(),
                     resource_name: resource.clone(),
                     suspended: false,
+                    category: defs.target_namespace.clone(),
+                    description: None,
+                    tenant_id: String::new(),
+                    graphical_notation_defined: !defs.diagram.shapes.is_empty(),
+                    start_form_defined: false,
                 });
             }
             if changed {
-                writes.insert(0, tables::deployment_insert(&deployment_id, name, now));
+                writes.insert(0, tables::deployment_insert_keyed(&deployment_id, name, key, now));
                 writes.insert(1, tables::resource_insert(&deployment_id, &resource, xml));
                 match self.store.write_all(&writes).await.map_err(limits::checked_write) {
                     Ok(_) => {}
@@ -142,10 +159,20 @@ impl Processes {
                     Err(e) => return Err(e.into()),
                 }
             }
-            let deployment =
-                if changed { deployment_id } else { out.first().map(|d| d.deployment_id.clone()).unwrap_or_default() };
+            if !changed
+                && let Some(existing) = out.first()
+                && let Some(d) = tables::deployment_get(self.store.as_ref(), &existing.deployment_id).await?
+            {
+                // Nothing new: the deployment that holds this document, as it was made.
+                return Ok(DeploymentInfo {
+                    id: d.id,
+                    name: d.name.unwrap_or_default(),
+                    deployment_time: d.deploy_time,
+                    process_definitions: out,
+                });
+            }
             return Ok(DeploymentInfo {
-                id: deployment,
+                id: deployment_id,
                 name: name.to_string(),
                 deployment_time: now,
                 process_definitions: out,

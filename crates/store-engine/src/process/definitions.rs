@@ -19,11 +19,51 @@ pub struct DefinitionInfo {
     pub deployment_id: String,
     pub resource_name: String,
     pub suspended: bool,
+    /// CATEGORY_: the document's target namespace (as Flowable fills it).
+    pub category: Option<String>,
+    /// DESCRIPTION_ (kairos does not read `<documentation>` into it yet: null).
+    pub description: Option<String>,
+    /// TENANT_ID_: `''`, kairos's one tenant.
+    pub tenant_id: String,
+    /// HAS_GRAPHICAL_NOTATION_: the document carries BPMN DI shapes.
+    pub graphical_notation_defined: bool,
+    /// HAS_START_FORM_KEY_: kairos has no start forms, so false unless a row says otherwise.
+    pub start_form_defined: bool,
 }
 
-const DEF_SELECT: &str = "ID_, KEY_, VERSION_, NAME_, DEPLOYMENT_ID_, RESOURCE_NAME_, SUSPENSION_STATE_";
-const DEF_COLUMNS: &[&str] =
-    &["ID_", "KEY_", "VERSION_", "NAME_", "DEPLOYMENT_ID_", "RESOURCE_NAME_", "SUSPENSION_STATE_"];
+const DEF_SELECT: &str = "ID_, KEY_, VERSION_, NAME_, DEPLOYMENT_ID_, RESOURCE_NAME_, SUSPENSION_STATE_, CATEGORY_, \
+    DESCRIPTION_, TENANT_ID_, HAS_GRAPHICAL_NOTATION_, HAS_START_FORM_KEY_";
+const DEF_COLUMNS: &[&str] = &[
+    "ID_",
+    "KEY_",
+    "VERSION_",
+    "NAME_",
+    "DEPLOYMENT_ID_",
+    "RESOURCE_NAME_",
+    "SUSPENSION_STATE_",
+    "CATEGORY_",
+    "DESCRIPTION_",
+    "TENANT_ID_",
+    "HAS_GRAPHICAL_NOTATION_",
+    "HAS_START_FORM_KEY_",
+];
+
+/// [`DEF_COLUMNS`] and the database's now.
+const LOOKUP_COLUMNS: &[&str] = &[
+    "ID_",
+    "KEY_",
+    "VERSION_",
+    "NAME_",
+    "DEPLOYMENT_ID_",
+    "RESOURCE_NAME_",
+    "SUSPENSION_STATE_",
+    "CATEGORY_",
+    "DESCRIPTION_",
+    "TENANT_ID_",
+    "HAS_GRAPHICAL_NOTATION_",
+    "HAS_START_FORM_KEY_",
+    "NOW",
+];
 
 fn def_row(r: &Row<'_>) -> Result<DefinitionInfo> {
     Ok(DefinitionInfo {
@@ -34,6 +74,11 @@ fn def_row(r: &Row<'_>) -> Result<DefinitionInfo> {
         deployment_id: r.text("DEPLOYMENT_ID_")?,
         resource_name: r.text("RESOURCE_NAME_")?,
         suspended: r.int("SUSPENSION_STATE_")? == super::SUSPENDED,
+        category: r.opt_text("CATEGORY_")?,
+        description: r.opt_text("DESCRIPTION_")?,
+        tenant_id: r.text("TENANT_ID_")?,
+        graphical_notation_defined: r.opt_flag("HAS_GRAPHICAL_NOTATION_")?.unwrap_or(false),
+        start_form_defined: r.opt_flag("HAS_START_FORM_KEY_")?.unwrap_or(false),
     })
 }
 
@@ -48,28 +93,62 @@ pub enum Lookup<'a> {
 /// The definition, if any, with the database's now, read by the same statement: a start needs
 /// both, and that is one round trip instead of two.
 pub async fn definition_lookup(store: &dyn Sql, which: Lookup<'_>) -> Result<Option<(DefinitionInfo, Timestamp)>> {
-    const COLUMNS: &[&str] =
-        &["ID_", "KEY_", "VERSION_", "NAME_", "DEPLOYMENT_ID_", "RESOURCE_NAME_", "SUSPENSION_STATE_", "NOW"];
     let now = store.dialect().now;
     let (filter, key) = match which {
         Lookup::Id(id) => ("ID_ = ?", id),
         Lookup::LatestOf(key) => ("KEY_ = ? AND TENANT_ID_ = '' ORDER BY VERSION_ DESC LIMIT 1", key),
     };
     let sql = format!("SELECT {DEF_SELECT}, {now} FROM ACT_RE_PROCDEF WHERE {filter}");
-    let rows = Rows::read(store, "ACT_RE_PROCDEF", COLUMNS, &sql, &[t(key)]).await?;
+    let rows = Rows::read(store, "ACT_RE_PROCDEF", LOOKUP_COLUMNS, &sql, &[t(key)]).await?;
     rows.first().map(|r| Ok((def_row(&r)?, r.instant("NOW")?))).transpose()
 }
 
 /// Definitions, optionally of one key and/or only the latest versions, by key and version.
 pub async fn definition_list(store: &dyn Sql, key: Option<&str>, latest_only: bool) -> Result<Vec<DefinitionInfo>> {
+    definition_query(store, &DefinitionFilter { key, latest_only, ..DefinitionFilter::default() }).await
+}
+
+/// What [`definition_query`] keeps: each given value must be equal (Flowable's list filters
+/// that compare for equality; its `…Like` patterns are matched by the caller).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DefinitionFilter<'a> {
+    pub key: Option<&'a str>,
+    pub name: Option<&'a str>,
+    pub category: Option<&'a str>,
+    pub deployment_id: Option<&'a str>,
+    pub resource_name: Option<&'a str>,
+    pub version: Option<i64>,
+    pub suspended: Option<bool>,
+    /// Only the latest version of each key.
+    pub latest_only: bool,
+}
+
+/// The definitions `f` keeps, by key and version.
+pub async fn definition_query(store: &dyn Sql, f: &DefinitionFilter<'_>) -> Result<Vec<DefinitionInfo>> {
     let sql = format!(
         "SELECT {DEF_SELECT} FROM ACT_RE_PROCDEF d WHERE (CAST(? AS VARCHAR(255)) IS NULL OR KEY_ = ?) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR NAME_ = ?) AND (CAST(? AS VARCHAR(255)) IS NULL OR CATEGORY_ = ?) \
+         AND (CAST(? AS VARCHAR(64)) IS NULL OR DEPLOYMENT_ID_ = ?) \
+         AND (CAST(? AS VARCHAR(4000)) IS NULL OR RESOURCE_NAME_ = ?) \
+         AND (CAST(? AS BIGINT) IS NULL OR VERSION_ = ?) AND (? = 0 OR SUSPENSION_STATE_ = ?) \
          AND (? = 0 OR VERSION_ = (SELECT MAX(VERSION_) FROM ACT_RE_PROCDEF x WHERE x.KEY_ = d.KEY_ AND x.TENANT_ID_ = d.TENANT_ID_)) \
          ORDER BY KEY_, VERSION_"
     );
-    let key = key.map_or(SqlValue::Null, t);
-    let rows =
-        Rows::read(store, "ACT_RE_PROCDEF", DEF_COLUMNS, &sql, &[key.clone(), key, i(i64::from(latest_only))]).await?;
+    let text = |v: Option<&str>| v.map_or(SqlValue::Null, t);
+    let mut binds = Vec::new();
+    for v in [f.key, f.name, f.category, f.deployment_id, f.resource_name] {
+        binds.extend([text(v), text(v)]);
+    }
+    let version = f.version.map_or(SqlValue::Null, i);
+    binds.extend([version.clone(), version]);
+    // SUSPENSION_STATE_ wanted, 0 for either.
+    let state = match f.suspended {
+        None => 0,
+        Some(true) => super::SUSPENDED,
+        Some(false) => 1,
+    };
+    binds.extend([i(state), i(state), i(i64::from(f.latest_only))]);
+    let rows = Rows::read(store, "ACT_RE_PROCDEF", DEF_COLUMNS, &sql, &binds).await?;
     rows.iter().map(|r| def_row(&r)).collect()
 }
 

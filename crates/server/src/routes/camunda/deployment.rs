@@ -188,8 +188,13 @@ async fn page_of(app: &AppState, q: ListQuery, paged: bool) -> Result<(Vec<Value
         return Ok((page.page(one).iter().map(deployment_dto).collect(), total));
     }
     let newest_first = sort.is_some_and(|(_, desc)| desc);
-    let (rows, total) = processes.deployments(name.as_deref(), newest_first, page.first, page.max).await?;
-    Ok((rows.iter().map(deployment_dto).collect(), total))
+    let mut rows = processes.deployments(name.as_deref(), None).await?;
+    rows.sort_by(|a, b| (a.deploy_time, &a.id).cmp(&(b.deploy_time, &b.id)));
+    if newest_first {
+        rows.reverse();
+    }
+    let total = rows.len() as u64;
+    Ok((page.page(rows).iter().map(deployment_dto).collect(), total))
 }
 
 /// `GET /engine-rest/deployment?id=&name=&sortBy=deploymentTime&…` → `[DeploymentDto]`.
@@ -228,8 +233,8 @@ pub struct DeleteQuery {
 }
 
 /// `DELETE /engine-rest/deployment/{id}?cascade=` → 204: the deployment, its definitions,
-/// resources and start events; with `cascade=true` its running instances first (their history
-/// stays), without them a 400 while any runs. The key's version before, if this held its
+/// resources and start events; with `cascade=true` its running instances first and the
+/// history of its definitions' instances, without them a 400 while any runs. The key's version before, if this held its
 /// latest, starts by its events again.
 pub async fn delete(
     State(app): State<AppState>,

@@ -448,7 +448,7 @@ pub async fn extend_lock(
             ),
         ));
     }
-    processes.external_extend_lock(&id, &worker, lock).await.map_err(|e| ApiError::from(e))?;
+    processes.external_extend_lock(&id, &worker, lock).await?;
     let now = processes.external_task(&id).await?;
     Ok(axum::Json(LockExtension { job_id: id, worker_id: worker, lock_expiration_time: now.lock_expiration_time }))
 }

@@ -3,15 +3,15 @@
 
 use super::{filter, limited, unknown_action};
 use crate::AppState;
-use crate::dto::{DeploymentDto, List};
+use crate::dto::{List, Sorting};
 use crate::error::ApiError;
-use crate::extract::{Id, Json, Query, flag};
+use crate::extract::{Id, Json, Query, Segments, flag};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Multipart, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use kairos::process::{DefinitionInfo, DeploymentInfo};
-use serde::Deserialize;
+use kairos::process::{DefinitionInfo, DeploymentInfo, DeploymentRow, ResourceRow};
+use serde::{Deserialize, Serialize};
 
 /// The largest deployment request: the BPMN parser's 10 MiB limit on one document
 /// (`kairos_bpmn::limits::MAX_INPUT_BYTES`), plus room for a multipart form's framing.
@@ -24,9 +24,15 @@ const MAX_DEPLOYMENT_NAME_CHARS: usize = 200;
 const MAX_FILES: usize = 50;
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeployQuery {
     name: Option<String>,
+    /// Flowable's spelling of `name`.
+    deployment_name: Option<String>,
+    /// Flowable's deployment key, kept in ACT_RE_DEPLOYMENT.KEY_.
+    deployment_key: Option<String>,
+    /// Flowable's tenant: kairos has one, the empty one.
+    tenant_id: Option<String>,
 }
 
 /// One BPMN document of a deployment request.
@@ -41,7 +47,10 @@ struct Resource {
 /// `POST /repository/deployments[?name=]`: the body is one BPMN document
 /// (`Content-Type: application/xml` or `text/xml`), or a `multipart/form-data` form whose file
 /// parts are BPMN documents (an optional text part `name` names them when there is one file).
-/// → 201 `{"id", "name", "deploymentTime", "processDefinitions": [...]}`.
+/// → 201 with Flowable's DeploymentResponse (`id, name, deploymentTime, category,
+/// parentDeploymentId, url, tenantId`) and kairos's `processDefinitions` ([`Deployed`]).
+/// Flowable's `deploymentName` (= `name`), `deploymentKey` and `tenantId` (only the empty one)
+/// are taken.
 ///
 /// Every document is parsed before any is deployed, so a malformed one writes nothing.
 pub async fn deploy(
@@ -49,7 +58,14 @@ pub async fn deploy(
     Query(q): Query<DeployQuery>,
     req: Request,
 ) -> Result<Response, ApiError> {
-    let query_name = filter(q.name).map(|n| limited("name", n, MAX_DEPLOYMENT_NAME_CHARS)).transpose()?;
+    super::no_tenant("tenantId", q.tenant_id.as_deref())?;
+    let query_name = match (filter(q.name), filter(q.deployment_name)) {
+        (Some(_), Some(_)) => return Err(ApiError::invalid("deploymentName", "give name or deploymentName, not both")),
+        (Some(n), None) => Some(limited("name", n, MAX_DEPLOYMENT_NAME_CHARS)?),
+        (None, Some(n)) => Some(limited("deploymentName", n, MAX_DEPLOYMENT_NAME_CHARS)?),
+        (None, None) => None,
+    };
+    let key = filter(q.deployment_key).map(|k| limited("deploymentKey", k, super::MAX_NAME_CHARS)).transpose()?;
     let ct = req.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap_or("").to_string());
     let essence = ct.as_deref().map(|c| c.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
     let resources = match essence.as_deref() {
@@ -78,7 +94,7 @@ pub async fn deploy(
     }
     let mut done: Vec<DeploymentInfo> = Vec::new();
     for r in &resources {
-        match processes.deploy(&r.name, &r.xml).await {
+        match processes.deploy_keyed(&r.name, key.as_deref(), &r.xml).await {
             Ok(d) => done.push(d),
             Err(e) => {
                 let mut err = in_resource(e.into(), r, resources.len());
@@ -93,7 +109,8 @@ pub async fn deploy(
             }
         }
     }
-    Ok((StatusCode::CREATED, axum::Json(DeploymentDto::new(done))).into_response())
+    let location = format!("/repository/deployments/{}", encode(&done[0].id));
+    Ok((StatusCode::CREATED, [(header::LOCATION, location)], axum::Json(Deployed::new(done))).into_response())
 }
 
 /// Names the file a deployment error is about when the form had several.
@@ -219,32 +236,331 @@ async fn from_multipart(req: Request, query_name: Option<String>) -> Result<Vec<
         .collect()
 }
 
+// ---- answer shapes -------------------------------------------------------------------------
+
+/// A path segment percent-encoded as Flowable's URLs have it (`diagrams%2Fa.bpmn20.xml`):
+/// every byte but the unreserved characters of RFC 3986.
+pub fn encode(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for b in segment.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Flowable's `DeploymentResponse`. `parentDeploymentId` is the deployment itself, as Flowable
+/// sets it for a deployment made without a parent; `category` is never set by kairos.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentResponse {
+    pub id: String,
+    pub name: Option<String>,
+    #[serde(serialize_with = "crate::flowable::ser_date")]
+    pub deployment_time: jiff::Timestamp,
+    pub category: Option<String>,
+    pub parent_deployment_id: String,
+    pub url: String,
+    pub tenant_id: String,
+}
+
+impl DeploymentResponse {
+    fn of(d: DeploymentRow) -> Self {
+        DeploymentResponse {
+            url: format!("/repository/deployments/{}", encode(&d.id)),
+            parent_deployment_id: d.id.clone(),
+            id: d.id,
+            name: d.name,
+            deployment_time: d.deploy_time,
+            category: d.category,
+            tenant_id: d.tenant_id,
+        }
+    }
+}
+
+/// Flowable's `ProcessDefinitionResponse` (`url`, `deploymentUrl`, `resource` and
+/// `diagramResource` as URLs) beside kairos's own fields (`resourceName`). kairos keeps no
+/// diagram images: `diagramResource` is null.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DefinitionResponse {
+    #[serde(flatten)]
+    pub info: DefinitionInfo,
+    pub url: String,
+    pub deployment_url: String,
+    pub resource: String,
+    pub diagram_resource: Option<String>,
+}
+
+impl DefinitionResponse {
+    pub fn of(info: DefinitionInfo) -> Self {
+        let deployment_url = format!("/repository/deployments/{}", encode(&info.deployment_id));
+        DefinitionResponse {
+            url: format!("/repository/process-definitions/{}", encode(&info.id)),
+            resource: format!("{deployment_url}/resources/{}", encode(&info.resource_name)),
+            deployment_url,
+            diagram_resource: None,
+            info,
+        }
+    }
+}
+
+/// The answer to `POST /repository/deployments`: Flowable's DeploymentResponse of the (first)
+/// deployment and kairos's `processDefinitions` of every file. A form of several files makes
+/// one deployment per file (the engine deploys one document at a time), each under
+/// `deployments`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Deployed {
+    #[serde(flatten)]
+    pub deployment: DeploymentResponse,
+    pub process_definitions: Vec<DefinitionResponse>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deployments: Option<Vec<Deployed>>,
+}
+
+impl Deployed {
+    /// `done` holds at least one deployment.
+    fn new(mut done: Vec<DeploymentInfo>) -> Self {
+        let one = |d: DeploymentInfo| Deployed {
+            deployment: DeploymentResponse::of(DeploymentRow {
+                id: d.id,
+                name: Some(d.name),
+                category: None,
+                key: None,
+                tenant_id: String::new(),
+                deploy_time: d.deployment_time,
+            }),
+            process_definitions: d.process_definitions.into_iter().map(DefinitionResponse::of).collect(),
+            deployments: None,
+        };
+        if done.len() == 1 {
+            return one(done.remove(0));
+        }
+        let all: Vec<Deployed> = done.into_iter().map(one).collect();
+        let first = &all[0].deployment;
+        Deployed {
+            deployment: DeploymentResponse {
+                id: first.id.clone(),
+                name: first.name.clone(),
+                deployment_time: first.deployment_time,
+                category: None,
+                parent_deployment_id: first.parent_deployment_id.clone(),
+                url: first.url.clone(),
+                tenant_id: String::new(),
+            },
+            process_definitions: all
+                .iter()
+                .flat_map(|d| d.process_definitions.iter().map(|p| DefinitionResponse::of(p.info.clone())))
+                .collect(),
+            deployments: Some(all),
+        }
+    }
+}
+
+/// Flowable's `DeploymentResourceResponse`: `id` is the resource's name; `type` is
+/// `processDefinition` for a BPMN document definitions were deployed from, else `resource`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceResponse {
+    pub id: String,
+    pub url: String,
+    pub content_url: String,
+    pub media_type: &'static str,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+}
+
+impl ResourceResponse {
+    fn of(deployment: &str, r: ResourceRow) -> Self {
+        let base = format!("/repository/deployments/{}", encode(deployment));
+        ResourceResponse {
+            url: format!("{base}/resources/{}", encode(&r.name)),
+            content_url: format!("{base}/resourcedata/{}", encode(&r.name)),
+            media_type: media_type(&r.name),
+            kind: if r.is_definition { "processDefinition" } else { "resource" },
+            id: r.name,
+        }
+    }
+}
+
+/// The media type Flowable's content type resolver gives a resource name.
+fn media_type(name: &str) -> &'static str {
+    let lower = name.to_ascii_lowercase();
+    let ext = lower.rsplit('.').next().unwrap_or("");
+    match ext {
+        "xml" | "bpmn" | "bpmn2" | "dmn" | "cmmn" => "text/xml",
+        "png" => "image/png",
+        "svg" => "image/svg+xml",
+        "json" => "application/json",
+        "txt" => "text/plain",
+        _ => "application/octet-stream",
+    }
+}
+
+// ---- filters -------------------------------------------------------------------------------
+
+/// Longest `…Like` pattern (a NAME_ or CATEGORY_ is at most 255 characters; RESOURCE_NAME_ 4000).
+const MAX_PATTERN_CHARS: usize = 4000;
+
+/// SQL's LIKE as Flowable's queries use it: `%` any run of characters, `_` any one, the rest
+/// itself (case-sensitive, as on PostgreSQL). Evaluated here, not in SQL: SQLite's LIKE ignores
+/// ASCII case and PostgreSQL's does not, and both backends must answer alike. Linear space,
+/// pattern × text time, both bounded by their lengths.
+pub fn like(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    // matched[j]: the pattern so far matches the first j characters of the text.
+    let mut matched = vec![false; t.len() + 1];
+    matched[0] = true;
+    for &c in &p {
+        let mut next = vec![false; t.len() + 1];
+        if c == '%' {
+            let mut any = false;
+            for j in 0..=t.len() {
+                any |= matched[j];
+                next[j] = any;
+            }
+        } else {
+            for j in 1..=t.len() {
+                next[j] = matched[j - 1] && (c == '_' || c == t[j - 1]);
+            }
+        }
+        matched = next;
+    }
+    matched[t.len()]
+}
+
+/// A `…Like` parameter, checked for length.
+fn pattern(field: &'static str, v: Option<String>) -> Result<Option<String>, ApiError> {
+    filter(v).map(|p| limited(field, p, MAX_PATTERN_CHARS)).transpose()
+}
+
+/// Whether `value` passes an optional pattern (a null value passes none).
+fn passes(pattern: &Option<String>, value: Option<&str>) -> bool {
+    match pattern {
+        None => true,
+        Some(p) => value.is_some_and(|v| like(p, v)),
+    }
+}
+
+/// Flowable's tenant filters against kairos's one tenant `''`: `tenantId` keeps everything when
+/// empty and nothing otherwise; `tenantIdLike` keeps everything when it matches `''`;
+/// `withoutTenantId` changes nothing (nothing has a tenant).
+fn tenant_matches(tenant: &Option<String>, like_pattern: &Option<String>, without: Option<bool>) -> bool {
+    let _ = without;
+    tenant.as_deref().is_none_or(str::is_empty) && like_pattern.as_deref().is_none_or(|p| like(p, ""))
+}
+
+/// A positive whole number parameter.
+fn number(field: &'static str, v: Option<&str>) -> Result<Option<i64>, ApiError> {
+    match v {
+        None | Some("") => Ok(None),
+        Some(s) => match s.parse::<i64>() {
+            Ok(n) if n >= 1 => Ok(Some(n)),
+            _ => Err(ApiError::invalid(field, format!("{field} must be a whole number of 1 or more, not \"{s}\""))),
+        },
+    }
+}
+
+/// Sorts `all` by the response property `property` (what the `sort` value stands for), then
+/// pages it and names `sorting` in the envelope.
+fn sort_page<T: Serialize>(
+    all: Vec<T>,
+    sorting: &Sorting,
+    property: &str,
+    start: Option<&str>,
+    size: Option<&str>,
+) -> Result<List<T>, ApiError> {
+    let by = Sorting { field: property.to_string(), descending: sorting.descending };
+    Ok(super::paged(by.sort(all), start, size)?.sorted_as(sorting))
+}
+
+// ---- process definitions -------------------------------------------------------------------
+
+/// Flowable's `GET /repository/process-definitions` parameters that mean something here.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DefinitionsQuery {
     key: Option<String>,
+    key_like: Option<String>,
+    name: Option<String>,
+    name_like: Option<String>,
+    name_like_ignore_case: Option<String>,
+    category: Option<String>,
+    category_like: Option<String>,
+    category_not_equals: Option<String>,
+    resource_name: Option<String>,
+    resource_name_like: Option<String>,
+    deployment_id: Option<String>,
+    version: Option<String>,
     latest: Option<String>,
+    suspended: Option<String>,
+    tenant_id: Option<String>,
+    tenant_id_like: Option<String>,
+    without_tenant_id: Option<String>,
     sort: Option<String>,
     order: Option<String>,
     start: Option<String>,
     size: Option<String>,
 }
 
-/// `GET /repository/process-definitions?key=&latest=true`, by key then version.
+/// What definition lists sort by (`sort=`): Flowable's `ProcessDefinitionQueryProperty`s.
+const DEFINITION_SORTS: &[&str] = &["id", "key", "category", "name", "version", "deploymentId", "tenantId"];
+
+/// `GET /repository/process-definitions` with Flowable's filters; by `name` unless `sort` says.
+/// Equality filters run in SQL, `…Like` patterns here ([`like`]).
 pub async fn definitions(
     State(app): State<AppState>,
     Query(q): Query<DefinitionsQuery>,
-) -> Result<axum::Json<List<DefinitionInfo>>, ApiError> {
+) -> Result<axum::Json<List<DefinitionResponse>>, ApiError> {
     let latest = flag("latest", q.latest.as_deref())?.unwrap_or(false);
-    let key = filter(q.key);
-    let all = app.engine.processes().definitions_list(key.as_deref(), latest).await?;
-    let sorting = crate::dto::Sorting::parse(q.sort.as_deref(), q.order.as_deref(), DEFINITION_SORTS, "name")?;
-    Ok(axum::Json(super::paged_sorted(all, q.start.as_deref(), q.size.as_deref(), &sorting)?))
+    let suspended = flag("suspended", q.suspended.as_deref())?;
+    let without_tenant = flag("withoutTenantId", q.without_tenant_id.as_deref())?;
+    let version = number("version", q.version.as_deref())?;
+    let sorting = Sorting::parse(q.sort.as_deref(), q.order.as_deref(), DEFINITION_SORTS, "name")?;
+    let (key, name, category) = (filter(q.key), filter(q.name), filter(q.category));
+    let (resource_name, deployment_id) = (filter(q.resource_name), filter(q.deployment_id));
+    let key_like = pattern("keyLike", q.key_like)?;
+    let name_like = pattern("nameLike", q.name_like)?;
+    let name_like_ic = pattern("nameLikeIgnoreCase", q.name_like_ignore_case)?.map(|p| p.to_lowercase());
+    let category_like = pattern("categoryLike", q.category_like)?;
+    let category_not = filter(q.category_not_equals);
+    let resource_like = pattern("resourceNameLike", q.resource_name_like)?;
+    let tenant_like = pattern("tenantIdLike", q.tenant_id_like)?;
+    let tenant = q.tenant_id;
+    let f = kairos::process::DefinitionFilter {
+        key: key.as_deref(),
+        name: name.as_deref(),
+        category: category.as_deref(),
+        deployment_id: deployment_id.as_deref(),
+        resource_name: resource_name.as_deref(),
+        version,
+        suspended,
+        latest_only: latest,
+    };
+    let mut all = app.engine.processes().definitions_query(&f).await?;
+    if !tenant_matches(&tenant, &tenant_like, without_tenant) {
+        all.clear();
+    }
+    all.retain(|d| {
+        passes(&key_like, Some(&d.key))
+            && passes(&name_like, d.name.as_deref())
+            && passes(&name_like_ic, d.name.as_deref().map(str::to_lowercase).as_deref())
+            && passes(&category_like, d.category.as_deref())
+            && category_not.as_deref().is_none_or(|c| d.category.as_deref() != Some(c))
+            && passes(&resource_like, Some(&d.resource_name))
+    });
+    let all: Vec<DefinitionResponse> = all.into_iter().map(DefinitionResponse::of).collect();
+    let property = sorting.field.clone();
+    Ok(axum::Json(sort_page(all, &sorting, &property, q.start.as_deref(), q.size.as_deref())?))
 }
 
 /// `GET /repository/process-definitions/{id}`.
-pub async fn definition(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<DefinitionInfo>, ApiError> {
-    Ok(axum::Json(app.engine.processes().definition(&id).await?))
+pub async fn definition(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<DefinitionResponse>, ApiError> {
+    Ok(axum::Json(DefinitionResponse::of(app.engine.processes().definition(&id).await?)))
 }
 
 /// `GET /repository/process-definitions/{id}/resourcedata`: the deployed XML.
@@ -253,26 +569,183 @@ pub async fn resource(State(app): State<AppState>, Id(id): Id) -> Result<Respons
     Ok(([(header::CONTENT_TYPE, "application/xml; charset=utf-8")], xml).into_response())
 }
 
+/// Flowable's `ProcessDefinitionActionRequest`.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DefinitionAction {
-    action: String,
+    action: Option<String>,
+    /// Suspend or activate the definition's running instances too.
+    include_process_instances: Option<bool>,
+    /// Flowable's delayed suspension; not supported (refused unless null).
+    date: Option<serde_json::Value>,
 }
 
-/// `PUT /repository/process-definitions/{id}` `{"action": "suspend"|"activate"}`: a suspended
-/// definition starts no new instances; running ones go on.
+/// `PUT /repository/process-definitions/{id}` `{"action": "suspend"|"activate",
+/// "includeProcessInstances"?, "date"?: null}`: a suspended definition starts no new
+/// instances; with `includeProcessInstances` every running instance is suspended (or
+/// activated) too, its jobs included.
 pub async fn update_definition(
     State(app): State<AppState>,
     Id(id): Id,
     Json(body): Json<DefinitionAction>,
-) -> Result<axum::Json<DefinitionInfo>, ApiError> {
-    let suspended = match body.action.as_str() {
-        "suspend" => true,
-        "activate" => false,
-        other => return Err(unknown_action(other, "\"suspend\" or \"activate\"")),
+) -> Result<axum::Json<DefinitionResponse>, ApiError> {
+    if body.date.as_ref().is_some_and(|d| !d.is_null()) {
+        return Err(ApiError::invalid(
+            "date",
+            "date: suspending or activating at a later date is not supported; leave date out or null and call at that time",
+        ));
+    }
+    let suspended = match body.action.as_deref() {
+        Some("suspend") => true,
+        Some("activate") => false,
+        Some(other) => return Err(unknown_action(other, "\"suspend\" or \"activate\"")),
+        None => return Err(ApiError::invalid("action", "action is required: \"suspend\" or \"activate\"")),
     };
-    Ok(axum::Json(app.engine.processes().set_definition_suspended(&id, suspended).await?))
+    let instances = body.include_process_instances.unwrap_or(false);
+    let d = app.engine.processes().set_definition_suspended_with(&id, suspended, instances).await?;
+    Ok(axum::Json(DefinitionResponse::of(d)))
 }
 
-/// What this list sorts by (`sort=`), Flowable's query properties that kairos has.
-const DEFINITION_SORTS: &[&str] = &["id", "key", "name", "version", "deploymentId"];
+// ---- deployments ---------------------------------------------------------------------------
+
+/// Flowable's `GET /repository/deployments` parameters.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeploymentsQuery {
+    name: Option<String>,
+    name_like: Option<String>,
+    category: Option<String>,
+    category_not_equals: Option<String>,
+    parent_deployment_id: Option<String>,
+    parent_deployment_id_like: Option<String>,
+    tenant_id: Option<String>,
+    tenant_id_like: Option<String>,
+    without_tenant_id: Option<String>,
+    sort: Option<String>,
+    order: Option<String>,
+    start: Option<String>,
+    size: Option<String>,
+}
+
+/// What deployment lists sort by (Flowable's `DeploymentQueryProperty`s), and the property of
+/// the answer each stands for.
+const DEPLOYMENT_SORTS: &[&str] = &["id", "name", "deployTime", "tenantId"];
+
+/// `GET /repository/deployments` with Flowable's filters, by `id` unless `sort` says.
+pub async fn deployments(
+    State(app): State<AppState>,
+    Query(q): Query<DeploymentsQuery>,
+) -> Result<axum::Json<List<DeploymentResponse>>, ApiError> {
+    let without_tenant = flag("withoutTenantId", q.without_tenant_id.as_deref())?;
+    let sorting = Sorting::parse(q.sort.as_deref(), q.order.as_deref(), DEPLOYMENT_SORTS, "id")?;
+    let name_like = pattern("nameLike", q.name_like)?;
+    let parent_like = pattern("parentDeploymentIdLike", q.parent_deployment_id_like)?;
+    let tenant_like = pattern("tenantIdLike", q.tenant_id_like)?;
+    let (name, category) = (filter(q.name), filter(q.category));
+    let (category_not, parent) = (filter(q.category_not_equals), filter(q.parent_deployment_id));
+    let mut all = app.engine.processes().deployments(name.as_deref(), category.as_deref()).await?;
+    if !tenant_matches(&q.tenant_id, &tenant_like, without_tenant) {
+        all.clear();
+    }
+    all.retain(|d| {
+        passes(&name_like, d.name.as_deref())
+            && category_not.as_deref().is_none_or(|c| d.category.as_deref() != Some(c))
+            && parent.as_deref().is_none_or(|p| p == d.id)
+            && passes(&parent_like, Some(&d.id))
+    });
+    let all: Vec<DeploymentResponse> = all.into_iter().map(DeploymentResponse::of).collect();
+    let property = if sorting.field == "deployTime" { "deploymentTime".to_string() } else { sorting.field.clone() };
+    Ok(axum::Json(sort_page(all, &sorting, &property, q.start.as_deref(), q.size.as_deref())?))
+}
+
+/// `GET /repository/deployments/{id}`.
+pub async fn deployment(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<DeploymentResponse>, ApiError> {
+    Ok(axum::Json(DeploymentResponse::of(app.engine.processes().deployment(&id).await?)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeleteDeploymentQuery {
+    cascade: Option<String>,
+}
+
+/// `DELETE /repository/deployments/{id}?cascade=true|false` → 204. Without cascade a
+/// deployment whose definitions have running instances is refused (409 naming them); with it
+/// they are deleted first, and the history of its definitions' instances goes too (Flowable's
+/// cascade). How many instances were deleted is in the `Kairos-Deleted-Instances` header.
+pub async fn delete_deployment(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Query(q): Query<DeleteDeploymentQuery>,
+) -> Result<Response, ApiError> {
+    let cascade = flag("cascade", q.cascade.as_deref())?.unwrap_or(false);
+    let done = app.engine.processes().delete_deployment(&id, cascade).await?;
+    Ok((StatusCode::NO_CONTENT, [("kairos-deleted-instances", done.instances.to_string())]).into_response())
+}
+
+/// `GET /repository/deployments/{id}/resources`: a plain list (Flowable answers this one
+/// without the list envelope).
+pub async fn resources(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<Vec<ResourceResponse>>, ApiError> {
+    let all = app.engine.processes().deployment_resources(&id).await?;
+    Ok(axum::Json(all.into_iter().map(|r| ResourceResponse::of(&id, r)).collect()))
+}
+
+/// `GET /repository/deployments/{id}/resources/{resourceId}`; a resource id with `/` is sent
+/// percent-encoded (`diagrams%2Fa.bpmn20.xml`), as Flowable asks.
+pub async fn resource_of_deployment(
+    State(app): State<AppState>,
+    Segments((id, name)): Segments<(String, String)>,
+) -> Result<axum::Json<ResourceResponse>, ApiError> {
+    let all = app.engine.processes().deployment_resources(&id).await?;
+    let found = all
+        .into_iter()
+        .find(|r| r.name == name)
+        .ok_or_else(|| ApiError::not_found(format!("deployment {id} has no resource named '{name}'")))?;
+    Ok(axum::Json(ResourceResponse::of(&id, found)))
+}
+
+/// `GET /repository/deployments/{id}/resourcedata/{resourceId}`: the resource's bytes, with its
+/// media type.
+pub async fn resource_data(
+    State(app): State<AppState>,
+    Segments((id, name)): Segments<(String, String)>,
+) -> Result<Response, ApiError> {
+    let bytes = app.engine.processes().deployment_resource(&id, &name).await?;
+    Ok(([(header::CONTENT_TYPE, media_type(&name))], bytes).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_is_sql_like_case_sensitive() {
+        for (p, t, want) in [
+            ("%", "", true),
+            ("%", "abc", true),
+            ("a%", "abc", true),
+            ("%c", "abc", true),
+            ("a_c", "abc", true),
+            ("a_c", "ac", false),
+            ("%b%", "abc", true),
+            ("A%", "abc", false),
+            ("abc", "abc", true),
+            ("ab", "abc", false),
+            ("", "", true),
+            ("", "a", false),
+            ("%%x", "aax", true),
+            ("Ü%", "Über", true),
+        ] {
+            assert_eq!(like(p, t), want, "{p} ~ {t}");
+        }
+    }
+
+    #[test]
+    fn resource_names_are_encoded_and_typed() {
+        assert_eq!(encode("diagrams/a b.bpmn20.xml"), "diagrams%2Fa%20b.bpmn20.xml");
+        assert_eq!(media_type("x.bpmn20.xml"), "text/xml");
+        assert_eq!(media_type("x.BPMN"), "text/xml");
+        assert_eq!(media_type("x.png"), "image/png");
+        assert_eq!(media_type("x"), "application/octet-stream");
+    }
+}
