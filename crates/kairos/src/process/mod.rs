@@ -347,14 +347,24 @@ impl Processes {
         let mut lost_race = false;
         for _ in 0..CONFLICT_RETRIES {
             let Some(before) = tables::instance_load(db, id).await? else {
-                let message = match (&command, lost_race) {
+                // A completion that found its task open, then the instance gone: a concurrent
+                // completion of this very task ended it in between (it committed after our
+                // lookup and before our load) — a conflict, as when the race is seen later.
+                let completed_meanwhile = match &command {
+                    Command::CompleteTask { task_id, .. } if !lost_race => {
+                        matches!(tables::task_ended(db, task_id).await?, tables::TaskEnded::Completed)
+                    }
+                    _ => false,
+                };
+                let lost = lost_race || completed_meanwhile;
+                let message = match (&command, lost) {
                     // The concurrent command that won ended the instance with this very task.
                     (Command::CompleteTask { task_id, .. }, true) => {
                         format!("task {task_id} was already completed (process instance {id} has ended)")
                     }
                     _ => format!("process instance {id} is not running"),
                 };
-                let what = if lost_race { ErrorKind::Conflict } else { ErrorKind::NotFound };
+                let what = if lost { ErrorKind::Conflict } else { ErrorKind::NotFound };
                 return Err(Error::Process(ProcessError::new(what, message)));
             };
             let defs = self.definitions(&before.definition_id).await?;
