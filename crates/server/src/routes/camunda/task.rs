@@ -249,5 +249,11 @@ pub async fn variables(
     Query(q): Query<ValuesQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
     flag("deserializeValues", q.deserialize_values.as_deref())?;
-    Ok(axum::Json(to_typed(&app.engine.processes().task_variables(&id, TaskScope::All).await?)))
+    // An ended task has no variables to read: 404 as for an unknown one (the engine's 409
+    // means "someone completed it first", an answer for actions).
+    let vars = app.engine.processes().task_variables(&id, TaskScope::All).await.map_err(|e| {
+        let e = ApiError::from(e);
+        if e.status == axum::http::StatusCode::CONFLICT { ApiError::not_found(e.message) } else { e }
+    })?;
+    Ok(axum::Json(to_typed(&vars)))
 }
