@@ -110,16 +110,18 @@ pub async fn task_add(
     Ok((StatusCode::CREATED, axum::Json(CommentResponse::of(c, true))).into_response())
 }
 
+/// Comment `id` of `all` (those of `on`), or a 404 saying so.
+fn pick(all: Vec<Comment>, id: &str, on: &str) -> Result<Comment, ApiError> {
+    all.into_iter().find(|c| c.id == id).ok_or_else(|| ApiError::not_found(format!("{on} has no comment {id}")))
+}
+
 /// `GET /runtime/tasks/{id}/comments/{commentId}`.
 pub async fn task_get(
     State(app): State<AppState>,
     Segments((id, comment)): Segments<(String, String)>,
 ) -> Result<axum::Json<CommentResponse>, ApiError> {
     let all = app.engine.processes().task_comments(&id).await?;
-    all.into_iter()
-        .find(|c| c.id == comment)
-        .map(|c| axum::Json(CommentResponse::of(c, true)))
-        .ok_or_else(|| ApiError::not_found(format!("task {id} has no comment {comment}")))
+    Ok(axum::Json(CommentResponse::of(pick(all, &comment, &format!("task {id}"))?, true)))
 }
 
 /// `DELETE /runtime/tasks/{id}/comments/{commentId}` → 204.
@@ -128,9 +130,7 @@ pub async fn task_delete(
     Segments((id, comment)): Segments<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     let processes = app.engine.processes();
-    if !processes.task_comments(&id).await?.iter().any(|c| c.id == comment) {
-        return Err(ApiError::not_found(format!("task {id} has no comment {comment}")));
-    }
+    pick(processes.task_comments(&id).await?, &comment, &format!("task {id}"))?;
     processes.delete_comment(&comment).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -168,10 +168,7 @@ pub async fn instance_get(
     Segments((id, comment)): Segments<(String, String)>,
 ) -> Result<axum::Json<CommentResponse>, ApiError> {
     let all = app.engine.processes().instance_comments(&id).await?;
-    all.into_iter()
-        .find(|c| c.id == comment)
-        .map(|c| axum::Json(CommentResponse::of(c, false)))
-        .ok_or_else(|| ApiError::not_found(format!("process instance {id} has no comment {comment}")))
+    Ok(axum::Json(CommentResponse::of(pick(all, &comment, &format!("process instance {id}"))?, false)))
 }
 
 /// `DELETE /history/historic-process-instances/{id}/comments/{commentId}` → 204.
@@ -180,9 +177,7 @@ pub async fn instance_delete(
     Segments((id, comment)): Segments<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     let processes = app.engine.processes();
-    if !processes.instance_comments(&id).await?.iter().any(|c| c.id == comment) {
-        return Err(ApiError::not_found(format!("process instance {id} has no comment {comment}")));
-    }
+    pick(processes.instance_comments(&id).await?, &comment, &format!("process instance {id}"))?;
     processes.delete_comment(&comment).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -37,62 +37,40 @@ pub struct AcquireBody {
     tenant_id: Option<String>,
 }
 
-/// A locked job as Flowable's `AcquiredExternalWorkerJobResponse` has it (its
-/// `ExternalWorkerJobResponse` and the variables as a typed list); `topic` is kairos's own.
+/// A locked job as Flowable's `AcquiredExternalWorkerJobResponse` has it: its
+/// [`JobResponse`] and the variables visible at the service task as a typed list.
 #[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
 pub struct AcquiredJob {
-    pub id: String,
-    pub url: String,
-    pub correlation_id: String,
-    pub process_instance_id: String,
-    pub process_definition_id: String,
-    pub execution_id: String,
-    pub scope_id: Option<String>,
-    pub sub_scope_id: Option<String>,
-    pub scope_definition_id: Option<String>,
-    pub scope_type: &'static str,
-    pub element_id: String,
-    pub element_name: Option<String>,
-    pub retries: i64,
-    pub exception_message: Option<String>,
-    #[serde(serialize_with = "flowable::opt_date")]
-    pub due_date: Option<Timestamp>,
-    #[serde(serialize_with = "flowable::opt_date")]
-    pub create_time: Option<Timestamp>,
-    pub tenant_id: String,
-    pub lock_owner: String,
-    #[serde(serialize_with = "flowable::ser_date")]
-    pub lock_expiration_time: Timestamp,
-    pub topic: String,
+    #[serde(flatten)]
+    pub job: JobResponse,
     pub variables: Vec<RestVariable>,
 }
 
 impl AcquiredJob {
     fn of(t: ExternalTask) -> Self {
-        AcquiredJob {
+        let job = JobResponse {
             url: format!("/external-job-api/jobs/{}", t.id),
             correlation_id: t.id.clone(),
-            variables: flowable::variable_list(&t.variables, None),
             id: t.id,
-            process_instance_id: t.process_instance_id,
-            process_definition_id: t.process_definition_id,
-            execution_id: t.execution_id,
+            process_instance_id: Some(t.process_instance_id),
+            process_definition_id: Some(t.process_definition_id),
+            execution_id: Some(t.execution_id),
             scope_id: None,
             sub_scope_id: None,
             scope_definition_id: None,
             scope_type: "bpmn",
-            element_id: t.element_id,
+            element_id: Some(t.element_id),
             element_name: None,
             retries: t.retries,
             exception_message: t.error_message,
             due_date: None,
             create_time: None,
             tenant_id: String::new(),
-            lock_owner: t.worker_id,
-            lock_expiration_time: t.lock_expiration_time,
-            topic: t.topic,
-        }
+            lock_owner: Some(t.worker_id),
+            lock_expiration_time: Some(t.lock_expiration_time),
+            topic: Some(t.topic),
+        };
+        AcquiredJob { job, variables: flowable::variable_list(&t.variables, None) }
     }
 }
 
@@ -283,12 +261,13 @@ pub struct JobResponse {
     pub scope_type: &'static str,
     pub element_id: Option<String>,
     pub element_name: Option<String>,
-    pub retries: i32,
+    pub retries: i64,
     pub exception_message: Option<String>,
     #[serde(serialize_with = "flowable::opt_date")]
     pub due_date: Option<Timestamp>,
-    #[serde(serialize_with = "flowable::ser_date")]
-    pub create_time: Timestamp,
+    /// Null in an acquire's answer (the engine's locked task does not carry it).
+    #[serde(serialize_with = "flowable::opt_date")]
+    pub create_time: Option<Timestamp>,
     pub tenant_id: String,
     pub lock_owner: Option<String>,
     #[serde(serialize_with = "flowable::opt_date")]
@@ -311,10 +290,10 @@ impl JobResponse {
             scope_type: "bpmn",
             element_id: j.element_id,
             element_name: j.element_name,
-            retries: j.retries,
+            retries: i64::from(j.retries),
             exception_message: j.exception_msg,
             due_date: j.duedate,
-            create_time: j.create_time,
+            create_time: Some(j.create_time),
             tenant_id: j.tenant_id.unwrap_or_default(),
             lock_owner: j.lock_owner,
             lock_expiration_time: j.lock_exp_time,
