@@ -50,7 +50,7 @@ const CASES: &[(&str, &str, &str)] = &[
     ),
     (r#"<serviceTask id="t" camunda:type="external"/>"#, "t", "camunda:type=\"external\" needs a camunda:topic"),
     (r#"<serviceTask id="t" camunda:topic="x"/>"#, "t", "a topic needs camunda:type=\"external\""),
-    (r#"<serviceTask id="t" flowable:type="mail"/>"#, "t", "unsupported flowable:type 'mail'"),
+    (r#"<serviceTask id="t" flowable:type=" "/>"#, "t", "flowable:type is empty"),
     (r#"<serviceTask id="t" kairos:handler="  "/>"#, "t", "kairos:handler is empty"),
     (r#"<task id="t" camunda:asyncBefore="yes"/>"#, "t", "camunda:asyncBefore must be true or false, not 'yes'"),
     (

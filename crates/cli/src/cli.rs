@@ -231,6 +231,16 @@ a dead letter of the instance.")]
 /// `kairos serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
+    /// Bind a handler name models use (a Java class, ${delegate}, a bean method svc.post, a task type such as mail) to
+    /// topic:TOPIC (an external worker), http:URL (an endpoint posted to) or handler:NAME; repeat for several
+    #[arg(long = "bind-handler", value_name = "NAME=TARGET")]
+    pub bind_handlers: Vec<String>,
+    /// A JSON file of handler bindings, {"NAME": "TARGET", ...} with the targets --bind-handler takes
+    #[arg(long, value_name = "FILE")]
+    pub handler_bindings: Option<std::path::PathBuf>,
+    /// Let handlers bound to http:URL reach loopback, private and link-local addresses (off: an SSRF guard)
+    #[arg(long)]
+    pub bind_allow_private: bool,
     /// Where the outbox's http sink posts an event that names no URL (SPEC C4); its host must pass the guard too
     #[arg(long, value_name = "URL")]
     pub outbox_base_url: Option<String>,

@@ -36,6 +36,16 @@ pub struct JobContext {
     pub node_now: jiff::Timestamp,
     /// Writes staged with [`JobContext::write_on_success`].
     pub(crate) staged: std::sync::Arc<std::sync::Mutex<Vec<kairos_store::JobEffect>>>,
+    /// What a service task's handler answered with [`JobContext::answer`].
+    pub(crate) answer: std::sync::Arc<std::sync::Mutex<Option<Answer>>>,
+}
+
+/// Data a service task's handler hands back to its process (an HTTP endpoint's JSON reply):
+/// `result` goes to the task's `resultVariable`, `variables` are set as the task's outputs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Answer {
+    pub result: Option<serde_json::Value>,
+    pub variables: serde_json::Map<String, serde_json::Value>,
 }
 
 impl JobContext {
@@ -84,7 +94,19 @@ impl JobContext {
             started: now,
             node_now: jiff::Timestamp::now(),
             staged: Default::default(),
+            answer: Default::default(),
         }
+    }
+
+    /// Answers the service task this handler runs for with data (a job's handler has no
+    /// process to answer: there it is dropped). Replaces an earlier answer.
+    pub fn answer(&self, answer: Answer) {
+        *self.answer.lock().unwrap_or_else(|e| e.into_inner()) = Some(answer);
+    }
+
+    /// The answer given with [`JobContext::answer`], if any (taken).
+    pub fn take_answer(&self) -> Option<Answer> {
+        self.answer.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     /// The writes staged so far (emptied).
@@ -149,6 +171,12 @@ impl Handlers {
     /// Registers (or replaces) the handler for `name`.
     pub fn register(&mut self, name: impl Into<String>, handler: impl Handler) -> &mut Self {
         self.map.insert(name.into(), Arc::new(handler));
+        self
+    }
+
+    /// Registers an already shared handler under `name` as well (an alias).
+    pub fn register_shared(&mut self, name: impl Into<String>, handler: Arc<dyn Handler>) -> &mut Self {
+        self.map.insert(name.into(), handler);
         self
     }
 

@@ -29,7 +29,7 @@ mod shared;
 
 pub use builtin::register_builtins;
 pub use config::{ExecutorConfig, SystemClock};
-pub use handler::{Handler, HandlerError, Handlers, JobContext, handler_fn};
+pub use handler::{Answer, Handler, HandlerError, Handlers, JobContext, handler_fn};
 pub use metrics::Metrics;
 
 use shared::Shared;

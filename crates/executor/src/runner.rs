@@ -224,6 +224,7 @@ async fn run_handler(
         started,
         node_now: shared.config.clock.now(),
         staged: staged.clone(),
+        answer: Default::default(),
     };
     let t = Instant::now();
     // The handler runs in a task of its own so that a panic is caught as a JoinError.

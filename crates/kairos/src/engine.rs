@@ -42,6 +42,8 @@ pub struct EngineBuilder {
     outbox: crate::outbox::OutboxSettings,
     sinks: std::collections::HashMap<String, Arc<dyn crate::outbox::Sink>>,
     two_phase: Option<(sqlx::PgPool, crate::two_phase::RecoverySettings)>,
+    /// Handler names bound to topics, endpoints or other handlers, in the order given.
+    bindings: Vec<(String, crate::process::HandlerBinding)>,
 }
 
 impl std::fmt::Debug for EngineBuilder {
@@ -106,6 +108,16 @@ impl EngineBuilder {
         f(&mut self.settings.executor);
         self
     }
+    /// Binds a handler name models use (a Java class, a delegate expression, a bean method
+    /// `svc.post`, a Flowable task type) to an external-worker topic, an HTTP endpoint or
+    /// another handler (see [`crate::process::HandlerBinding`]). A binding wins over a handler
+    /// of the same name; binding a name twice keeps the last.
+    pub fn bind_handler(mut self, name: impl Into<String>, binding: crate::process::HandlerBinding) -> Self {
+        let name = name.into();
+        self.bindings.retain(|(n, _)| *n != name);
+        self.bindings.push((name, binding));
+        self
+    }
     /// Registers a handler under `name` (replacing a built-in of that name).
     pub fn handler(mut self, name: impl Into<String>, handler: impl Handler) -> Self {
         self.handlers.register(name, handler);
@@ -168,6 +180,7 @@ impl EngineBuilder {
         if !own.contains("http") {
             own.register("http", crate::outbox::handlers::HttpHandler(outbox.clone()));
         }
+        let topics = bind_handlers(&mut own, self.bindings)?;
         self.handlers = own;
         // Service tasks call the handlers registered so far; the executor additionally runs
         // the process engine's own jobs (async continuations, timers) through it.
@@ -175,6 +188,7 @@ impl EngineBuilder {
         let processes = Arc::new(crate::process::Processes::new(
             store.clone(),
             service_handlers.clone(),
+            topics,
             self.settings.executor.node_id.clone(),
             self.settings.history,
             self.settings.min_repeat_interval,
@@ -211,6 +225,39 @@ impl EngineBuilder {
             two_phase_prefix: tokio::sync::OnceCell::new(),
         })
     }
+}
+
+/// Registers the handlers that bindings to endpoints and to other handlers make; returns the
+/// names bound to topics (which change models, not handlers). A binding to a handler that does
+/// not exist, or to a bad URL, is refused before the engine starts.
+fn bind_handlers(
+    handlers: &mut Handlers,
+    bindings: Vec<(String, crate::process::HandlerBinding)>,
+) -> Result<std::collections::BTreeMap<String, String>, Error> {
+    use crate::process::{HandlerBinding, HttpEndpoint};
+    let mut topics = std::collections::BTreeMap::new();
+    let refused = |name: &str, why: String| Error::Config(format!("invalid handler binding '{name}': {why}"));
+    for (name, binding) in bindings {
+        if name.trim().is_empty() {
+            return Err(refused(&name, "the handler name is empty".into()));
+        }
+        match binding {
+            HandlerBinding::Topic(topic) => {
+                topics.insert(name, topic);
+            }
+            HandlerBinding::Http { url, allow_private } => {
+                let endpoint = HttpEndpoint::new(&url, allow_private).map_err(|e| refused(&name, e))?;
+                handlers.register(name, endpoint);
+            }
+            HandlerBinding::Handler(target) => {
+                let h = handlers
+                    .get(&target)
+                    .ok_or_else(|| refused(&name, format!("no handler '{target}' is registered")))?;
+                handlers.register_shared(name, h);
+            }
+        }
+    }
+    Ok(topics)
 }
 
 /// The built-in `http` sink with its defaults (an empty allow-list: no event URL passes until
@@ -276,6 +323,7 @@ impl Engine {
             outbox: Default::default(),
             sinks: default_sinks(),
             two_phase: None,
+            bindings: Vec::new(),
         }
     }
 

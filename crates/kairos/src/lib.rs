@@ -41,6 +41,6 @@ pub use kairos_core::{
     NewJob, NodeInfo, NodeSettings, RetryPolicy, SignedDuration, SkewedClock, Timestamp, new_id, plan_completion,
 };
 pub use kairos_executor::{
-    ExecutorConfig, Handler, HandlerError, Handlers, JobContext, Metrics, SystemClock, handler_fn,
+    Answer, ExecutorConfig, Handler, HandlerError, Handlers, JobContext, Metrics, SystemClock, handler_fn,
 };
 pub use kairos_store::{self as store, Backend, Sql, Store};

@@ -37,6 +37,9 @@ pub(crate) struct Ctx<'a> {
     /// Every id in the document, so that ids made up for elements written
     /// without one ([`Ctx::fresh_id`]) never clash with a real one.
     ids: HashSet<String>,
+    /// The caller's expression checker, asked at once where its answer decides what an
+    /// attribute means (is `${svc.post(id)}` an expression or a bean method call?).
+    check: Option<crate::ExpressionCheck<'a>>,
 }
 
 /// An expression found in the model, remembered with its element so that a
@@ -114,6 +117,12 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Whether the caller's expression language evaluates `text` (true when no checker was
+    /// given: then nothing is refused for its expressions either).
+    pub(crate) fn evaluable(&self, text: &str) -> bool {
+        self.check.is_none_or(|check| check(text).is_ok())
+    }
+
     /// Parses an XML Schema boolean attribute value, recording a problem (and
     /// answering `default`) when it is something else.
     pub(crate) fn boolean(&mut self, el: &Element, attr: &str, value: Option<&str>, default: bool) -> bool {
@@ -159,6 +168,7 @@ pub(crate) fn build(
         escalations: BTreeMap::new(),
         expressions: Vec::new(),
         ids: HashSet::new(),
+        check: options.expression_check,
     };
     check_unique_ids(&mut ctx, root);
     read_declarations(&mut ctx, root);
@@ -193,8 +203,10 @@ pub(crate) fn build(
             _ => {}
         }
     }
-    if defs.processes.is_empty() && ctx.errors.is_empty() {
-        no_executable_process(&mut ctx, root, &skipped_elements);
+    // Only processes marked isExecutable="false" (a modeler's starter diagram, a reference
+    // model): deployed with no definitions, as Camunda and Flowable do, naming what was skipped.
+    if defs.processes.is_empty() && skipped_elements.is_empty() && ctx.errors.is_empty() {
+        ctx.problem(root, "contains no process");
     }
     check_expressions(&mut ctx, options);
     defs.messages = std::mem::take(&mut ctx.messages);
@@ -203,22 +215,6 @@ pub(crate) fn build(
     match ParseErrors::from_vec(ctx.errors) {
         Some(errors) => Err(errors),
         None => Ok(defs),
-    }
-}
-
-fn no_executable_process(ctx: &mut Ctx<'_>, root: &Element, skipped: &[&Element]) {
-    match skipped.first() {
-        None => ctx.problem(root, "contains no process"),
-        Some(first) => {
-            let ids: Vec<String> = skipped.iter().map(|p| format!("'{}'", quote(p.id().unwrap_or("?")))).collect();
-            let e = ParseError::element(
-                ctx.pos(first),
-                "definitions",
-                root.id(),
-                format!("no executable process: {} marked isExecutable=\"false\"", ids.join(", ")),
-            );
-            ctx.errors.push(e);
-        }
     }
 }
 

@@ -226,35 +226,39 @@ pub(crate) fn service_task(ctx: &mut Ctx<'_>, el: &Element) -> Result<Option<Ser
 /// [`service_task`] read from `el`, a part of the flow node `owner` (a throwing
 /// event's `messageEventDefinition`): problems name the owner.
 pub(crate) fn service_task_in(ctx: &mut Ctx<'_>, el: &Element, owner: &Element) -> Result<Option<ServiceTask>, ()> {
-    let Some(implementation) = implementation(ctx, el, owner)? else { return Ok(None) };
+    let Some((implementation, arguments)) = implementation(ctx, el, owner)? else { return Ok(None) };
     let fields =
         el.vendor_extensions().filter(|(_, f)| f.local == "field").filter_map(|(_, f)| field(ctx, owner, f)).collect();
-    Ok(Some(ServiceTask { implementation, result_variable: vendor_string(ctx, el, "resultVariable"), fields }))
+    for a in &arguments {
+        ctx.note_expression(owner, "argument", a);
+    }
+    Ok(Some(ServiceTask {
+        implementation,
+        result_variable: vendor_string(ctx, el, "resultVariable"),
+        fields,
+        arguments,
+    }))
 }
 
-fn implementation(ctx: &mut Ctx<'_>, el: &Element, owner: &Element) -> Result<Option<Implementation>, ()> {
+/// Who does a service task's work, and the arguments of a bean method call naming it.
+type Named = (Implementation, Vec<String>);
+
+fn implementation(ctx: &mut Ctx<'_>, el: &Element, owner: &Element) -> Result<Option<Named>, ()> {
     let topic = el.vendor_attr("topic").map(|(_, t)| t.trim().to_owned());
     match el.vendor_attr("type") {
         Some((v, t @ ("external" | "external-worker"))) => {
             return match topic.filter(|t| !t.is_empty()) {
-                Some(topic) => Ok(Some(Implementation::External { topic })),
+                Some(topic) => Ok(Some((Implementation::External { topic }, Vec::new()))),
                 None => {
                     ctx.problem_at(el, owner, format!("{}:type=\"{t}\" needs a {}:topic", v.prefix(), v.prefix()));
                     Err(())
                 }
             };
         }
+        // Flowable's mail, http, shell, camel … tasks: the type names a handler the engine binds
+        // (`kairos serve --bind-handler mail=topic:send-mail`); its fields are the configuration.
         Some((v, other)) => {
-            ctx.problem_at(
-                el,
-                owner,
-                format!(
-                    "unsupported {}:type '{}': kairos runs handlers and external workers only",
-                    v.prefix(),
-                    quote(other)
-                ),
-            );
-            return Err(());
+            return non_empty(ctx, (el, owner), &format!("{}:type", v.prefix()), other, HandlerSource::Type);
         }
         None if topic.is_some() => {
             ctx.problem_at(el, owner, "a topic needs camunda:type=\"external\" or flowable:type=\"external-worker\"");
@@ -273,25 +277,41 @@ fn implementation(ctx: &mut Ctx<'_>, el: &Element, owner: &Element) -> Result<Op
         [("delegateExpression", HandlerSource::DelegateExpression), ("expression", HandlerSource::Expression)]
     {
         if let Some((v, text)) = el.vendor_attr(local) {
-            return match handler_name_in(text) {
-                Some(name) => Ok(Some(Implementation::Handler { name: name.to_owned(), source })),
-                // Flowable's and Camunda's expression service task: evaluated, not a name. The
-                // deployment's expression check refuses what kairos cannot evaluate (a method
-                // call on a bean) with the element id.
-                None if source == HandlerSource::Expression && is_expression(text) => {
-                    ctx.note_expression(owner, "expression", text);
-                    Ok(Some(Implementation::Expression { text: text.trim().to_owned() }))
-                }
-                None => {
-                    ctx.problem_at(el, owner, format!(
-                        "{}:{local} '{}' does not name a handler: write ${{name}} (kairos calls no methods), or use kairos:handler",
-                        v.prefix(),
-                        quote(text)
-                    ));
-                    Err(())
-                }
-            };
+            if let Some(name) = handler_name_in(text) {
+                return Ok(Some((Implementation::Handler { name: name.to_owned(), source }, Vec::new())));
+            }
+            // Flowable's and Camunda's expression service task: evaluated when the expression
+            // language can; a bean method call it cannot make (`${svc.post(id)}`) names a
+            // handler the engine binds, its arguments evaluated and passed as input.
+            let evaluable = source == HandlerSource::Expression && is_expression(text) && ctx.evaluable(text);
+            if !evaluable && let Some((name, arguments)) = method_call_in(text) {
+                return Ok(Some((Implementation::Handler { name, source: HandlerSource::Method }, arguments)));
+            }
+            if source == HandlerSource::Expression && is_expression(text) {
+                ctx.note_expression(owner, "expression", text);
+                return Ok(Some((Implementation::Expression { text: text.trim().to_owned() }, Vec::new())));
+            }
+            ctx.problem_at(
+                el,
+                owner,
+                format!(
+                    "{}:{local} '{}' does not name a handler: write ${{name}} or ${{bean.method(args)}}, or use kairos:handler",
+                    v.prefix(),
+                    quote(text)
+                ),
+            );
+            return Err(());
         }
+    }
+    // The BPMN attribute, as Activiti 7 uses it for connectors: `##WebService`,
+    // `##unspecified` and URIs name technologies, not handlers.
+    if let Some(name) = el.attr("implementation").map(str::trim)
+        && !name.is_empty()
+        && !name.starts_with("##")
+        && !name.contains("://")
+        && !name.eq_ignore_ascii_case("webService")
+    {
+        return non_empty(ctx, (el, owner), "implementation", name, HandlerSource::Implementation);
     }
     Ok(None)
 }
@@ -302,13 +322,13 @@ fn non_empty(
     attr: &str,
     value: &str,
     source: HandlerSource,
-) -> Result<Option<Implementation>, ()> {
+) -> Result<Option<Named>, ()> {
     let name = value.trim();
     if name.is_empty() {
         ctx.problem_at(el, owner, format!("{attr} is empty"));
         return Err(());
     }
-    Ok(Some(Implementation::Handler { name: name.to_owned(), source }))
+    Ok(Some((Implementation::Handler { name: name.to_owned(), source }, Vec::new())))
 }
 
 /// `NAME` in `${NAME}` / `#{NAME}`, where NAME is a dotted identifier. Method
@@ -316,13 +336,63 @@ fn non_empty(
 /// cannot reach the host (SPEC P6), so such a value must be rewritten. Nor are
 /// the expression language's literals (`${true}`, `${null}`).
 fn handler_name_in(text: &str) -> Option<&str> {
+    let inner = expression_body(text)?;
+    let ok = !matches!(inner, "true" | "false" | "null") && is_dotted_name(inner);
+    ok.then_some(inner)
+}
+
+fn expression_body(text: &str) -> Option<&str> {
     let text = text.trim();
     let inner = text.strip_prefix("${").or_else(|| text.strip_prefix("#{"))?.strip_suffix('}')?.trim();
-    let ok = !inner.is_empty()
-        && !matches!(inner, "true" | "false" | "null")
-        && !inner.starts_with(|c: char| c.is_ascii_digit() || c == '.')
-        && inner.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | '$'));
-    ok.then_some(inner)
+    (!inner.is_empty()).then_some(inner)
+}
+
+fn is_dotted_name(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && !s.ends_with('.')
+        && s.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | '$'))
+}
+
+/// A bean method call, `${bean.method(a, b)}`: the handler name `bean.method` and each
+/// argument as an expression of its own (`${a}`, `${b}`). The implicit objects (`execution`,
+/// `task`) are no beans: `${execution.setVariable(…)}` is the expression language's business.
+/// Arguments split at top-level commas, outside brackets and string literals.
+fn method_call_in(text: &str) -> Option<(String, Vec<String>)> {
+    let inner = expression_body(text)?;
+    let open = inner.find('(')?;
+    let (name, rest) = (inner[..open].trim(), inner[open + 1..].strip_suffix(')')?);
+    let root = name.split('.').next().unwrap_or_default();
+    if !name.contains('.') || !is_dotted_name(name) || matches!(root, "execution" | "task") {
+        return None;
+    }
+    let mut args = Vec::new();
+    let (mut depth, mut quote, mut start) = (0usize, None::<char>, 0usize);
+    for (i, c) in rest.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => depth = depth.checked_sub(1)?,
+            (None, ',') if depth == 0 => {
+                args.push(rest[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 || quote.is_some() {
+        return None;
+    }
+    let last = rest[start..].trim();
+    if !last.is_empty() || !args.is_empty() {
+        args.push(last);
+    }
+    if args.iter().any(|a| a.is_empty()) {
+        return None;
+    }
+    Some((name.to_owned(), args.into_iter().map(|a| format!("${{{a}}}")).collect()))
 }
 
 /// One `*:field` injection: `stringValue` / `expression` attributes or
@@ -466,6 +536,22 @@ mod tests {
         assert_eq!(handler_name_in("${true}"), None, "a literal, not a name");
         assert_eq!(handler_name_in("${null}"), None);
         assert_eq!(handler_name_in("mailer"), None);
+    }
+
+    #[test]
+    fn bean_method_calls_name_their_handler_and_split_their_arguments() {
+        let call = |t: &str| method_call_in(t).map(|(n, a)| (n, a.join(" | ")));
+        assert_eq!(call("${svc.post(id)}"), Some(("svc.post".into(), "${id}".into())));
+        assert_eq!(
+            call("#{mail.send(order.customer, 'a, (b)', f(1, 2))}"),
+            Some(("mail.send".into(), "${order.customer} | ${'a, (b)'} | ${f(1, 2)}".into()))
+        );
+        assert_eq!(call("${svc.ping()}"), Some(("svc.ping".into(), String::new())));
+        assert_eq!(call("${execution.setVariable('a', 1)}"), None, "the implicit objects are no beans");
+        assert_eq!(call("${post(id)}"), None, "a function, not a bean's method");
+        assert_eq!(call("${svc.post(id, )}"), None);
+        assert_eq!(call("${svc.post(id}"), None);
+        assert_eq!(call("${svc.post('x)}"), None);
     }
 
     #[test]

@@ -246,6 +246,10 @@ pub struct ServiceTask {
     pub result_variable: Option<String>,
     /// `*:field` injections, passed to the handler as configuration.
     pub fields: Vec<Field>,
+    /// The arguments of a bean method call named as the handler (`${svc.post(order, 2)}`:
+    /// `${order}` and `${2}`), evaluated when the task runs and passed to the handler as its
+    /// input `arguments`.
+    pub arguments: Vec<String>,
 }
 
 /// Who does the work of a service task.
@@ -272,6 +276,28 @@ pub enum HandlerSource {
     Class,
     DelegateExpression,
     Expression,
+    /// A bean method call in `*:expression` / `*:delegateExpression` (`${svc.post(id)}`):
+    /// the handler's name is `svc.post`, its arguments are the service task's `arguments`.
+    Method,
+    /// `*:type` other than an external worker (`flowable:type="mail"`, `"http"`, `"shell"`):
+    /// the type is the handler's name, its fields the handler's configuration.
+    Type,
+    /// The BPMN `implementation` attribute naming a handler (Activiti 7's connectors).
+    Implementation,
+}
+
+impl HandlerSource {
+    /// The attribute a model names the handler with, as people write it.
+    pub fn attribute(self) -> &'static str {
+        match self {
+            HandlerSource::KairosHandler => "kairos:handler",
+            HandlerSource::Class => "class",
+            HandlerSource::DelegateExpression => "delegateExpression",
+            HandlerSource::Expression | HandlerSource::Method => "expression",
+            HandlerSource::Type => "type",
+            HandlerSource::Implementation => "implementation",
+        }
+    }
 }
 
 /// One `*:field` injection.

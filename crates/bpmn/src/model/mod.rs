@@ -11,6 +11,7 @@
 //! index in it is valid and every reference (flow ends, `attachedToRef`,
 //! `default`, `messageRef`, …) has been resolved and checked.
 
+mod bind;
 mod diagram;
 mod kind;
 

@@ -114,6 +114,9 @@ struct Deployed {
     /// False when every process in the file was unchanged: no new version, no new deployment.
     created: bool,
     process_definitions: Vec<DeployedDefinition>,
+    /// Processes marked `isExecutable="false"`: in the resource, with no definition.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    skipped_processes: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -134,8 +137,9 @@ impl Deployed {
             file: doc.path.display().to_string(),
             id: info.id,
             name: info.name,
-            created: process_definitions.iter().any(|d| d.created),
+            created: process_definitions.iter().any(|d| d.created) || process_definitions.is_empty(),
             process_definitions,
+            skipped_processes: info.skipped_processes,
         }
     }
 
@@ -151,10 +155,18 @@ impl Deployed {
             let def = &d.definition;
             t.row(vec![def.key.clone(), def.version.to_string(), status.into(), def.id.clone()]);
         }
-        for line in t.render().lines() {
-            out.push_str("  ");
-            out.push_str(line);
-            out.push('\n');
+        if !self.process_definitions.is_empty() {
+            for line in t.render().lines() {
+                out.push_str("  ");
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        if !self.skipped_processes.is_empty() {
+            out.push_str(&format!(
+                "  skipped (isExecutable=\"false\", no definition): {}\n",
+                self.skipped_processes.join(", ")
+            ));
         }
         out
     }

@@ -205,6 +205,9 @@ async fn build_engine(
             }),
         );
     }
+    for (name, binding) in handler_bindings(args)? {
+        builder = builder.bind_handler(name, binding);
+    }
     if let Some(id) = &args.node_id {
         if id.trim().is_empty() {
             return Err(CliError::bad_input("invalid --node-id: must not be empty"));
@@ -251,6 +254,48 @@ async fn build_engine(
         }
     });
     Ok(builder.build().await?)
+}
+
+/// The handler bindings of `--handler-bindings FILE` and then `--bind-handler` (a flag wins
+/// over the file for the same name), each checked before anything starts.
+fn handler_bindings(args: &ServeArgs) -> Result<Vec<(String, kairos::process::HandlerBinding)>, CliError> {
+    let mut pairs: Vec<(String, String, String)> = Vec::new();
+    if let Some(path) = &args.handler_bindings {
+        let shown = path.display();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::bad_input(format!("invalid --handler-bindings: cannot read {shown}: {e}")))?;
+        let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text).map_err(|e| {
+            CliError::bad_input(format!("invalid --handler-bindings {shown}: not a JSON object of NAME: TARGET: {e}"))
+        })?;
+        for (name, target) in map {
+            let Some(target) = target.as_str() else {
+                return Err(CliError::bad_input(format!(
+                    "invalid --handler-bindings {shown}: '{name}' must be a string TARGET (topic:T, http:URL, handler:H)"
+                )));
+            };
+            pairs.push((format!("--handler-bindings {shown}"), name, target.to_owned()));
+        }
+    }
+    for flag in &args.bind_handlers {
+        let Some((name, target)) = flag.split_once('=') else {
+            return Err(CliError::bad_input(format!("invalid --bind-handler '{flag}': write NAME=TARGET")));
+        };
+        pairs.push(("--bind-handler".into(), name.trim().to_owned(), target.to_owned()));
+    }
+    let mut out: Vec<(String, kairos::process::HandlerBinding)> = Vec::new();
+    for (flag, name, target) in pairs {
+        if name.is_empty() {
+            return Err(CliError::bad_input(format!("invalid {flag}: a binding names no handler")));
+        }
+        let mut binding: kairos::process::HandlerBinding =
+            target.parse().map_err(|e| CliError::bad_input(format!("invalid {flag} '{name}': {e}")))?;
+        if let kairos::process::HandlerBinding::Http { allow_private, .. } = &mut binding {
+            *allow_private = args.bind_allow_private;
+        }
+        out.retain(|(n, _)| *n != name);
+        out.push((name, binding));
+    }
+    Ok(out)
 }
 
 fn print_ready(

@@ -154,6 +154,35 @@ impl HttpSink {
         }
     }
 
+    /// POSTs `body` to `url` like [`HttpSink::post`] and reads the reply: its status and at
+    /// most `limit` bytes of its body (a longer one is an error: a reply is data for a process,
+    /// bounded like any other input). A refused or failed request is the [`Delivery`] it is.
+    pub async fn call(&self, url: &str, key: &str, body: String, limit: usize) -> Result<(u16, Vec<u8>), Delivery> {
+        check_url_shape("url", url, self.settings.allow_private).map_err(Delivery::Permanent)?;
+        let sent = self
+            .client
+            .post(url)
+            .header("Idempotency-Key", key)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json")
+            .body(body)
+            .send()
+            .await;
+        let mut resp = sent.map_err(|e| {
+            let text = error_chain(&e);
+            if text.contains(GUARD) { Delivery::Permanent(text) } else { Delivery::Retry(text) }
+        })?;
+        let status = resp.status().as_u16();
+        let mut out = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| Delivery::Retry(error_chain(&e)))? {
+            if out.len() + chunk.len() > limit {
+                return Err(Delivery::Permanent(format!("HTTP {status}: the reply is longer than {limit} bytes")));
+            }
+            out.extend_from_slice(&chunk);
+        }
+        Ok((status, out))
+    }
+
     fn url_of<'a>(&'a self, event: &'a OutboxEvent) -> Option<&'a str> {
         event.target_url.as_deref().or(self.settings.base_url.as_deref())
     }

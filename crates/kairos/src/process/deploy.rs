@@ -10,6 +10,7 @@ use kairos_process::{ErrorKind, ProcessError};
 use kairos_store::{Sql, Write};
 use kairos_store_engine::process::{self as tables, NewDefinition};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// A deployment as the API returns it.
 #[derive(Debug, Clone, Serialize)]
@@ -19,6 +20,9 @@ pub struct DeploymentInfo {
     pub name: String,
     pub deployment_time: jiff::Timestamp,
     pub process_definitions: Vec<DefinitionInfo>,
+    /// The processes of the document marked `isExecutable="false"`: deployed as part of the
+    /// resource, with no definition (Camunda and Flowable do the same).
+    pub skipped_processes: Vec<String>,
 }
 
 pub use kairos_store_engine::process::{DefinitionInfo, Lookup};
@@ -63,7 +67,7 @@ impl Processes {
     /// Checks a BPMN document as [`Processes::deploy`] would (XML, model, handlers, what this
     /// engine can run), writing nothing: for tools that deploy several documents all or none.
     pub fn validate(&self, xml: &str) -> Result<Definitions, Error> {
-        validate(&self.handlers, self.min_repeat, xml)
+        validate(&self.handlers, &self.topics, self.min_repeat, xml)
     }
 
     /// Deploys one BPMN document. Everything is checked first (see [`Processes::validate`]); a
@@ -91,8 +95,9 @@ impl Processes {
                 element_id: Some("name".into()),
             }));
         }
-        let (handlers, min_repeat, owned) = (self.handlers.clone(), self.min_repeat, xml.to_string());
-        let defs = blocking(move || validate(&handlers, min_repeat, &owned)).await??;
+        let (handlers, topics, min_repeat, owned) =
+            (self.handlers.clone(), self.topics.clone(), self.min_repeat, xml.to_string());
+        let defs = blocking(move || validate(&handlers, &topics, min_repeat, &owned)).await??;
         let resource = if name.ends_with(".bpmn") || name.ends_with(".xml") {
             name.to_string()
         } else {
@@ -103,7 +108,8 @@ impl Processes {
             let deployment_id = kairos_core::new_id();
             let mut writes = Vec::new();
             let mut out = Vec::new();
-            let mut changed = false;
+            // A document of non-executable processes only is a deployment of its resource.
+            let mut changed = defs.processes.is_empty();
             for p in &defs.processes {
                 let latest = latest(self.store.as_ref(), &p.id).await.ok();
                 if let Some(l) = &latest
@@ -169,6 +175,7 @@ impl Processes {
                     name: d.name.unwrap_or_default(),
                     deployment_time: d.deploy_time,
                     process_definitions: out,
+                    skipped_processes: defs.skipped_processes.clone(),
                 });
             }
             return Ok(DeploymentInfo {
@@ -176,6 +183,7 @@ impl Processes {
                 name: name.to_string(),
                 deployment_time: now,
                 process_definitions: out,
+                skipped_processes: defs.skipped_processes.clone(),
             });
         }
         Err(Error::Process(ProcessError::new(
@@ -245,12 +253,29 @@ pub(super) fn start_event_writes(p: &kairos_bpmn::Process, def_id: &str, now: &j
     w
 }
 
-/// Parses and checks a BPMN document (see [`Processes::validate`]).
-fn validate(handlers: &Handlers, min_repeat: jiff::SignedDuration, xml: &str) -> Result<Definitions, Error> {
-    // Every `${…}` of the model must parse now, not fail at 3 a.m. when a token reaches it.
+/// Parses a BPMN document as this engine runs it: every `${…}` checked by the expression
+/// language (what it cannot evaluate, such as a bean method call, is read as a handler's name),
+/// and the handler names bound to topics made external tasks. Deploying and loading a
+/// deployed definition both parse this way, so a model means the same thing at both times.
+pub(crate) fn parse(topics: &BTreeMap<String, String>, xml: &str) -> Result<Definitions, kairos_bpmn::ParseErrors> {
     let check = |text: &str| kairos_expr::Expression::parse(text).map(|_| ()).map_err(|e| e.to_string());
     let options = kairos_bpmn::ParseOptions::default().with_expression_check(&check);
-    let defs = kairos_bpmn::parse_with(xml, &options).map_err(Error::Deploy)?;
+    let mut defs = kairos_bpmn::parse_with(xml, &options)?;
+    if !topics.is_empty() {
+        defs.bind_topics(|name| topics.get(name).cloned());
+    }
+    Ok(defs)
+}
+
+/// Parses and checks a BPMN document (see [`Processes::validate`]).
+fn validate(
+    handlers: &Handlers,
+    topics: &BTreeMap<String, String>,
+    min_repeat: jiff::SignedDuration,
+    xml: &str,
+) -> Result<Definitions, Error> {
+    // Every `${…}` of the model must parse now, not fail at 3 a.m. when a token reaches it.
+    let defs = parse(topics, xml).map_err(Error::Deploy)?;
     check_runnable(handlers, min_repeat, &defs)?;
     Ok(defs)
 }
@@ -270,10 +295,14 @@ fn check_runnable(handlers: &Handlers, min_repeat: jiff::SignedDuration, defs: &
         for n in &p.nodes {
             let what = |m: &str| format!("line {}, {} '{}': {m}", n.line, n.element, n.id);
             if let NodeKind::ServiceTask(s) = &n.kind
-                && let Implementation::Handler { name, .. } = &s.implementation
+                && let Implementation::Handler { name, source } = &s.implementation
                 && !handlers.contains(name)
             {
-                problems.push(what(&format!("handler '{name}' is not registered with this engine")));
+                problems.push(what(&format!(
+                    "handler '{name}' ({}) is not registered with this engine: {}",
+                    source.attribute(),
+                    super::handler_binding::how_to_bind(name)
+                )));
             }
             if let Some(kairos_bpmn::EventTrigger::Timer(t)) = n.kind.trigger()
                 && let TimerValue::Cycle(c) = &t.value

@@ -19,6 +19,7 @@ mod comments;
 mod deploy;
 mod events;
 mod external;
+mod handler_binding;
 mod heavy;
 mod history;
 pub mod limits;
@@ -35,6 +36,7 @@ pub use events::MESSAGE_INBOX;
 pub use external::{
     ExternalOrder, ExternalQuery, ExternalRow, ExternalTask, FETCH_POLL_PERIOD, FetchTopic, Hold, MAX_FETCH_WAIT,
 };
+pub use handler_binding::{HandlerBinding, HttpEndpoint};
 pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask, HistoricVariable, VariableQuery};
 pub use kairos_process::{TaskScope, TaskUpdate};
 pub use kairos_store_engine::business::Binding;
@@ -79,6 +81,9 @@ pub struct Processes {
     history: HistoryLevel,
     /// Handlers service tasks may name (the engine's job handlers).
     handlers: Arc<Handlers>,
+    /// Handler names bound to external-worker topics (`--bind-handler NAME=topic:TOPIC`): a
+    /// service task naming one becomes an external task when its model is parsed.
+    topics: Arc<std::collections::BTreeMap<String, String>>,
     node_id: String,
     /// The shortest timer cycle a deployment may have (EngineSettings::min_repeat_interval).
     min_repeat: jiff::SignedDuration,
@@ -138,6 +143,7 @@ impl Processes {
     pub(crate) fn new(
         store: Arc<dyn Store>,
         handlers: Arc<Handlers>,
+        topics: std::collections::BTreeMap<String, String>,
         node_id: String,
         history: HistoryLevel,
         min_repeat: jiff::SignedDuration,
@@ -147,6 +153,7 @@ impl Processes {
             store,
             history,
             handlers,
+            topics: Arc::new(topics),
             node_id,
             min_repeat,
             cache,
@@ -182,7 +189,8 @@ impl Processes {
         let xml = deploy::resource_of(self.store.as_ref(), id).await?;
         let bytes = xml.len();
         // Parsing a large model takes a while: off the async threads (see `deploy::blocking`).
-        let defs = deploy::blocking(move || kairos_bpmn::parse(&xml)).await?.map_err(|e| {
+        let topics = self.topics.clone();
+        let defs = deploy::blocking(move || deploy::parse(&topics, &xml)).await?.map_err(|e| {
             Error::Process(ProcessError::new(ErrorKind::Model, format!("definition {id} no longer parses: {e}")))
         })?;
         let defs = Arc::new(defs);
@@ -472,7 +480,10 @@ impl Processes {
                             match h.run(ctx.clone()).await {
                                 Ok(message) => {
                                     staged.extend(ctx.take_staged());
-                                    ServiceResult::Done(message.map(Json::String))
+                                    match ctx.take_answer() {
+                                        Some(a) => ServiceResult::Output { result: a.result, variables: a.variables },
+                                        None => ServiceResult::Done(message.map(Json::String)),
+                                    }
                                 }
                                 Err(e) => match e.downcast_ref::<BpmnError>() {
                                     Some(b) => ServiceResult::BpmnError(b.0.clone()),

@@ -271,6 +271,14 @@ impl Runtime<'_> {
                 self.agenda.push_front(Op::Leave { exec, node, skip_async: false });
                 self.run()
             }
+            ServiceResult::Output { result, variables } => {
+                if !variables.is_empty() {
+                    self.set_variables(&exec, variables)?;
+                }
+                self.service_task_done(&exec, node, result)?;
+                self.agenda.push_front(Op::Leave { exec, node, skip_async: false });
+                self.run()
+            }
             ServiceResult::BpmnError(code) => {
                 self.throw_error(&exec, &id, &code)?;
                 self.run()

@@ -204,6 +204,9 @@ pub struct ServiceCall {
 pub enum ServiceResult {
     /// It did its work; the value goes to `resultVariable` when the model names one.
     Done(Option<Json>),
+    /// It did its work and answered with data (an HTTP endpoint's reply): `variables` are set
+    /// where the task sets variables, then `result` goes to `resultVariable` as with `Done`.
+    Output { result: Option<Json>, variables: Map<String, Json> },
     /// A business error (BPMN error code) for an error boundary event or event sub-process.
     BpmnError(String),
     /// It failed: the command fails (a job is retried; a request gets the message).

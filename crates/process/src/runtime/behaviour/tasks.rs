@@ -101,6 +101,9 @@ impl Runtime<'_> {
                     }
                     payload.insert("fields".into(), Json::Object(fields));
                 }
+                if !s.arguments.is_empty() {
+                    payload.insert("arguments".into(), Json::Array(self.arguments(exec, &n.id, s)?));
+                }
                 self.waiting = Some((exec.to_string(), node));
                 return Ok(Some(ServiceCall {
                     execution_id: exec.to_string(),
@@ -133,6 +136,11 @@ impl Runtime<'_> {
             }
         }
         Ok(None)
+    }
+
+    /// The arguments of a bean method call naming the handler, evaluated in order.
+    fn arguments(&self, exec: &str, element: &str, s: &ServiceTask) -> Result<Vec<Json>> {
+        s.arguments.iter().map(|a| self.eval(exec, element, a)).collect()
     }
 
     /// A receive task: the token waits for its message.

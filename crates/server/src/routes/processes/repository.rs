@@ -318,6 +318,9 @@ pub struct Deployed {
     #[serde(flatten)]
     pub deployment: DeploymentResponse,
     pub process_definitions: Vec<DefinitionResponse>,
+    /// kairos: the processes marked `isExecutable="false"`, deployed with no definition.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped_processes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deployments: Option<Vec<Deployed>>,
 }
@@ -335,6 +338,7 @@ impl Deployed {
                 deploy_time: d.deployment_time,
             }),
             process_definitions: d.process_definitions.into_iter().map(DefinitionResponse::of).collect(),
+            skipped_processes: d.skipped_processes,
             deployments: None,
         };
         if done.len() == 1 {
@@ -356,6 +360,7 @@ impl Deployed {
                 .iter()
                 .flat_map(|d| d.process_definitions.iter().map(|p| DefinitionResponse::of(p.info.clone())))
                 .collect(),
+            skipped_processes: all.iter().flat_map(|d| d.skipped_processes.iter().cloned()).collect(),
             deployments: Some(all),
         }
     }
