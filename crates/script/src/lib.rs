@@ -15,7 +15,7 @@
 
 use std::time::{Duration, Instant};
 
-use rquickjs::{Context, Ctx, Function, Object, Runtime, Value};
+use rquickjs::{Context, Ctx, Function, Runtime, Value};
 use serde_json::{Map, Value as Json};
 
 /// Limits of one evaluation.
@@ -153,17 +153,12 @@ pub fn evaluate(
         let info = ctx.json_parse(info_json).map_err(|e| fail(&ctx, e))?;
         let take: Function = prelude.call((vars, info)).map_err(|e| fail(&ctx, e))?;
         let value: Value = ctx.eval(source.as_bytes().to_vec()).map_err(|e| fail(&ctx, e))?;
-        if value.is_function() || value.is_symbol() || value.is_big_int() {
-            return Err(ScriptError::NotJson(format!(
-                "the last expression is a {}",
-                value.type_name()
-            )));
+        if value.is_function() || value.is_symbol() || value.as_big_int().is_some() {
+            return Err(ScriptError::NotJson(format!("the last expression is a {}", value.type_name())));
         }
         let value = if value.is_undefined() {
             "null".to_owned()
         } else {
-            let json = Object::from_value(value.clone()).ok();
-            let _ = json;
             match ctx.json_stringify(value).map_err(|e| fail(&ctx, e))? {
                 Some(s) => s.to_string().map_err(engine)?,
                 None => "null".to_owned(),
@@ -186,7 +181,6 @@ pub fn evaluate(
         Ok(Json::Object(m)) => m,
         _ => return Err(ScriptError::NotJson("set variables".into())),
     };
-    let _ = limits.memory_bytes;
     Ok(Outcome { value, set })
 }
 
