@@ -171,6 +171,7 @@ pub fn evaluate(
         Err(_) if stopped.load(std::sync::atomic::Ordering::Relaxed) => {
             return Err(ScriptError::CpuLimit);
         }
+        Err(ScriptError::MemoryLimit(_)) => return Err(ScriptError::MemoryLimit(limits.memory_bytes)),
         r => r?,
     };
     if value.len() + set.len() > limits.output_bytes {
