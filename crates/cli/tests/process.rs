@@ -263,7 +263,7 @@ fn bad_input_is_one_line_and_writes_nothing() {
         (vec!["deploy", &broken], "line 7"),
         (vec!["deploy", &broken], "nowhere"),
         (vec!["deploy", &not_xml], "line "),
-        (vec!["deploy", &unknown_handler], "handler 'nope' is not registered"),
+        (vec!["deploy", &unknown_handler], "handler 'nope' (class) is not registered"),
         (vec!["deploy", &missing], "cannot read"),
         (vec!["deploy", &missing], "missing.bpmn"),
         // The good file first: it must not be deployed when the second is refused.
