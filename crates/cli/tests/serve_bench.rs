@@ -282,3 +282,23 @@ fn serve_stays_healthy_through_a_flood_of_half_sent_requests() {
     assert!(kill.success());
     assert!(wait_for_exit(child, Duration::from_secs(10)).is_some_and(|s| s.success()));
 }
+
+#[test]
+fn serve_refuses_bad_handler_bindings_before_it_starts() {
+    let k = Kairos::new();
+    let file = k.dir.path().join("bindings.json");
+    std::fs::write(&file, r#"{"com.acme.Mailer": 7}"#).unwrap();
+    let file = file.display().to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["serve", "--bind-handler", "mailer"], "write NAME=TARGET"),
+        (vec!["serve", "--bind-handler", "mailer=smtp"], "is no binding: write topic:NAME"),
+        (vec!["serve", "--bind-handler", "mailer=topic:"], "topic: names nothing"),
+        (vec!["serve", "--bind-handler", "=topic:x"], "names no handler"),
+        (vec!["serve", "--bind-handler", "svc.post=http:ftp://x/y"], "must be an http or https URL"),
+        (vec!["serve", "--handler-bindings", &file], "'com.acme.Mailer' must be a string TARGET"),
+    ];
+    for (args, expected) in cases {
+        let line = assert_one_line_error(&k.run(&args), 2, &format!("{args:?}"));
+        assert!(line.contains(expected), "kairos {args:?}: {line}");
+    }
+}
