@@ -52,6 +52,30 @@ pub(crate) enum Method {
     IsAfter,
     /// Milliseconds since 1970-01-01T00:00:00Z.
     GetMillis,
+    /// Camunda Spin's JSON navigation on a JSON variable (`customer.prop("age").numberValue()`):
+    /// a member of an object (a missing one is an error, as in Spin).
+    Prop,
+    /// Spin's `hasProp(name)`: whether an object has the member.
+    HasProp,
+    /// Spin's `elements()`: the items of an array.
+    Elements,
+    /// Spin's typed reads, each an error on a value of another type.
+    StringValue,
+    NumberValue,
+    BoolValue,
+    /// Spin's type tests.
+    IsType(JsonType),
+}
+
+/// The JSON types Spin's `isString()` and its kin test for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JsonType {
+    String,
+    Number,
+    Boolean,
+    Null,
+    Object,
+    Array,
 }
 
 impl Method {
@@ -121,6 +145,18 @@ const METHODS: &[(&str, Method, usize)] = &[
     ("isBefore", Method::IsBefore, 1),
     ("isAfter", Method::IsAfter, 1),
     ("getMillis", Method::GetMillis, 0),
+    ("prop", Method::Prop, 1),
+    ("hasProp", Method::HasProp, 1),
+    ("elements", Method::Elements, 0),
+    ("stringValue", Method::StringValue, 0),
+    ("numberValue", Method::NumberValue, 0),
+    ("boolValue", Method::BoolValue, 0),
+    ("isString", Method::IsType(JsonType::String), 0),
+    ("isNumber", Method::IsType(JsonType::Number), 0),
+    ("isBoolean", Method::IsType(JsonType::Boolean), 0),
+    ("isNull", Method::IsType(JsonType::Null), 0),
+    ("isObject", Method::IsType(JsonType::Object), 0),
+    ("isArray", Method::IsType(JsonType::Array), 0),
 ];
 
 /// Looks a method up by name: `Some((method, arity))` when it is allowed.
@@ -186,7 +222,29 @@ impl Evaluator<'_> {
                 Value::Null => Value::Bool(false),
                 _ => Value::Bool(s.to_lowercase() == string_arg(name, &arg, pos)?.to_lowercase()),
             },
-            (Method::ContainsKey, Value::Object(o)) => Value::Bool(o.contains_key(&string_arg(name, &arg, pos)?)),
+            (Method::ContainsKey | Method::HasProp, Value::Object(o)) => {
+                Value::Bool(o.contains_key(&string_arg(name, &arg, pos)?))
+            }
+            (Method::Prop, Value::Object(o)) => {
+                let key = string_arg(name, &arg, pos)?;
+                match o.get(&key) {
+                    Some(v) => Value::from_json(v.clone()),
+                    None => return Err(EvalError::type_error(pos, format!("the JSON object has no property '{key}'"))),
+                }
+            }
+            (Method::Elements, Value::List(_)) => target,
+            (Method::StringValue, Value::Str(_))
+            | (Method::NumberValue, Value::Int(_) | Value::Float(_))
+            | (Method::BoolValue, Value::Bool(_)) => target,
+            (Method::IsType(t), _) => Value::Bool(matches!(
+                (t, &target),
+                (JsonType::String, Value::Str(_))
+                    | (JsonType::Number, Value::Int(_) | Value::Float(_))
+                    | (JsonType::Boolean, Value::Bool(_))
+                    | (JsonType::Null, Value::Null)
+                    | (JsonType::Object, Value::Object(_))
+                    | (JsonType::Array, Value::List(_))
+            )),
             _ => return Err(wrong(&target)),
         })
     }

@@ -207,3 +207,28 @@ fn literal_display_and_equality() {
     assert_eq!(e.as_str(), text);
     assert_eq!(e, Expression::parse(text).unwrap());
 }
+
+#[test]
+fn spin_style_json_access_reads_json_variables() {
+    let mut ctx = standard();
+    ctx.vars
+        .insert("customer".into(), json!({"name": "Ada", "age": 36, "vip": true, "tags": ["a", "b"], "note": null}));
+    let ok = |t: &str| eval(t, &ctx).unwrap_or_else(|e| panic!("{t}: {e}"));
+    assert_eq!(ok(r#"${customer.prop("age").numberValue() >= 18}"#), json!(true));
+    assert_eq!(ok(r#"${customer.prop('name').stringValue()}"#), json!("Ada"));
+    assert_eq!(ok(r#"${customer.prop('vip').boolValue()}"#), json!(true));
+    assert_eq!(ok(r#"${customer.prop('tags').elements().size()}"#), json!(2));
+    assert_eq!(ok(r#"${customer.hasProp('age') && !customer.hasProp('email')}"#), json!(true));
+    assert_eq!(
+        ok(r#"${customer.prop('note').isNull() && customer.isObject() && customer.prop('tags').isArray()}"#),
+        json!(true)
+    );
+    for (bad, says) in [
+        (r#"${customer.prop('email')}"#, "no property 'email'"),
+        (r#"${customer.prop('name').numberValue()}"#, "numberValue"),
+        (r#"${customer.prop('age').stringValue()}"#, "stringValue"),
+    ] {
+        let e = eval(bad, &ctx).unwrap_err().to_string();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+}
