@@ -103,6 +103,9 @@ pub use model::*;
 /// Checks one expression; `Err` carries why it is invalid.
 pub type ExpressionCheck<'a> = &'a dyn Fn(&str) -> Result<(), String>;
 
+/// Checks one script (its format and text); `Err` carries why it cannot run.
+pub type ScriptCheck<'a> = &'a dyn Fn(&Script) -> Result<(), String>;
+
 /// Options for [`parse_with`].
 #[derive(Default, Clone, Copy)]
 #[non_exhaustive]
@@ -112,11 +115,19 @@ pub struct ParseOptions<'a> {
     /// the hook through which the expression language crate refuses a
     /// malformed expression at deployment rather than when a token reaches it.
     pub expression_check: Option<ExpressionCheck<'a>>,
+    /// Called for every script (script tasks, script conditions, `camunda:script`
+    /// parameters): the engine refuses a format it does not run, a script that does not
+    /// compile, or every script when scripts are switched off. Without one, scripts are kept
+    /// as written.
+    pub script_check: Option<ScriptCheck<'a>>,
 }
 
 impl std::fmt::Debug for ParseOptions<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ParseOptions").field("expression_check", &self.expression_check.is_some()).finish()
+        f.debug_struct("ParseOptions")
+            .field("expression_check", &self.expression_check.is_some())
+            .field("script_check", &self.script_check.is_some())
+            .finish()
     }
 }
 
@@ -124,6 +135,12 @@ impl<'a> ParseOptions<'a> {
     /// Sets the expression checker.
     pub fn with_expression_check(mut self, check: ExpressionCheck<'a>) -> Self {
         self.expression_check = Some(check);
+        self
+    }
+
+    /// Sets the script checker.
+    pub fn with_script_check(mut self, check: ScriptCheck<'a>) -> Self {
+        self.script_check = Some(check);
         self
     }
 }

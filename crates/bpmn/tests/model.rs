@@ -4,8 +4,8 @@ use std::fs;
 use std::path::Path;
 
 use kairos_bpmn::{
-    Definitions, EndEvent, EventTrigger, FlowNode, HandlerSource, HistoryTimeToLive, Implementation, NodeKind,
-    ParseOptions, Process, TimerKind, TimerValue, VariableMapping, parse, parse_with,
+    Condition, Definitions, EndEvent, EventTrigger, FlowNode, HandlerSource, HistoryTimeToLive, Implementation,
+    NodeKind, ParseOptions, Process, TimerKind, TimerValue, VariableMapping, parse, parse_with,
 };
 
 fn corpus(name: &str) -> String {
@@ -50,7 +50,7 @@ fn camunda_modeler_export_is_fully_understood() {
 
     let gw = node(p, "Gateway_Amount");
     assert_eq!(gw.default_flow, p.flow_idx("Flow_Small"));
-    assert_eq!(p.flow_by_id("Flow_Large").unwrap().condition.as_deref(), Some("${amount > 1000}"));
+    assert_eq!(p.flow_by_id("Flow_Large").unwrap().condition, Some(Condition::Expression("${amount > 1000}".into())));
     assert_eq!(p.flow_by_id("Flow_Large").unwrap().name.as_deref(), Some("> 1000 €"));
     assert_eq!(outgoing_targets(p, "Gateway_Amount"), ["Activity_ManualApproval", "Gateway_Merge"]);
 
@@ -237,7 +237,7 @@ fn activiti_designer_file_keeps_names_and_conditions() {
     let p = defs.process("leave").unwrap();
     assert_eq!(p.name.as_deref(), Some("请假流程"));
     assert_eq!(node(p, "deptLeaderAudit").name.as_deref(), Some("部门领导审批"));
-    assert_eq!(p.flow_by_id("flow4").unwrap().condition.as_deref(), Some("${!deptLeaderPass}"));
+    assert_eq!(p.flow_by_id("flow4").unwrap().condition, Some(Condition::Expression("${!deptLeaderPass}".into())));
     assert_eq!(defs.diagram.shapes["deptLeaderAudit"].width, 105.0);
     assert_eq!(defs.diagram.edges["flow11"].len(), 3);
 }

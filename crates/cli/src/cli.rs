@@ -325,6 +325,11 @@ pub struct ServeArgs {
     /// (`ulimit -n`, raised to its hard value first) less 128 kept for the database and files
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=1_000_000), value_name = "N")]
     pub max_connections: u32,
+    /// Run models' JavaScript (script tasks, script conditions, camunda:script parameters) in
+    /// the sandbox: no host access, 64 MiB, bounded CPU. off: a model with a script is refused
+    /// at deployment, naming the element and its line
+    #[arg(long, default_value = "on", value_parser = parse::on_off, value_name = "on|off")]
+    pub scripts: bool,
     /// Do not run jobs on this node (jobs are stored and wait; SPEC J10)
     #[arg(long)]
     pub no_executor: bool,

@@ -12,6 +12,15 @@ use std::io::Read;
 /// (1 MiB of compact JSON) applies after parsing.
 const MAX_PAYLOAD_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
+/// `on` or `off`.
+pub fn on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("'{s}' is neither on nor off")),
+    }
+}
+
 /// An ISO 8601 duration as a length (`PT5M`, `PT0.5S`, `P1D`). Calendar units are measured from
 /// now, the only sensible anchor for a setting.
 pub fn duration(s: &str) -> Result<SignedDuration, String> {

@@ -78,24 +78,32 @@ async fn three_nodes_fire_each_second_once_and_a_killed_node_loses_nothing() {
     s.schedule_many(&specs).await.unwrap();
 
     let mut nodes: Vec<Node> = (0..3).map(|i| node(&url, &format!("q{i}"), dir.path())).collect();
-    // A third of the way in, kill the node running the most firings.
+    // A third of the way in, kill a node while it runs one of the slow (1.5 s) firings, so that
+    // the kill surely lands mid-run: a node holding only 40 ms firings may finish them first.
     let kill_at = start + jiff::SignedDuration::from_secs(secs / 3);
     while store.db_now().await.unwrap() < kill_at {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let running = store
-        .sql_query(
-            "SELECT LOCK_OWNER_, COUNT(*) FROM ACT_RU_JOB WHERE LOCK_OWNER_ IS NOT NULL AND HANDLER_TYPE_ = 'quartz-job' \
-             GROUP BY LOCK_OWNER_ ORDER BY 2 DESC",
-            &[],
-        )
-        .await
-        .unwrap();
-    let victim = running.first().and_then(|r| r[0].as_str().map(str::to_string)).expect("a node is running firings");
+    let wait_limit = Instant::now() + Duration::from_secs(10);
+    let (victim, running) = loop {
+        let rows = store
+            .sql_query(
+                "SELECT LOCK_OWNER_, COUNT(*) FROM ACT_RU_JOB WHERE LOCK_OWNER_ IS NOT NULL AND HANDLER_TYPE_ = 'quartz-job' \
+                 AND ELEMENT_ID_ LIKE 'slow%' GROUP BY LOCK_OWNER_ ORDER BY 2 DESC",
+                &[],
+            )
+            .await
+            .unwrap();
+        if let Some(r) = rows.first() {
+            break (r[0].as_str().unwrap().to_string(), r[1].as_i64().unwrap_or(0));
+        }
+        assert!(Instant::now() < wait_limit, "no node ran a slow firing for 10 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     let pos = nodes.iter().position(|x| x.name == victim).expect("the victim is one of ours");
     let mut dead = nodes.remove(pos);
     dead.kill9();
-    eprintln!("killed {victim} (SIGKILL) while it ran {} firings", running[0][1].as_i64().unwrap_or(0));
+    eprintln!("killed {victim} (SIGKILL) while it ran {running} slow firings");
 
     // Until every trigger has fired its last time and all work is done.
     let limit = Instant::now() + Duration::from_secs(secs as u64 + 90);

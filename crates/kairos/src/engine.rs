@@ -30,6 +30,10 @@ pub struct EngineSettings {
     /// The shortest interval between two fires of a repeating job, a simple trigger or a BPMN
     /// timer cycle (default 1 s); a shorter one is refused naming the field.
     pub min_repeat_interval: jiff::SignedDuration,
+    /// The limits of the sandbox that runs models' JavaScript (script tasks, script
+    /// conditions, `camunda:script` parameters); `None` switches scripts off: deploying a
+    /// model with a script is then refused, naming the element and its line.
+    pub scripts: Option<kairos_script::Limits>,
 }
 
 /// Builds an [`Engine`].
@@ -84,6 +88,19 @@ impl EngineBuilder {
     /// timer cycle (default 1 s, [`kairos_core::DEFAULT_MIN_REPEAT_INTERVAL`]).
     pub fn min_repeat_interval(mut self, min: jiff::SignedDuration) -> Self {
         self.settings.min_repeat_interval = min;
+        self
+    }
+
+    /// Runs models' JavaScript in the sandbox (the default) or switches scripts off: a model
+    /// with a script is then refused at deployment.
+    pub fn scripts(mut self, on: bool) -> Self {
+        self.settings.scripts = on.then(|| self.settings.scripts.take().unwrap_or_default());
+        self
+    }
+
+    /// The sandbox's limits (memory, CPU steps, wall time, output size), switching scripts on.
+    pub fn script_limits(mut self, limits: kairos_script::Limits) -> Self {
+        self.settings.scripts = Some(limits);
         self
     }
 
@@ -192,6 +209,7 @@ impl EngineBuilder {
             self.settings.executor.node_id.clone(),
             self.settings.history,
             self.settings.min_repeat_interval,
+            self.settings.scripts.clone(),
         ));
         let scheduler = Arc::new(crate::scheduler::Scheduler::new(
             store.clone(),
@@ -318,6 +336,7 @@ impl Engine {
                 history_cleanup_every: Some(Duration::from_secs(3600)),
                 job_log_retention: Some(jiff::SignedDuration::from_hours(30 * 24)),
                 min_repeat_interval: kairos_core::DEFAULT_MIN_REPEAT_INTERVAL,
+                scripts: Some(kairos_script::Limits::default()),
             },
             migrate: true,
             outbox: Default::default(),

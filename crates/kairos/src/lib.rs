@@ -33,6 +33,8 @@ pub mod two_phase;
 
 pub use engine::{Engine, EngineBuilder, EngineSettings};
 pub use error::Error;
+/// The script sandbox's limits ([`EngineBuilder::script_limits`]).
+pub use kairos_script::Limits as ScriptLimits;
 pub use store_url::open_store;
 pub use transaction::{CallerTransaction, Within};
 

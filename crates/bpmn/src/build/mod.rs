@@ -40,6 +40,8 @@ pub(crate) struct Ctx<'a> {
     /// The caller's expression checker, asked at once where its answer decides what an
     /// attribute means (is `${svc.post(id)}` an expression or a bean method call?).
     check: Option<crate::ExpressionCheck<'a>>,
+    /// The caller's script checker.
+    script_check: Option<crate::ScriptCheck<'a>>,
 }
 
 /// An expression found in the model, remembered with its element so that a
@@ -117,6 +119,31 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Reads a script held by `at` (a `script`, `conditionExpression` or `camunda:script`
+    /// element of `owner`) in `format`, asking the caller's script checker.
+    pub(crate) fn script(&mut self, at: &Element, owner: &Element, what: &str, format: &str) -> Option<crate::Script> {
+        if at.attr("resource").is_some() || at.vendor_attr("resource").is_some() {
+            self.problem_at(at, owner, format!("{what} names an external resource: put the script inline"));
+            return None;
+        }
+        let script = crate::Script::new(format.trim(), at.text.trim());
+        if script.format.is_empty() {
+            self.problem_at(at, owner, format!("{what} has no scriptFormat"));
+            return None;
+        }
+        if script.source.is_empty() {
+            self.problem_at(at, owner, format!("{what} is empty"));
+            return None;
+        }
+        if let Some(check) = self.script_check
+            && let Err(why) = check(&script)
+        {
+            self.problem_at(at, owner, format!("{what}: {why}"));
+            return None;
+        }
+        Some(script)
+    }
+
     /// Whether the caller's expression language evaluates `text` (true when no checker was
     /// given: then nothing is refused for its expressions either).
     pub(crate) fn evaluable(&self, text: &str) -> bool {
@@ -169,6 +196,7 @@ pub(crate) fn build(
         expressions: Vec::new(),
         ids: HashSet::new(),
         check: options.expression_check,
+        script_check: options.script_check,
     };
     check_unique_ids(&mut ctx, root);
     read_declarations(&mut ctx, root);

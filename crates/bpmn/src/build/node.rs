@@ -5,7 +5,7 @@
 
 use super::process::{Pending, ScopeKind};
 use super::{Ctx, event, vendor};
-use crate::model::{NodeKind, ReceiveTask, SubProcess};
+use crate::model::{NodeKind, ReceiveTask, ScriptTask, SubProcess};
 use crate::xml::Element;
 
 /// The flow-node tags kairos executes, as the `'static` names the model keeps.
@@ -15,6 +15,7 @@ pub(crate) fn flow_node_tag(local: &str) -> Option<&'static str> {
         "endEvent",
         "userTask",
         "serviceTask",
+        "scriptTask",
         "sendTask",
         "businessRuleTask",
         "receiveTask",
@@ -36,7 +37,6 @@ pub(crate) fn flow_node_tag(local: &str) -> Option<&'static str> {
 /// Why a BPMN element found among the flow elements is refused.
 pub(crate) fn unsupported_reason(local: &str) -> &'static str {
     match local {
-        "scriptTask" => "kairos runs no scripts: use a serviceTask with kairos:handler",
         "complexGateway" => "use an exclusive, parallel or inclusive gateway",
         "transaction" => {
             "transactions (and their cancel events) are not supported: use an embedded sub-process with compensation handlers"
@@ -99,6 +99,7 @@ pub(crate) fn read_kind(
         "intermediateThrowEvent" => return event::throw_event(ctx, el),
         "userTask" => NodeKind::UserTask(vendor::user_task(ctx, el)),
         "serviceTask" | "sendTask" | "businessRuleTask" => service_task(ctx, el, tag),
+        "scriptTask" => script_task(ctx, el),
         "receiveTask" => {
             let message = match el.attr("messageRef") {
                 Some(r) => event::message_ref(ctx, el, Some(r)),
@@ -125,6 +126,34 @@ pub(crate) fn read_kind(
     (kind, None)
 }
 
+/// A `scriptTask`: `scriptFormat`, its `script` child, `*:resultVariable`. Flowable's
+/// `autoStoreVariables="true"` (every top-level script variable becomes a process variable)
+/// is refused: the sandbox keeps the script's globals to itself; `execution.setVariable` sets.
+fn script_task(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
+    if let Some((_, v)) = el.vendor_attr("autoStoreVariables")
+        && v.trim().eq_ignore_ascii_case("true")
+    {
+        ctx.unsupported(el, "autoStoreVariables is not supported: set variables with execution.setVariable");
+    }
+    let format = el.attr("scriptFormat").unwrap_or_default();
+    let script = match el.bpmn_child("script") {
+        Some(s) => ctx.script(s, el, "the script", format),
+        None if el.vendor_attr("resource").is_some() => {
+            ctx.problem(el, "the script names an external resource: put the script inline");
+            None
+        }
+        None => {
+            ctx.problem(el, "a scriptTask needs a script element");
+            None
+        }
+    };
+    let result_variable = el.vendor_attr("resultVariable").map(|(_, v)| v.trim().to_owned()).filter(|v| !v.is_empty());
+    match script {
+        Some(script) => NodeKind::ScriptTask(ScriptTask { script, result_variable }),
+        None => NodeKind::PassThrough,
+    }
+}
+
 fn service_task(ctx: &mut Ctx<'_>, el: &Element, tag: &str) -> NodeKind {
     const HOW: &str = "name a handler (kairos:handler, *:class, *:delegateExpression=\"${name}\") or an external \
                        topic (camunda:type=\"external\" camunda:topic, flowable:type=\"external-worker\" flowable:topic)";
@@ -143,6 +172,7 @@ pub(crate) fn is_activity(tag: &str) -> bool {
         tag,
         "userTask"
             | "serviceTask"
+            | "scriptTask"
             | "sendTask"
             | "businessRuleTask"
             | "receiveTask"
@@ -173,6 +203,7 @@ fn check_children(ctx: &mut Ctx<'_>, el: &Element, tag: &str) {
                     || name.ends_with("EventDefinition")
                     || name == "eventDefinitionRef"))
             || (tag == "userTask" && USER_TASK_CHILDREN.contains(&name))
+            || (tag == "scriptTask" && name == "script")
             || tag == "subProcess";
         if !allowed {
             ctx.unsupported_in(name, child, el, "");

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use super::Ctx;
 use super::process::{Pending, ProcessBuilder, ScopeKind};
 use crate::error::quote;
-use crate::model::{EventTrigger, FlowIdx, Link, NodeIdx, NodeKind, SequenceFlow, SubProcess};
+use crate::model::{Condition, EventTrigger, FlowIdx, Link, NodeIdx, NodeKind, SequenceFlow, SubProcess};
 use crate::xml::Element;
 
 pub(crate) struct Linked<'e> {
@@ -119,18 +119,14 @@ fn scope_name(b: &ProcessBuilder<'_>, scope: Option<NodeIdx>) -> String {
     }
 }
 
-/// The `conditionExpression` text. Only the expression language of SPEC P6
-/// runs: a script language (`language="groovy"`) would reach the host.
-fn condition(ctx: &mut Ctx<'_>, el: &Element) -> Option<String> {
+/// The `conditionExpression`: an expression of SPEC P6's language, or a script when its
+/// `language` names a script format (the caller's script checker decides which run).
+fn condition(ctx: &mut Ctx<'_>, el: &Element) -> Option<Condition> {
     let c = el.bpmn_child("conditionExpression")?;
     if let Some(lang) = c.attr("language").map(str::trim).filter(|l| !l.is_empty()) {
         let juel = ["juel", "http://www.omg.org/spec/BPMN/20100524/MODEL", "http://www.w3.org/1999/XPath"];
         if !juel.iter().any(|j| lang.eq_ignore_ascii_case(j)) {
-            ctx.problem_at(
-                c,
-                el,
-                format!("condition language '{}' is not supported: write a ${{...}} expression", quote(lang)),
-            );
+            return ctx.script(c, el, "the condition's script", lang).map(Condition::Script);
         }
     }
     let text = c.text.trim();
@@ -138,7 +134,7 @@ fn condition(ctx: &mut Ctx<'_>, el: &Element) -> Option<String> {
         return None;
     }
     ctx.note_expression(el, "condition", text);
-    Some(text.to_owned())
+    Some(Condition::Expression(text.to_owned()))
 }
 
 /// Start events have no incoming flows, end events no outgoing ones, boundary

@@ -64,7 +64,7 @@ fn refused_extension(local: &str) -> Option<&'static str> {
             "kairos runs no listeners: model the step as a service task"
         }
         "connector" => "connectors are not supported: name a handler with kairos:handler",
-        "script" => "kairos runs no scripts",
+        "script" => "a script belongs in a scriptTask, a condition or an input/output parameter",
         _ => return None,
     })
 }
@@ -138,8 +138,8 @@ fn io_value(ctx: &mut Ctx<'_>, owner: &Element, holder: &Element) -> Option<IoVa
             Some(IoValue::Map(entries))
         }
         "script" => {
-            ctx.unsupported_in("script", child, owner, "kairos runs no scripts: write a ${...} expression");
-            None
+            let format = child.attr("scriptFormat").unwrap_or_default();
+            ctx.script(child, owner, "the parameter's script", format).map(IoValue::Script)
         }
         other => {
             ctx.unsupported_in(other, child, owner, "a parameter holds text, an expression, a list or a map");

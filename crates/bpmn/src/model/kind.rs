@@ -21,6 +21,8 @@ pub enum NodeKind {
     UserTask(UserTask),
     /// `serviceTask`, and `sendTask` / `businessRuleTask` naming a handler or topic.
     ServiceTask(ServiceTask),
+    /// `scriptTask`: runs its script inside the command (SPEC P6's sandboxed JavaScript).
+    ScriptTask(ScriptTask),
     /// `receiveTask`: waits for a message, or for an explicit trigger.
     ReceiveTask(ReceiveTask),
     /// `manualTask` and plain `task`: nothing to run, the token passes through.
@@ -55,6 +57,7 @@ impl NodeKind {
             self,
             NodeKind::UserTask(_)
                 | NodeKind::ServiceTask(_)
+                | NodeKind::ScriptTask(_)
                 | NodeKind::ReceiveTask(_)
                 | NodeKind::PassThrough
                 | NodeKind::SubProcess(_)
@@ -250,6 +253,33 @@ pub struct ServiceTask {
     /// `${order}` and `${2}`), evaluated when the task runs and passed to the handler as its
     /// input `arguments`.
     pub arguments: Vec<String>,
+}
+
+/// A script the model carries: a `scriptTask`'s, a script condition's (`language` on a
+/// `conditionExpression`) or a `camunda:script` parameter's. Which formats run is the engine's
+/// choice (the parser's script checker); the model keeps what was written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Script {
+    /// `scriptFormat` / `language` as written (`javascript`, `groovy` …).
+    pub format: String,
+    /// The script text.
+    pub source: String,
+}
+
+impl Script {
+    pub fn new(format: impl Into<String>, source: impl Into<String>) -> Script {
+        Script { format: format.into(), source: source.into() }
+    }
+}
+
+/// `scriptTask` details.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ScriptTask {
+    pub script: Script,
+    /// `*:resultVariable`: where the script's value (its last expression) is stored.
+    pub result_variable: Option<String>,
 }
 
 /// Who does the work of a service task.
@@ -462,7 +492,7 @@ pub struct IoParameter {
     pub value: IoValue,
 }
 
-/// The value of a parameter, as Camunda writes it. Scripts are refused.
+/// The value of a parameter, as Camunda writes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -475,6 +505,8 @@ pub enum IoValue {
     List(Vec<IoValue>),
     /// `camunda:map` of `camunda:entry key="…"` values, in document order.
     Map(Vec<(String, IoValue)>),
+    /// `camunda:script`: the script's value.
+    Script(Script),
 }
 
 /// `multiInstanceLoopCharacteristics`: how often an activity runs and how.

@@ -138,6 +138,36 @@ pub struct Process {
 }
 
 impl Process {
+    /// Every script of the process (script tasks, script conditions, parameter scripts), with
+    /// the id of the element that holds it.
+    pub fn scripts(&self) -> Vec<(&str, &Script)> {
+        fn io_scripts<'a>(v: &'a IoValue, out: &mut Vec<&'a Script>) {
+            match v {
+                IoValue::Script(s) => out.push(s),
+                IoValue::List(items) => items.iter().for_each(|i| io_scripts(i, out)),
+                IoValue::Map(entries) => entries.iter().for_each(|(_, e)| io_scripts(e, out)),
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        for n in &self.nodes {
+            let mut here = Vec::new();
+            if let NodeKind::ScriptTask(t) = &n.kind {
+                here.push(&t.script);
+            }
+            for p in n.io.iter().flat_map(|io| io.inputs.iter().chain(&io.outputs)) {
+                io_scripts(&p.value, &mut here);
+            }
+            found.extend(here.into_iter().map(|s| (n.id.as_str(), s)));
+        }
+        for f in &self.flows {
+            if let Some(Condition::Script(s)) = &f.condition {
+                found.push((f.id.as_str(), s));
+            }
+        }
+        found
+    }
+
     /// The node at `idx`. Indices come from this process' own model, so this
     /// panics only when handed an index of another process.
     pub fn node(&self, idx: NodeIdx) -> &FlowNode {
@@ -262,6 +292,17 @@ pub struct FlowNode {
     pub column: u32,
 }
 
+/// A sequence flow's condition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Condition {
+    /// An expression of the expression language (`${amount > 1000}`).
+    Expression(String),
+    /// A script (`<conditionExpression language="javascript">`) whose value must be a boolean.
+    Script(Script),
+}
+
 /// A `<sequenceFlow>`.
 #[derive(Debug, Clone, Serialize)]
 #[non_exhaustive]
@@ -270,11 +311,11 @@ pub struct SequenceFlow {
     pub name: Option<String>,
     pub source: NodeIdx,
     pub target: NodeIdx,
-    /// The `conditionExpression` text (trimmed), e.g. `${amount > 1000}`.
+    /// The `conditionExpression`: an expression (trimmed, e.g. `${amount > 1000}`) or a script.
     /// Only flows leaving exclusive/inclusive gateways and activities have one.
     /// On a gateway's default flow it is ignored: the default is taken exactly
     /// when no other flow's condition holds.
-    pub condition: Option<String>,
+    pub condition: Option<Condition>,
     /// The sub-process the flow sits in; `None` for the process itself.
     pub scope: Option<NodeIdx>,
     pub line: u32,

@@ -159,7 +159,8 @@ async fn build_engine(
         .history_level(args.history_level)
         .history_cleanup_every(positive(args.history_cleanup_every).map(|d| d.unsigned_abs()))
         .job_log_retention(positive(args.job_log_retention))
-        .min_repeat_interval(args.min_repeat_interval);
+        .min_repeat_interval(args.min_repeat_interval)
+        .scripts(args.scripts);
     if args.chaos {
         // The chaos handler writes its side-effect rows through the engine's own store.
         let store = kairos::open_store(&global.db).await?;
@@ -313,6 +314,7 @@ fn print_ready(
             "store": store,
             "executor": !args.no_executor,
             "workers": workers,
+            "scripts": args.scripts,
             "apiToken": args.api_token.is_some(),
         }))
     } else {

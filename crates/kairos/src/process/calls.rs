@@ -31,7 +31,7 @@ impl Processes {
         let mut inst = Runtime::new_instance(&mut env, &def.id, call.business_key.clone());
         inst.super_exec = Some(call.execution_id.clone());
         inst.super_instance = Some(caller.to_string());
-        let mut rt = Runtime::new(env, inst);
+        let mut rt = Runtime::new(env, inst).with_scripts(self.script_runner());
         let command = Command::Start { variables: call.variables.clone(), start_user: None, start_event: None };
         let step = super::heavy::run(super::heavy::command(rt.instance(), &command), || rt.apply(command));
         let (after, mut staged) = self.drive(db, &mut rt, step).await?;

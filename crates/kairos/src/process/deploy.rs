@@ -67,7 +67,7 @@ impl Processes {
     /// Checks a BPMN document as [`Processes::deploy`] would (XML, model, handlers, what this
     /// engine can run), writing nothing: for tools that deploy several documents all or none.
     pub fn validate(&self, xml: &str) -> Result<Definitions, Error> {
-        validate(&self.handlers, &self.topics, self.min_repeat, xml)
+        validate(&self.handlers, &self.topics, self.min_repeat, self.scripts.is_some(), xml)
     }
 
     /// Deploys one BPMN document. Everything is checked first (see [`Processes::validate`]); a
@@ -95,9 +95,9 @@ impl Processes {
                 element_id: Some("name".into()),
             }));
         }
-        let (handlers, topics, min_repeat, owned) =
-            (self.handlers.clone(), self.topics.clone(), self.min_repeat, xml.to_string());
-        let defs = blocking(move || validate(&handlers, &topics, min_repeat, &owned)).await??;
+        let (handlers, topics, min_repeat, scripts, owned) =
+            (self.handlers.clone(), self.topics.clone(), self.min_repeat, self.scripts.is_some(), xml.to_string());
+        let defs = blocking(move || validate(&handlers, &topics, min_repeat, scripts, &owned)).await??;
         let resource = if name.ends_with(".bpmn") || name.ends_with(".xml") {
             name.to_string()
         } else {
@@ -256,10 +256,21 @@ pub(super) fn start_event_writes(p: &kairos_bpmn::Process, def_id: &str, now: &j
 /// Parses a BPMN document as this engine runs it: every `${…}` checked by the expression
 /// language (what it cannot evaluate, such as a bean method call, is read as a handler's name),
 /// and the handler names bound to topics made external tasks. Deploying and loading a
-/// deployed definition both parse this way, so a model means the same thing at both times.
+/// deployed definition both parse this way, so a model means the same thing at both times;
+/// deploying also checks its scripts (`scripts`: see [`validate`]), loading keeps them as
+/// stored.
 pub(crate) fn parse(topics: &BTreeMap<String, String>, xml: &str) -> Result<Definitions, kairos_bpmn::ParseErrors> {
+    parse_with(topics, xml, None)
+}
+
+fn parse_with(
+    topics: &BTreeMap<String, String>,
+    xml: &str,
+    script_check: Option<kairos_bpmn::ScriptCheck<'_>>,
+) -> Result<Definitions, kairos_bpmn::ParseErrors> {
     let check = |text: &str| kairos_expr::Expression::parse(text).map(|_| ()).map_err(|e| e.to_string());
-    let options = kairos_bpmn::ParseOptions::default().with_expression_check(&check);
+    let mut options = kairos_bpmn::ParseOptions::default().with_expression_check(&check);
+    options.script_check = script_check;
     let mut defs = kairos_bpmn::parse_with(xml, &options)?;
     if !topics.is_empty() {
         defs.bind_topics(|name| topics.get(name).cloned());
@@ -267,15 +278,22 @@ pub(crate) fn parse(topics: &BTreeMap<String, String>, xml: &str) -> Result<Defi
     Ok(defs)
 }
 
+/// Why a script is refused on an engine that runs none.
+const SCRIPTS_OFF: &str = "scripts are switched off on this engine (kairos serve --scripts on runs them)";
+
 /// Parses and checks a BPMN document (see [`Processes::validate`]).
 fn validate(
     handlers: &Handlers,
     topics: &BTreeMap<String, String>,
     min_repeat: jiff::SignedDuration,
+    scripts: bool,
     xml: &str,
 ) -> Result<Definitions, Error> {
-    // Every `${…}` of the model must parse now, not fail at 3 a.m. when a token reaches it.
-    let defs = parse(topics, xml).map_err(Error::Deploy)?;
+    // Every `${…}` and script of the model must parse now, not fail at 3 a.m. when a token
+    // reaches it; with scripts switched off, every script is refused by its element and line.
+    let off = |_: &kairos_bpmn::Script| Err(SCRIPTS_OFF.to_string());
+    let check: kairos_bpmn::ScriptCheck<'_> = if scripts { &super::scripts::check } else { &off };
+    let defs = parse_with(topics, xml, Some(check)).map_err(Error::Deploy)?;
     check_runnable(handlers, min_repeat, &defs)?;
     Ok(defs)
 }

@@ -84,7 +84,7 @@ impl Processes {
             let now = self.store.db_now().await?;
             let mut ids = kairos_core::new_id;
             let env = Env { definitions: &target_defs, process: target_process, now, ids: &mut ids };
-            let mut rt = Runtime::new(env, before.clone());
+            let mut rt = Runtime::new(env, before.clone()).with_scripts(self.script_runner());
             rt.migrate(&migration, &target.id, &target.key)?;
             let after = rt.into_instance();
             let mut writes = tables::instance_writes(Some(&before), &after, self.history);

@@ -26,6 +26,7 @@ pub mod limits;
 mod migrate;
 mod repository;
 mod requests;
+mod scripts;
 mod terminate;
 mod views;
 
@@ -87,6 +88,8 @@ pub struct Processes {
     node_id: String,
     /// The shortest timer cycle a deployment may have (EngineSettings::min_repeat_interval).
     min_repeat: jiff::SignedDuration,
+    /// Runs the models' scripts; `None` when scripts are switched off (deploying refuses them).
+    scripts: Option<scripts::Sandbox>,
     /// Parsed definitions by ACT_RE_PROCDEF.ID_ (immutable once deployed), bounded by bytes.
     cache: Mutex<cache::DefinitionCache>,
     /// Wakes fetches waiting for external tasks (`external_fetch_wait`) when a command on
@@ -147,6 +150,7 @@ impl Processes {
         node_id: String,
         history: HistoryLevel,
         min_repeat: jiff::SignedDuration,
+        scripts: Option<kairos_script::Limits>,
     ) -> Processes {
         let cache = Mutex::new(cache::DefinitionCache::new(cache::DEFAULT_CACHE_BYTES));
         Processes {
@@ -156,10 +160,16 @@ impl Processes {
             topics: Arc::new(topics),
             node_id,
             min_repeat,
+            scripts: scripts.map(|limits| scripts::Sandbox { limits }),
             cache,
             external_wake: tokio::sync::Notify::new(),
             external_closing: Default::default(),
         }
+    }
+
+    /// The script runner a runtime of this engine uses.
+    fn script_runner(&self) -> Option<&dyn kairos_process::ScriptRunner> {
+        self.scripts.as_ref().map(|s| s as &dyn kairos_process::ScriptRunner)
     }
 
     /// The history level this engine writes.
@@ -312,7 +322,7 @@ impl Processes {
             let mut ids = kairos_core::new_id;
             let mut env = Env { definitions: &defs, process, now, ids: &mut ids };
             let inst = Runtime::new_instance(&mut env, &def.id, req.business_key.clone());
-            let mut rt = Runtime::new(env, inst);
+            let mut rt = Runtime::new(env, inst).with_scripts(self.script_runner());
             let command = Command::Start {
                 variables: req.variables.clone(),
                 start_user: req.start_user.clone(),
@@ -380,7 +390,7 @@ impl Processes {
             let now = db.db_now().await?;
             let mut ids = kairos_core::new_id;
             let env = Env { definitions: &defs, process, now, ids: &mut ids };
-            let mut rt = Runtime::new(env, before.clone());
+            let mut rt = Runtime::new(env, before.clone()).with_scripts(self.script_runner());
             let step = heavy::run(heavy::command(&before, &command), || rt.apply(command.clone()));
             let result = match self.drive(db, &mut rt, step).await {
                 Ok(r) => r,
@@ -437,7 +447,7 @@ impl Processes {
         let process = process_of(&defs, &before.definition_key)?;
         let mut ids = kairos_core::new_id;
         let env = Env { definitions: &defs, process, now, ids: &mut ids };
-        let mut rt = Runtime::new(env, before.clone());
+        let mut rt = Runtime::new(env, before.clone()).with_scripts(self.script_runner());
         let step = heavy::run(heavy::command(before, &command), || rt.apply(command));
         let (after, staged) = self.drive(db, &mut rt, step).await?;
         let heavy = heavy::instance(before) || heavy::instance(&after);

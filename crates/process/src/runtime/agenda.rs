@@ -132,6 +132,7 @@ impl Runtime<'_> {
             NodeKind::EndEvent(end) => self.enter_end_event(exec, &n, end)?,
             NodeKind::UserTask(_) => self.create_task(exec, &n)?,
             NodeKind::ServiceTask(s) => return Ok(self.enter_service_task(exec, node, &n, s)?.map(Pause::Service)),
+            NodeKind::ScriptTask(s) => self.enter_script_task(exec, node, &n, s)?,
             NodeKind::ReceiveTask(r) => self.enter_receive_task(exec, &n, r),
             NodeKind::ExclusiveGateway => self.enter_exclusive_gateway(exec, &n)?,
             NodeKind::InclusiveGateway => self.enter_inclusive_gateway(exec, node, &n, join)?,
@@ -318,7 +319,7 @@ impl Runtime<'_> {
                 None => out.push(f),
                 Some(c) => {
                     conditional = true;
-                    if self.eval_bool(exec, &flow.id, c)? {
+                    if self.condition_holds(exec, &flow.id, c)? {
                         out.push(f);
                     }
                 }

@@ -46,6 +46,7 @@ use serde_json::{Map, Value as Json};
 use crate::state::*;
 use agenda::Op;
 
+pub use primitives::scripts::{ScriptOutcome, ScriptRunner, ScriptSite};
 pub use primitives::variables::validate_variable_name;
 
 /// What the runtime needs from outside: the model, the database's now, and fresh ids.
@@ -224,6 +225,8 @@ pub struct Runtime<'a> {
     waiting_call: Option<(String, NodeIdx)>,
     /// Variables set since conditional events were last checked.
     changed: BTreeSet<String>,
+    /// Runs the model's scripts; `None` when scripts are switched off.
+    scripts: Option<&'a dyn ScriptRunner>,
     /// Conditional subscriptions made since then: checked once whatever changed.
     fresh_conditions: Vec<String>,
     /// The latest open activity record of each execution (ACT_INST_ID_ of the variable
@@ -245,10 +248,18 @@ impl<'a> Runtime<'a> {
             agenda: VecDeque::new(),
             waiting: None,
             waiting_call: None,
+            scripts: None,
             changed: BTreeSet::new(),
             fresh_conditions: Vec::new(),
             open_records,
         }
+    }
+
+    /// Runs the model's scripts with `scripts` (none: a script fails the command, saying that
+    /// scripts are switched off).
+    pub fn with_scripts(mut self, scripts: Option<&'a dyn ScriptRunner>) -> Runtime<'a> {
+        self.scripts = scripts;
+        self
     }
 
     /// A new, empty instance of `env.process` with its root execution.

@@ -78,7 +78,7 @@ impl Runtime<'_> {
             let flow = self.env.process.flow(f);
             match &flow.condition {
                 None => return Ok(f),
-                Some(c) if self.eval_bool(exec, &flow.id, c)? => return Ok(f),
+                Some(c) if self.condition_holds(exec, &flow.id, c)? => return Ok(f),
                 Some(_) => {}
             }
         }
@@ -103,7 +103,7 @@ impl Runtime<'_> {
             let flow = self.env.process.flow(f);
             let holds = match &flow.condition {
                 None => true,
-                Some(c) => self.eval_bool(exec, &flow.id, c)?,
+                Some(c) => self.condition_holds(exec, &flow.id, c)?,
             };
             if holds {
                 out.push(f);

@@ -79,6 +79,15 @@ impl Runtime<'_> {
         }
     }
 
+    /// A sequence flow's condition: an expression or a script.
+    pub(crate) fn condition_holds(&self, exec: &str, element: &str, c: &kairos_bpmn::Condition) -> Result<bool> {
+        match c {
+            kairos_bpmn::Condition::Expression(text) => self.eval_bool(exec, element, text),
+            kairos_bpmn::Condition::Script(s) => self.script_condition(exec, element, s),
+            _ => Err(ProcessError::at(ErrorKind::Model, element, format!("the condition of '{element}' cannot run"))),
+        }
+    }
+
     pub(crate) fn eval_bool(&self, exec: &str, element: &str, text: &str) -> Result<bool> {
         self.evaluate(exec, element, text, "condition", |e, c| e.eval_bool(c))
     }

@@ -134,6 +134,7 @@ impl Runtime<'_> {
                     .map(|(k, v)| Ok((k.clone(), self.io_value(exec, element, v)?)))
                     .collect::<Result<_>>()?,
             ),
+            IoValue::Script(s) => self.run_script(exec, element, "parameter script", s)?.value,
             _ => Json::Null,
         })
     }
