@@ -4,8 +4,9 @@ use std::fs;
 use std::path::Path;
 
 use kairos_bpmn::{
-    Condition, Definitions, EndEvent, EventTrigger, FlowNode, HandlerSource, HistoryTimeToLive, Implementation,
-    NodeKind, ParseOptions, Process, TimerKind, TimerValue, VariableMapping, parse, parse_with,
+    Condition, DecisionBinding, DecisionMapping, Definitions, EndEvent, EventTrigger, FlowNode, HandlerSource,
+    HistoryTimeToLive, Implementation, NodeKind, ParseOptions, Process, TimerKind, TimerValue, VariableMapping, parse,
+    parse_with,
 };
 
 fn corpus(name: &str) -> String {
@@ -468,4 +469,58 @@ fn compensation_links_each_activity_to_its_handler_and_each_throw_to_its_activit
     let order = p.node_idx("order").unwrap();
     assert_eq!(p.compensation_event_sub_process(order).map(|e| p.node(e).id.as_str()), Some("compensation"));
     assert_eq!(p.compensation_event_sub_process(p.node_idx("compensation").unwrap()), None);
+}
+
+#[test]
+fn business_rule_tasks_name_decisions_the_camunda_and_flowable_ways() {
+    let xml = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL"
+    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" xmlns:flowable="http://flowable.org/bpmn">
+  <process id="p">
+    <startEvent id="s"/>
+    <businessRuleTask id="classify" camunda:decisionRef="invoiceClassification" camunda:resultVariable="c"
+        camunda:mapDecisionResult="singleEntry"/>
+    <businessRuleTask id="assign" camunda:decisionRef="${which}" camunda:decisionRefBinding="version"
+        camunda:decisionRefVersion="2" camunda:resultVariable="groups" camunda:mapDecisionResult="collectEntries"/>
+    <businessRuleTask id="tagged" camunda:decisionRef="d" camunda:decisionRefBinding="versionTag"
+        camunda:decisionRefVersionTag="v1"/>
+    <serviceTask id="flow" flowable:type="dmn">
+      <extensionElements>
+        <flowable:field name="decisionTableReferenceKey"><flowable:string>approve</flowable:string></flowable:field>
+        <flowable:field name="decisionTaskThrowErrorOnNoHits"><flowable:string>true</flowable:string></flowable:field>
+        <flowable:field name="sameDeployment"><flowable:string>true</flowable:string></flowable:field>
+      </extensionElements>
+    </serviceTask>
+  </process>
+</definitions>"#;
+    let defs = kairos_bpmn::parse(xml).unwrap();
+    let p = &defs.processes[0];
+    let decision = |id: &str| match &node(p, id).kind {
+        NodeKind::ServiceTask(s) => match &s.implementation {
+            Implementation::Decision(d) => (d.clone(), s.result_variable.clone()),
+            other => panic!("{id}: {other:?}"),
+        },
+        other => panic!("{id}: {other:?}"),
+    };
+    let (d, var) = decision("classify");
+    assert_eq!(
+        (d.key.as_str(), &d.binding, d.mapping),
+        ("invoiceClassification", &DecisionBinding::Latest, DecisionMapping::SingleEntry)
+    );
+    assert_eq!(var.as_deref(), Some("c"));
+    let (d, var) = decision("assign");
+    assert_eq!(
+        (d.key.as_str(), &d.binding, d.mapping),
+        ("${which}", &DecisionBinding::Version("2".into()), DecisionMapping::CollectEntries)
+    );
+    assert_eq!(var.as_deref(), Some("groups"));
+    let (d, var) = decision("tagged");
+    assert_eq!(
+        (&d.binding, d.mapping, var),
+        (&DecisionBinding::VersionTag("v1".into()), DecisionMapping::ResultList, None)
+    );
+    let (d, _) = decision("flow");
+    assert_eq!(
+        (d.key.as_str(), &d.binding, d.mapping),
+        ("approve", &DecisionBinding::Deployment, DecisionMapping::Flowable { throw_on_no_hits: true })
+    );
 }

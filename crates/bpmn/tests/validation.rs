@@ -237,7 +237,17 @@ const CASES: &[(&str, &str, &str)] = &[
         "outputParameter has no name",
     ),
     (r#"<adHocSubProcess id="ah"/>"#, "ah", "unsupported element adHocSubProcess 'ah'"),
-    (r#"<businessRuleTask id="br" camunda:decisionRef="d"/>"#, "br", "unsupported element businessRuleTask 'br'"),
+    (
+        r#"<businessRuleTask id="br" camunda:decisionRef="d" camunda:decisionRefBinding="sometimes"/>"#,
+        "br",
+        "camunda:decisionRefBinding 'sometimes' is not latest, deployment, version or versionTag",
+    ),
+    (
+        r#"<businessRuleTask id="br" camunda:decisionRef="d" camunda:mapDecisionResult="all"/>"#,
+        "br",
+        "camunda:mapDecisionResult 'all' is not resultList",
+    ),
+    (r#"<serviceTask id="fd" flowable:type="dmn"/>"#, "fd", "a dmn task needs the field decisionTableReferenceKey"),
     (
         r#"<sequenceFlow id="fl" sourceRef="s" targetRef="e"><extensionElements><camunda:executionListener class="X" event="take"/></extensionElements></sequenceFlow>"#,
         "fl",

@@ -15,7 +15,7 @@ pub mod state;
 pub use changes::{Changes, changes};
 pub use error::{ErrorKind, ProcessError, Result};
 pub use runtime::{
-    CalledStart, Command, Env, MAX_MULTI_INSTANCE, Runtime, ScriptOutcome, ScriptRunner, ScriptSite, ServiceCall,
-    ServiceResult, Step, TaskUpdate, validate_variable_name,
+    CalledStart, Command, DECISION_HANDLER, DecisionCall, Env, MAX_MULTI_INSTANCE, Runtime, ScriptOutcome,
+    ScriptRunner, ScriptSite, ServiceCall, ServiceResult, Step, TaskUpdate, validate_variable_name,
 };
 pub use state::*;

@@ -9,8 +9,8 @@ use kairos_time::{IsoDuration, RetryCycle};
 use super::{Ctx, is_expression};
 use crate::error::quote;
 use crate::model::{
-    CallActivity, Field, HandlerSource, HistoryTimeToLive, Implementation, IoMapping, IoParameter, IoValue,
-    MultiInstance, ServiceTask, UserTask, VariableMapping,
+    CallActivity, DecisionBinding, DecisionMapping, DecisionRef, Field, HandlerSource, HistoryTimeToLive,
+    Implementation, IoMapping, IoParameter, IoValue, MultiInstance, ServiceTask, UserTask, VariableMapping,
 };
 use crate::ns::Vendor;
 use crate::xml::Element;
@@ -226,9 +226,15 @@ pub(crate) fn service_task(ctx: &mut Ctx<'_>, el: &Element) -> Result<Option<Ser
 /// [`service_task`] read from `el`, a part of the flow node `owner` (a throwing
 /// event's `messageEventDefinition`): problems name the owner.
 pub(crate) fn service_task_in(ctx: &mut Ctx<'_>, el: &Element, owner: &Element) -> Result<Option<ServiceTask>, ()> {
-    let Some((implementation, arguments)) = implementation(ctx, el, owner)? else { return Ok(None) };
-    let fields =
+    if el.local == "businessRuleTask" && el.vendor_attr("decisionRef").is_some() {
+        return camunda_decision(ctx, el).map(Some);
+    }
+    let Some((mut implementation, arguments)) = implementation(ctx, el, owner)? else { return Ok(None) };
+    let fields: Vec<Field> =
         el.vendor_extensions().filter(|(_, f)| f.local == "field").filter_map(|(_, f)| field(ctx, owner, f)).collect();
+    if matches!(&implementation, Implementation::Handler { name, source: HandlerSource::Type } if name == "dmn") {
+        implementation = Implementation::Decision(flowable_decision(ctx, el, &fields)?);
+    }
     for a in &arguments {
         ctx.note_expression(owner, "argument", a);
     }
@@ -238,6 +244,107 @@ pub(crate) fn service_task_in(ctx: &mut Ctx<'_>, el: &Element, owner: &Element) 
         fields,
         arguments,
     }))
+}
+
+/// A Camunda business rule task: `camunda:decisionRef` (a decision id or an expression),
+/// `decisionRefBinding` (latest, deployment, version + `decisionRefVersion`, versionTag +
+/// `decisionRefVersionTag`), `mapDecisionResult` and `resultVariable`.
+fn camunda_decision(ctx: &mut Ctx<'_>, el: &Element) -> Result<ServiceTask, ()> {
+    let key = el.vendor_attr("decisionRef").map(|(_, k)| k.trim().to_owned()).unwrap_or_default();
+    if key.is_empty() {
+        ctx.problem(el, "camunda:decisionRef is empty");
+        return Err(());
+    }
+    ctx.note_expression(el, "decisionRef", &key);
+    let attr = |local: &str| el.vendor_attr(local).map(|(_, v)| v.trim().to_owned()).filter(|v| !v.is_empty());
+    let binding = match attr("decisionRefBinding").as_deref().unwrap_or("latest") {
+        "latest" => DecisionBinding::Latest,
+        "deployment" => DecisionBinding::Deployment,
+        "version" => match attr("decisionRefVersion") {
+            Some(v) => {
+                ctx.note_expression(el, "decisionRefVersion", &v);
+                DecisionBinding::Version(v)
+            }
+            None => {
+                ctx.problem(el, "camunda:decisionRefBinding=\"version\" needs camunda:decisionRefVersion");
+                return Err(());
+            }
+        },
+        "versionTag" => match attr("decisionRefVersionTag") {
+            Some(v) => DecisionBinding::VersionTag(v),
+            None => {
+                ctx.problem(el, "camunda:decisionRefBinding=\"versionTag\" needs camunda:decisionRefVersionTag");
+                return Err(());
+            }
+        },
+        other => {
+            ctx.problem(
+                el,
+                format!(
+                    "camunda:decisionRefBinding '{}' is not latest, deployment, version or versionTag",
+                    quote(other)
+                ),
+            );
+            return Err(());
+        }
+    };
+    if attr("decisionRefTenantId").is_some() {
+        ctx.unsupported(el, "camunda:decisionRefTenantId: kairos has no tenants yet");
+        return Err(());
+    }
+    let mapping = match attr("mapDecisionResult").as_deref().unwrap_or("resultList") {
+        "resultList" => DecisionMapping::ResultList,
+        "singleEntry" => DecisionMapping::SingleEntry,
+        "singleResult" => DecisionMapping::SingleResult,
+        "collectEntries" => DecisionMapping::CollectEntries,
+        other => {
+            ctx.problem(
+                el,
+                format!(
+                    "camunda:mapDecisionResult '{}' is not resultList, singleEntry, singleResult or collectEntries",
+                    quote(other)
+                ),
+            );
+            return Err(());
+        }
+    };
+    Ok(ServiceTask {
+        implementation: Implementation::Decision(DecisionRef { key, binding, mapping }),
+        result_variable: vendor_string(ctx, el, "resultVariable"),
+        fields: Vec::new(),
+        arguments: Vec::new(),
+    })
+}
+
+/// Flowable's decision task (`flowable:type="dmn"`): the fields `decisionTableReferenceKey`,
+/// `decisionTaskThrowErrorOnNoHits` and `sameDeployment`.
+fn flowable_decision(ctx: &mut Ctx<'_>, el: &Element, fields: &[Field]) -> Result<DecisionRef, ()> {
+    let get = |name: &str| fields.iter().find(|f| f.name == name);
+    if get("decisionServiceReferenceKey").is_some() {
+        ctx.unsupported(
+            el,
+            "a decision service (decisionServiceReferenceKey): name a decision with decisionTableReferenceKey",
+        );
+        return Err(());
+    }
+    let Some(key) = get("decisionTableReferenceKey").map(|f| f.value.trim().to_owned()).filter(|k| !k.is_empty())
+    else {
+        ctx.problem(el, "a dmn task needs the field decisionTableReferenceKey naming its decision");
+        return Err(());
+    };
+    let flag = |name: &str| get(name).is_some_and(|f| !f.expression && f.value.trim().eq_ignore_ascii_case("true"));
+    for f in fields
+        .iter()
+        .filter(|f| f.expression && matches!(f.name.as_str(), "decisionTaskThrowErrorOnNoHits" | "sameDeployment"))
+    {
+        ctx.problem(el, format!("the field {} must be true or false, not an expression", f.name));
+        return Err(());
+    }
+    Ok(DecisionRef {
+        key,
+        binding: if flag("sameDeployment") { DecisionBinding::Deployment } else { DecisionBinding::Latest },
+        mapping: DecisionMapping::Flowable { throw_on_no_hits: flag("decisionTaskThrowErrorOnNoHits") },
+    })
 }
 
 /// Who does a service task's work, and the arguments of a bean method call naming it.

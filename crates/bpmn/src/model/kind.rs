@@ -295,6 +295,53 @@ pub enum Implementation {
     /// `*:expression` that is more than a handler's name (`${true}`, `${amount * 2}`):
     /// evaluated by the runtime, its value stored in `resultVariable` if one is named.
     Expression { text: String },
+    /// A DMN decision evaluated over the task's variables: a `businessRuleTask` with
+    /// `camunda:decisionRef`, or Flowable's `flowable:type="dmn"` service task.
+    Decision(DecisionRef),
+}
+
+/// Which decision a business rule task evaluates, and where its result goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DecisionRef {
+    /// The decision's key (the `id` of a DMN `decision`), or a `${…}` expression giving it.
+    pub key: String,
+    /// Which deployed version: `camunda:decisionRefBinding` (Flowable: `sameDeployment`).
+    pub binding: DecisionBinding,
+    /// How the result is stored (`camunda:mapDecisionResult`, or Flowable's way).
+    pub mapping: DecisionMapping,
+}
+
+/// `camunda:decisionRefBinding`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DecisionBinding {
+    /// The latest deployed version (the default).
+    Latest,
+    /// The version deployed with the process definition.
+    Deployment,
+    /// `camunda:decisionRefVersion`: a version number, or an expression giving one.
+    Version(String),
+    /// `camunda:decisionRefVersionTag`: the latest version with this tag.
+    VersionTag(String),
+}
+
+/// How a decision's result (a list of rule results, each output name → value) is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DecisionMapping {
+    /// Camunda's `resultList` (the default): the whole list, in `resultVariable`.
+    ResultList,
+    /// `singleEntry`: the one output of the one matched rule (null when none matched).
+    SingleEntry,
+    /// `singleResult`: the one matched rule's outputs as a map (null when none matched).
+    SingleResult,
+    /// `collectEntries`: the one output of every matched rule, as a list.
+    CollectEntries,
+    /// Flowable's decision task: one matched rule's outputs become variables; several are a
+    /// list stored under the decision's key. `throw_on_no_hits`: no match fails the task.
+    Flowable { throw_on_no_hits: bool },
 }
 
 /// Which attribute named a handler; kept so that an "unknown handler" error

@@ -198,6 +198,21 @@ pub struct ServiceCall {
     pub handler: String,
     /// The variables visible at the task, plus the task's field injections under `fields`.
     pub payload: Json,
+    /// For a business rule task, the decision to evaluate over the payload (then `handler` is
+    /// [`DECISION_HANDLER`]); the caller answers with the mapped result.
+    pub decision: Option<DecisionCall>,
+}
+
+/// The handler name of a [`ServiceCall`] that evaluates a decision.
+pub const DECISION_HANDLER: &str = "kairos:decision";
+
+/// A decision a business rule task evaluates, its key and version resolved at the token.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecisionCall {
+    pub key: String,
+    /// `Version` holds the evaluated version number.
+    pub binding: kairos_bpmn::DecisionBinding,
+    pub mapping: kairos_bpmn::DecisionMapping,
 }
 
 /// What a service task's handler answered.

@@ -201,6 +201,7 @@ pub fn deployment_delete(id: &str, then: Vec<Write>) -> Vec<Write> {
         w.push(Write::new(format!("DELETE FROM {table} WHERE PROC_DEF_ID_ IN ({DEFINITIONS_OF})"), vec![t(id)]));
     }
     w.push(Write::new("DELETE FROM ACT_RE_PROCDEF WHERE DEPLOYMENT_ID_ = ?", vec![t(id)]));
+    w.push(Write::new("DELETE FROM ACT_RE_DECISION_DEF WHERE DEPLOYMENT_ID_ = ?", vec![t(id)]));
     w.extend(then);
     w.push(Write::new("DELETE FROM ACT_GE_BYTEARRAY WHERE DEPLOYMENT_ID_ = ?", vec![t(id)]));
     w.push(Write::new("DELETE FROM ACT_RE_DEPLOYMENT WHERE ID_ = ?", vec![t(id)]).expect(1));

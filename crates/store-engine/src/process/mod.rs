@@ -24,6 +24,7 @@
 mod calls;
 mod cleanup;
 mod comments;
+mod decisions;
 mod definitions;
 mod deployments;
 mod external;
@@ -42,6 +43,7 @@ mod writes;
 pub use calls::*;
 pub use cleanup::*;
 pub use comments::*;
+pub use decisions::*;
 pub use definitions::*;
 pub use deployments::*;
 pub use external::*;

@@ -2,11 +2,11 @@
 //! service tasks (a handler the engine runs, an expression, or an external worker's job) and
 //! receive tasks.
 
-use kairos_bpmn::{FlowNode, Implementation, NodeIdx, NodeKind, ReceiveTask, ServiceTask};
+use kairos_bpmn::{DecisionBinding, FlowNode, Implementation, NodeIdx, NodeKind, ReceiveTask, ServiceTask};
 use serde_json::{Map, Value as Json};
 
 use crate::error::{ErrorKind, ProcessError, Result};
-use crate::runtime::{Runtime, ServiceCall};
+use crate::runtime::{DecisionCall, Runtime, ServiceCall};
 use crate::state::*;
 
 impl Runtime<'_> {
@@ -110,6 +110,32 @@ impl Runtime<'_> {
                     activity_id: n.id.clone(),
                     handler: name.clone(),
                     payload: Json::Object(payload),
+                    decision: None,
+                }));
+            }
+            Implementation::Decision(d) => {
+                let key = self.eval_string(exec, &n.id, &d.key)?;
+                let binding = match &d.binding {
+                    DecisionBinding::Version(v) => {
+                        let version = self.eval_string(exec, &n.id, v)?;
+                        if version.trim().parse::<u32>().is_err() {
+                            return Err(ProcessError::at(
+                                ErrorKind::Model,
+                                &n.id,
+                                format!("the decision version of '{}' is '{version}', not a version number", n.id),
+                            ));
+                        }
+                        DecisionBinding::Version(version.trim().to_owned())
+                    }
+                    other => other.clone(),
+                };
+                self.waiting = Some((exec.to_string(), node));
+                return Ok(Some(ServiceCall {
+                    execution_id: exec.to_string(),
+                    activity_id: n.id.clone(),
+                    handler: crate::runtime::DECISION_HANDLER.to_owned(),
+                    payload: Json::Object(self.inst.visible_variables(exec)),
+                    decision: Some(DecisionCall { key, binding, mapping: d.mapping }),
                 }));
             }
             Implementation::Expression { text } => {

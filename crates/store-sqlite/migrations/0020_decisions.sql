@@ -1,0 +1,18 @@
+-- Deployed DMN decisions (Camunda 7's ACT_RE_DECISION_DEF): one row per decision of a
+-- deployed DMN resource, versioned by KEY_ (the decision's id in the DMN file) like process
+-- definitions. The DMN XML itself is the deployment's resource in ACT_GE_BYTEARRAY.
+CREATE TABLE ACT_RE_DECISION_DEF (
+    ID_            VARCHAR(64) PRIMARY KEY,
+    REV_           INTEGER NOT NULL DEFAULT 1,
+    CATEGORY_      VARCHAR(255),
+    NAME_          VARCHAR(255),
+    KEY_           VARCHAR(255) NOT NULL,
+    VERSION_       INTEGER NOT NULL,
+    DEPLOYMENT_ID_ VARCHAR(64) NOT NULL,
+    RESOURCE_NAME_ VARCHAR(4000) NOT NULL,
+    TENANT_ID_     VARCHAR(255) NOT NULL DEFAULT '',
+    HISTORY_TTL_   INTEGER,
+    VERSION_TAG_   VARCHAR(64)
+);
+CREATE UNIQUE INDEX ACT_UNIQ_DECISION_DEF ON ACT_RE_DECISION_DEF (KEY_, VERSION_, TENANT_ID_);
+CREATE INDEX ACT_IDX_DEC_DEF_DEPLOYMENT ON ACT_RE_DECISION_DEF (DEPLOYMENT_ID_);
