@@ -249,9 +249,24 @@ const CASES: &[(&str, &str, &str)] = &[
     ),
     (r#"<serviceTask id="fd" flowable:type="dmn"/>"#, "fd", "a dmn task needs the field decisionTableReferenceKey"),
     (
-        r#"<sequenceFlow id="fl" sourceRef="s" targetRef="e"><extensionElements><camunda:executionListener class="X" event="take"/></extensionElements></sequenceFlow>"#,
+        r#"<sequenceFlow id="fl" sourceRef="s" targetRef="e"><extensionElements><camunda:taskListener class="X" event="create"/></extensionElements></sequenceFlow>"#,
         "fl",
-        "unsupported element camunda:executionListener in sequenceFlow 'fl'",
+        "a taskListener belongs on a userTask",
+    ),
+    (
+        r#"<userTask id="ut"><extensionElements><camunda:taskListener class="X" event="timeout"/></extensionElements></userTask>"#,
+        "ut",
+        "taskListener event 'timeout' is not create, assignment, complete or delete",
+    ),
+    (
+        r#"<userTask id="ut"><extensionElements><camunda:executionListener event="start"/></extensionElements></userTask>"#,
+        "ut",
+        "names no class, delegateExpression, expression or script",
+    ),
+    (
+        r#"<userTask id="ut"><extensionElements><camunda:taskListener delegateExpression="not an expression" event="create"/></extensionElements></userTask>"#,
+        "ut",
+        "does not name a handler",
     ),
 ];
 

@@ -9,6 +9,7 @@
 mod compensation;
 mod diagram;
 mod event;
+mod listeners;
 mod node;
 mod process;
 mod validate;

@@ -76,6 +76,7 @@ pub(crate) fn build_process(ctx: &mut Ctx<'_>, el: &Element) -> Option<Process> 
         return None;
     };
     vendor::check_extensions(ctx, el);
+    let listeners = super::listeners::listeners(ctx, el);
     let history_time_to_live = vendor::history_time_to_live(ctx, el);
     let mut b = ProcessBuilder {
         nodes: Vec::new(),
@@ -107,6 +108,7 @@ pub(crate) fn build_process(ctx: &mut Ctx<'_>, el: &Element) -> Option<Process> 
         nodes: b.nodes,
         flows: linked.flows,
         start_events,
+        listeners,
         line: ctx.pos(el).line,
         node_ids: b.node_ids,
         flow_ids: linked.flow_ids,
@@ -163,6 +165,7 @@ fn add_node<'e>(
     let common = vendor::common(ctx, el);
     let multi_instance = if node::is_activity(tag) { vendor::multi_instance(ctx, el) } else { None };
     let io = vendor::io_mapping(ctx, el);
+    let listeners = super::listeners::listeners(ctx, el);
     let for_compensation =
         node::is_activity(tag) && ctx.boolean(el, "isForCompensation", el.attr("isForCompensation"), false);
     let pos = ctx.pos(el);
@@ -185,6 +188,7 @@ fn add_node<'e>(
         io,
         for_compensation,
         compensation_handler: None,
+        listeners,
         line: pos.line,
         column: pos.column,
     });

@@ -64,6 +64,7 @@ fn read_flow(ctx: &mut Ctx<'_>, b: &ProcessBuilder<'_>, el: &Element, scope: Opt
         }
     }
     let condition = condition(ctx, el);
+    let listeners = super::listeners::listeners(ctx, el);
     let source = end_ref(ctx, b, el, scope, "sourceRef");
     let target = end_ref(ctx, b, el, scope, "targetRef");
     let pos = ctx.pos(el);
@@ -73,6 +74,7 @@ fn read_flow(ctx: &mut Ctx<'_>, b: &ProcessBuilder<'_>, el: &Element, scope: Opt
         source: source?,
         target: target?,
         condition,
+        listeners,
         scope,
         line: pos.line,
         column: pos.column,

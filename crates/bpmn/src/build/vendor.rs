@@ -60,9 +60,7 @@ fn retry_time_cycle(ctx: &mut Ctx<'_>, el: &Element) -> Option<String> {
 /// descriptive and ignored.
 fn refused_extension(local: &str) -> Option<&'static str> {
     Some(match local {
-        "executionListener" | "taskListener" | "eventListener" => {
-            "kairos runs no listeners: model the step as a service task"
-        }
+        "eventListener" => "engine event listeners do not run: use execution or task listeners",
         "connector" => "connectors are not supported: name a handler with kairos:handler",
         "script" => "a script belongs in a scriptTask, a condition or an input/output parameter",
         _ => return None,
@@ -442,7 +440,7 @@ fn non_empty(
 /// calls (`${bean.run(execution)}`) are not names: the expression language
 /// cannot reach the host (SPEC P6), so such a value must be rewritten. Nor are
 /// the expression language's literals (`${true}`, `${null}`).
-fn handler_name_in(text: &str) -> Option<&str> {
+pub(crate) fn handler_name_in(text: &str) -> Option<&str> {
     let inner = expression_body(text)?;
     let ok = !matches!(inner, "true" | "false" | "null") && is_dotted_name(inner);
     ok.then_some(inner)
@@ -465,7 +463,7 @@ fn is_dotted_name(s: &str) -> bool {
 /// argument as an expression of its own (`${a}`, `${b}`). The implicit objects (`execution`,
 /// `task`) are no beans: `${execution.setVariable(…)}` is the expression language's business.
 /// Arguments split at top-level commas, outside brackets and string literals.
-fn method_call_in(text: &str) -> Option<(String, Vec<String>)> {
+pub(crate) fn method_call_in(text: &str) -> Option<(String, Vec<String>)> {
     let inner = expression_body(text)?;
     let open = inner.find('(')?;
     let (name, rest) = (inner[..open].trim(), inner[open + 1..].strip_suffix(')')?);
@@ -504,7 +502,7 @@ fn method_call_in(text: &str) -> Option<(String, Vec<String>)> {
 
 /// One `*:field` injection: `stringValue` / `expression` attributes or
 /// `<*:string>` / `<*:expression>` children.
-fn field(ctx: &mut Ctx<'_>, owner: &Element, f: &Element) -> Option<Field> {
+pub(crate) fn field(ctx: &mut Ctx<'_>, owner: &Element, f: &Element) -> Option<Field> {
     let Some(name) = f.attr("name") else {
         ctx.problem_at(f, owner, "field has no name");
         return None;

@@ -273,6 +273,67 @@ impl Script {
     }
 }
 
+/// An execution or task listener (`*:executionListener`, `*:taskListener`): code run when its
+/// element reaches `event`, inside the command, before the token goes on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Listener {
+    pub event: ListenerEvent,
+    pub action: ListenerAction,
+    /// `*:field` injections, passed to a handler as configuration.
+    pub fields: Vec<Field>,
+    /// The line of the listener element.
+    pub line: u32,
+}
+
+/// When a listener runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ListenerEvent {
+    /// An activity, event, gateway or the process starts (after its input mappings).
+    Start,
+    /// It ends (before its output mappings).
+    End,
+    /// A sequence flow is taken.
+    Take,
+    /// A user task is created (after its assignee and candidates are set).
+    Create,
+    /// A user task's assignee changes.
+    Assignment,
+    /// A user task is completed (its variables set, before the token goes on).
+    Complete,
+    /// A user task ends without completion (its activity was cancelled).
+    Delete,
+}
+
+impl ListenerEvent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ListenerEvent::Start => "start",
+            ListenerEvent::End => "end",
+            ListenerEvent::Take => "take",
+            ListenerEvent::Create => "create",
+            ListenerEvent::Assignment => "assignment",
+            ListenerEvent::Complete => "complete",
+            ListenerEvent::Delete => "delete",
+        }
+    }
+}
+
+/// What a listener runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ListenerAction {
+    /// A handler, as a service task names one (`*:class`, `*:delegateExpression`, a bean method
+    /// in `*:expression` with its `arguments`).
+    Handler { name: String, source: HandlerSource, arguments: Vec<String> },
+    /// `*:expression` the expression language evaluates (its value is not kept).
+    Expression(String),
+    /// A `*:script` child.
+    Script(Script),
+}
+
 /// `scriptTask` details.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]

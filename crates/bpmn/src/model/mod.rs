@@ -125,6 +125,8 @@ pub struct Process {
     /// Start events of the process scope itself (none, timer, message,
     /// signal), not those of sub-processes or event sub-processes.
     pub start_events: Vec<NodeIdx>,
+    /// The process's own `*:executionListener`s (start, end).
+    pub listeners: Vec<Listener>,
     /// Line of the `<process>` element.
     pub line: u32,
     #[serde(skip)]
@@ -286,6 +288,9 @@ pub struct FlowNode {
     /// The compensation handler of this activity: the `isForCompensation` activity the
     /// `association` of its compensation boundary event points to.
     pub compensation_handler: Option<NodeIdx>,
+    /// `*:executionListener`s (start, end) and, on a user task, `*:taskListener`s, in
+    /// document order.
+    pub listeners: Vec<Listener>,
     /// 1-based line of the element.
     pub line: u32,
     /// 1-based column of the element.
@@ -316,6 +321,8 @@ pub struct SequenceFlow {
     /// On a gateway's default flow it is ignored: the default is taken exactly
     /// when no other flow's condition holds.
     pub condition: Option<Condition>,
+    /// `*:executionListener`s run when the flow is taken.
+    pub listeners: Vec<Listener>,
     /// The sub-process the flow sits in; `None` for the process itself.
     pub scope: Option<NodeIdx>,
     pub line: u32,

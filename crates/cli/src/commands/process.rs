@@ -80,7 +80,7 @@ fn read_document(path: &Path) -> Result<Document, CliError> {
 /// the first one deployed.
 fn check_documents(engine: &kairos::Engine, docs: &[Document]) -> Result<(), CliError> {
     for doc in docs {
-        engine.processes().validate(&doc.xml).map_err(|e| refused(&doc.path, e))?;
+        engine.processes().check_resource(&doc.name, &doc.xml).map_err(|e| refused(&doc.path, e))?;
     }
     Ok(())
 }

@@ -20,6 +20,8 @@ pub struct DeploymentInfo {
     pub name: String,
     pub deployment_time: jiff::Timestamp,
     pub process_definitions: Vec<DefinitionInfo>,
+    /// The decisions of a DMN document (none for BPMN).
+    pub decision_definitions: Vec<kairos_store_engine::process::DecisionDefinition>,
     /// The processes of the document marked `isExecutable="false"`: deployed as part of the
     /// resource, with no definition (Camunda and Flowable do the same).
     pub skipped_processes: Vec<String>,
@@ -70,7 +72,13 @@ impl Processes {
         validate(&self.handlers, &self.topics, self.min_repeat, self.scripts.is_some(), xml)
     }
 
-    /// Deploys one BPMN document. Everything is checked first (see [`Processes::validate`]); a
+    /// Checks a resource as [`Processes::deploy`] would, by its name: a `.dmn` file as DMN,
+    /// anything else as BPMN (see [`Processes::validate`]). Writes nothing.
+    pub fn check_resource(&self, name: &str, xml: &str) -> Result<(), Error> {
+        if is_dmn(name) { self.validate_dmn(name, xml) } else { self.validate(xml).map(drop) }
+    }
+
+    /// Deploys one BPMN document (a `.dmn` name: one DMN document). Everything is checked first (see [`Processes::validate`]); a
     /// refused deployment writes nothing.
     pub async fn deploy(&self, name: &str, xml: &str) -> Result<DeploymentInfo, Error> {
         self.deploy_keyed(name, None, xml).await
@@ -94,6 +102,9 @@ impl Processes {
                 message: m,
                 element_id: Some("name".into()),
             }));
+        }
+        if is_dmn(name) {
+            return self.deploy_dmn(name, key, xml).await;
         }
         let (handlers, topics, min_repeat, scripts, owned) =
             (self.handlers.clone(), self.topics.clone(), self.min_repeat, self.scripts.is_some(), xml.to_string());
@@ -175,6 +186,7 @@ impl Processes {
                     name: d.name.unwrap_or_default(),
                     deployment_time: d.deploy_time,
                     process_definitions: out,
+                    decision_definitions: Vec::new(),
                     skipped_processes: defs.skipped_processes.clone(),
                 });
             }
@@ -183,6 +195,7 @@ impl Processes {
                 name: name.to_string(),
                 deployment_time: now,
                 process_definitions: out,
+                decision_definitions: Vec::new(),
                 skipped_processes: defs.skipped_processes.clone(),
             });
         }
@@ -377,10 +390,15 @@ pub(crate) async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send 
 /// ACT_RE_PROCDEF.ID_: `key:version:uuid`, as Flowable and Camunda make it, unless that is over
 /// the column's 64 characters (a key over 25 characters); then, as they do, a generated id
 /// alone. The key and version stay in their own columns either way.
-fn definition_id(key: &str, version: i64) -> String {
+pub(crate) fn definition_id(key: &str, version: i64) -> String {
     let id = kairos_core::new_id();
     let full = format!("{key}:{version}:{id}");
     if full.chars().count() <= MAX_ID_CHARS { full } else { id }
+}
+
+/// Whether a resource name is a DMN document's.
+fn is_dmn(name: &str) -> bool {
+    name.to_ascii_lowercase().ends_with(".dmn")
 }
 
 /// The width of every ID_ column (VARCHAR(64)).
@@ -389,7 +407,7 @@ const MAX_ID_CHARS: usize = 64;
 /// Why a process id cannot be a definition key: too long for KEY_, or with a character that
 /// would stop it being reached by path (`/runtime/process-definitions/key/{key}`) or quoted in
 /// an operator's SQL. BPMN ids are xsd:ID names, which have none of these.
-fn key_problem(key: &str) -> Option<String> {
+pub(crate) fn key_problem(key: &str) -> Option<String> {
     if let Some(m) = too_long(Some(key), "id") {
         return Some(m);
     }

@@ -16,6 +16,7 @@ mod cache;
 mod calls;
 mod cleanup;
 mod comments;
+mod decisions;
 mod deploy;
 mod events;
 mod external;
@@ -32,6 +33,7 @@ mod views;
 
 pub use bindings::{BindingRequest, MAX_BINDING_CHARS};
 pub use comments::MAX_COMMENT_CHARS;
+pub use decisions::DecisionWhich;
 pub use deploy::{DefinitionInfo, DeploymentInfo};
 pub use events::MESSAGE_INBOX;
 pub use external::{
@@ -42,6 +44,7 @@ pub use history::{DetailQuery, DetailVariable, HistoricDetail, HistoricTask, His
 pub use kairos_process::{TaskScope, TaskUpdate};
 pub use kairos_store_engine::business::Binding;
 pub use kairos_store_engine::process::Comment;
+pub use kairos_store_engine::process::DecisionDefinition;
 pub use kairos_store_engine::process::HistoryLevel;
 pub use migrate::{MigrateRequest, MigrationOutcome};
 pub use repository::{DEPLOYMENT_DELETED, DefinitionFilter, DeploymentDeleted, DeploymentRow, ResourceRow};
@@ -90,6 +93,8 @@ pub struct Processes {
     min_repeat: jiff::SignedDuration,
     /// Runs the models' scripts; `None` when scripts are switched off (deploying refuses them).
     scripts: Option<scripts::Sandbox>,
+    /// Parsed DMN models by decision definition id.
+    decision_models: decisions::ModelCache,
     /// Parsed definitions by ACT_RE_PROCDEF.ID_ (immutable once deployed), bounded by bytes.
     cache: Mutex<cache::DefinitionCache>,
     /// Wakes fetches waiting for external tasks (`external_fetch_wait`) when a command on
@@ -161,6 +166,7 @@ impl Processes {
             node_id,
             min_repeat,
             scripts: scripts.map(|limits| scripts::Sandbox { limits }),
+            decision_models: Default::default(),
             cache,
             external_wake: tokio::sync::Notify::new(),
             external_closing: Default::default(),
@@ -471,6 +477,11 @@ impl Processes {
                     limits::check_variables(rt.instance())?;
                     limits::check_strings(rt.instance())?;
                     return Ok((rt.instance().clone(), staged));
+                }
+                Step::Call(call) if call.decision.is_some() => {
+                    let definition = rt.instance().definition_id.clone();
+                    let answer = self.decide(db, &definition, &call).await;
+                    step = heavy::run(heavy::instance(rt.instance()), || rt.resume(answer));
                 }
                 Step::Call(call) => {
                     let answer = match self.handlers.get(&call.handler) {

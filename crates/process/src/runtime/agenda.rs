@@ -10,9 +10,10 @@
 
 use std::collections::HashSet;
 
-use kairos_bpmn::{EndEvent, EventTrigger, FlowIdx, FlowNode, NodeIdx, NodeKind, ThrowEvent};
+use kairos_bpmn::{EndEvent, EventTrigger, FlowIdx, FlowNode, ListenerEvent, NodeIdx, NodeKind, ThrowEvent};
 
 use crate::error::{ErrorKind, ProcessError, Result};
+use crate::runtime::primitives::listeners::ListenerSite;
 use crate::runtime::{CalledStart, Runtime, ServiceCall, Step};
 use crate::state::*;
 
@@ -24,6 +25,14 @@ pub(crate) enum Op {
     Leave { exec: String, node: NodeIdx, skip_async: bool },
     /// A token has nowhere to go: it ends, and its scope may complete.
     End { exec: String },
+    /// Runs listener `index` of `site` at `exec` (see `primitives/listeners.rs`).
+    Listen { exec: String, site: ListenerSite, index: usize, task: Option<String> },
+    /// What a node does once its start listeners ran.
+    EnterBody { exec: String, node: NodeIdx },
+    /// The rest of leaving a node once its end listeners ran.
+    LeaveBody { exec: String, node: NodeIdx, skip_async: bool },
+    /// The instance ends (at `activity`) once the process's end listeners ran.
+    EndProcess { activity: Option<String> },
 }
 
 /// Why [`Runtime::enter`] stopped the agenda.
@@ -77,6 +86,18 @@ impl Runtime<'_> {
                 },
                 Op::Leave { exec, node, skip_async } => self.leave(&exec, node, skip_async)?,
                 Op::End { exec } => self.end_token(&exec)?,
+                Op::Listen { exec, site, index, task } => {
+                    if let Some(Pause::Service(call)) = self.listen(&exec, site, index, task.as_deref())? {
+                        return Ok(Some(Step::Call(call)));
+                    }
+                }
+                Op::EnterBody { exec, node } => match self.enter_body(&exec, node)? {
+                    Some(Pause::Service(call)) => return Ok(Some(Step::Call(call))),
+                    Some(Pause::Called(start)) => return Ok(Some(Step::StartCalled(start))),
+                    None => {}
+                },
+                Op::LeaveBody { exec, node, skip_async } => self.leave_body(&exec, node, skip_async)?,
+                Op::EndProcess { activity } => self.end_instance(activity, None),
             }
             if !self.inst.is_running() {
                 self.agenda.clear();
@@ -118,6 +139,19 @@ impl Runtime<'_> {
         if !n.boundary_events.is_empty() && !mi_child {
             self.arm_boundary_events(exec, &n)?;
         }
+        let listen = self.listen_ops(exec, ListenerSite::Node(node), ListenerEvent::Start, None);
+        if !listen.is_empty() {
+            let body = Op::EnterBody { exec: exec.to_string(), node };
+            self.push_front_all(listen.into_iter().chain([body]).collect());
+            return Ok(None);
+        }
+        self.enter_body(exec, node)
+    }
+
+    /// What `node` does with the token that arrived (its start listeners ran).
+    pub(crate) fn enter_body(&mut self, exec: &str, node: NodeIdx) -> Result<Option<Pause>> {
+        let n = self.node(node).clone();
+        let join = matches!(n.kind, NodeKind::ParallelGateway | NodeKind::InclusiveGateway) && n.incoming.len() > 1;
         // The one dispatch by element kind: each arm hands the token to its behaviour.
         match &n.kind {
             NodeKind::StartEvent(_) | NodeKind::PassThrough => self.push_leave(exec, node),
@@ -153,8 +187,24 @@ impl Runtime<'_> {
         Ok(None)
     }
 
-    /// A token leaves `node` along its outgoing flows.
+    /// A token leaves `node` along its outgoing flows: its end listeners first (once: not again
+    /// after its async-after job, nor for a multi-instance body).
     pub(crate) fn leave(&mut self, exec: &str, node: NodeIdx, skip_async: bool) -> Result<()> {
+        let n = self.node(node);
+        let body = self.inst.execution(exec).is_some_and(|e| e.is_mi_root);
+        if !(body || (skip_async && n.async_after)) {
+            let listen = self.listen_ops(exec, ListenerSite::Node(node), ListenerEvent::End, None);
+            if !listen.is_empty() {
+                let rest = Op::LeaveBody { exec: exec.to_string(), node, skip_async };
+                self.push_front_all(listen.into_iter().chain([rest]).collect());
+                return Ok(());
+            }
+        }
+        self.leave_body(exec, node, skip_async)
+    }
+
+    /// The rest of leaving `node`, its end listeners done.
+    pub(crate) fn leave_body(&mut self, exec: &str, node: NodeIdx, skip_async: bool) -> Result<()> {
         let n = self.node(node).clone();
         self.close_record(exec, &n.id, None);
         // Outputs are mapped once per run of the activity: by each multi-instance child, not by
@@ -201,10 +251,12 @@ impl Runtime<'_> {
             return;
         };
         let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone()).unwrap_or_default();
-        let mut ops = vec![Op::Enter { exec: exec.to_string(), node: self.flow_target(*first), skip_async: false }];
+        let mut ops = self.listen_ops(exec, ListenerSite::Flow(*first), ListenerEvent::Take, None);
+        ops.push(Op::Enter { exec: exec.to_string(), node: self.flow_target(*first), skip_async: false });
         for &f in rest {
             let target = self.flow_target(f);
             let token = self.new_token(&parent, target);
+            ops.extend(self.listen_ops(&token, ListenerSite::Flow(f), ListenerEvent::Take, None));
             ops.push(Op::Enter { exec: token, node: target, skip_async: false });
         }
         self.agenda.extend(ops);
@@ -225,7 +277,14 @@ impl Runtime<'_> {
             return Ok(());
         }
         if scope == self.inst.id {
-            self.end_instance(e.activity.clone(), None);
+            let listen = self.listen_ops(&scope, ListenerSite::Process, ListenerEvent::End, None);
+            if listen.is_empty() {
+                self.end_instance(e.activity.clone(), None);
+            } else {
+                self.push_front_all(
+                    listen.into_iter().chain([Op::EndProcess { activity: e.activity.clone() }]).collect(),
+                );
+            }
         } else {
             let node = self.node_of(&scope)?;
             self.push_leave(&scope, node);
@@ -260,15 +319,24 @@ impl Runtime<'_> {
     pub(crate) fn prune_agenda(&mut self) {
         let alive: HashSet<&str> = self.inst.executions.iter().map(|e| e.id.as_str()).collect();
         self.agenda.retain(|op| match op {
-            Op::Enter { exec, .. } | Op::Leave { exec, .. } | Op::End { exec } => alive.contains(exec.as_str()),
+            Op::Enter { exec, .. }
+            | Op::Leave { exec, .. }
+            | Op::End { exec }
+            | Op::Listen { exec, .. }
+            | Op::EnterBody { exec, .. }
+            | Op::LeaveBody { exec, .. } => alive.contains(exec.as_str()),
+            Op::EndProcess { .. } => true,
         });
     }
 
     /// The planned arrivals and departures: (execution, node).
     pub(crate) fn planned_moves(&self) -> impl Iterator<Item = (&str, NodeIdx)> {
         self.agenda.iter().filter_map(|op| match op {
-            Op::Enter { exec, node, .. } | Op::Leave { exec, node, .. } => Some((exec.as_str(), *node)),
-            Op::End { .. } => None,
+            Op::Enter { exec, node, .. }
+            | Op::Leave { exec, node, .. }
+            | Op::EnterBody { exec, node }
+            | Op::LeaveBody { exec, node, .. } => Some((exec.as_str(), *node)),
+            Op::End { .. } | Op::Listen { .. } | Op::EndProcess { .. } => None,
         })
     }
 

@@ -3,11 +3,12 @@
 //! handler, [`Runtime::resume_called`] after starting a called instance). Each puts its first
 //! operations on the agenda and runs it.
 
-use kairos_bpmn::{NodeKind, StartEvent};
+use kairos_bpmn::{ListenerEvent, NodeKind, StartEvent};
 use serde_json::{Map, Value as Json};
 
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::agenda::Op;
+use crate::runtime::primitives::listeners::ListenerSite;
 use crate::runtime::{Command, Runtime, ServiceResult, Step};
 use crate::state::*;
 
@@ -42,6 +43,8 @@ impl Runtime<'_> {
                 let root = self.inst.id.clone();
                 self.set_variables(&root, variables)?;
                 self.arm_event_sub_processes(&root, None)?;
+                let listen = self.listen_ops(&root, ListenerSite::Process, ListenerEvent::Start, None);
+                self.agenda.extend(listen);
                 let exec = self.new_token(&root, start);
                 self.agenda.push_back(Op::Enter { exec, node: start, skip_async: false });
             }
@@ -56,6 +59,13 @@ impl Runtime<'_> {
                 self.set_variables(&task.execution_id, variables)?;
                 self.end_task(&task_id, None);
                 let node = self.node_of(&task.execution_id)?;
+                let listen = self.listen_ops(
+                    &task.execution_id,
+                    ListenerSite::Node(node),
+                    ListenerEvent::Complete,
+                    Some(&task_id),
+                );
+                self.agenda.extend(listen);
                 self.agenda.push_back(Op::Leave { exec: task.execution_id, node, skip_async: false });
             }
             Command::ClaimTask { task_id, assignee } => {
@@ -74,6 +84,7 @@ impl Runtime<'_> {
                 if let Some(a) = self.inst.activities.iter_mut().find(|a| a.task_id.as_deref() == Some(&task_id)) {
                     a.assignee = Some(assignee);
                 }
+                self.assignment_listeners(&task_id)?;
             }
             Command::UpdateTask { task_id, update } => {
                 let now = self.env.now;
@@ -111,10 +122,14 @@ impl Runtime<'_> {
                 }
                 t.candidate_users.retain(|u| !update.remove_candidate_users.contains(u));
                 t.candidate_groups.retain(|g| !update.remove_candidate_groups.contains(g));
+                let assigned = assignee.as_ref().is_some_and(|a| a.is_some());
                 if let Some(a) = assignee
                     && let Some(r) = self.inst.activities.iter_mut().find(|r| r.task_id.as_deref() == Some(&task_id))
                 {
                     r.assignee = a;
+                }
+                if assigned {
+                    self.assignment_listeners(&task_id)?;
                 }
             }
             Command::Trigger { execution_id, variables } => {
@@ -261,6 +276,10 @@ impl Runtime<'_> {
     /// (storing the result in `resultVariable` if the model names one), a BPMN error goes to
     /// the boundary event or sub-process that catches it, a failure fails the command.
     pub fn resume(&mut self, result: ServiceResult) -> Result<Step> {
+        if self.listening.is_some() {
+            self.listened(result)?;
+            return self.run();
+        }
         let Some((exec, node)) = self.waiting.take() else {
             return Err(ProcessError::new(ErrorKind::Invalid, "no service task is waiting for a result"));
         };
@@ -304,6 +323,15 @@ impl Runtime<'_> {
             None => self.wait(&exec),
         }
         self.run()
+    }
+
+    /// Plans the assignment listeners of task `task_id`'s user task.
+    fn assignment_listeners(&mut self, task_id: &str) -> Result<()> {
+        let exec = self.task(task_id)?.execution_id.clone();
+        let node = self.node_of(&exec)?;
+        let listen = self.listen_ops(&exec, ListenerSite::Node(node), ListenerEvent::Assignment, Some(task_id));
+        self.agenda.extend(listen);
+        Ok(())
     }
 
     /// Takes an external-worker job out of the instance (its row is deleted with the command).

@@ -238,6 +238,8 @@ pub struct Runtime<'a> {
     waiting: Option<(String, NodeIdx)>,
     /// The call activity waiting for its called instance to start.
     waiting_call: Option<(String, NodeIdx)>,
+    /// The listener waiting for its handler: (execution, element id, what it is).
+    listening: Option<(String, String, String)>,
     /// Variables set since conditional events were last checked.
     changed: BTreeSet<String>,
     /// Runs the model's scripts; `None` when scripts are switched off.
@@ -263,6 +265,7 @@ impl<'a> Runtime<'a> {
             agenda: VecDeque::new(),
             waiting: None,
             waiting_call: None,
+            listening: None,
             scripts: None,
             changed: BTreeSet::new(),
             fresh_conditions: Vec::new(),

@@ -2,10 +2,13 @@
 //! service tasks (a handler the engine runs, an expression, or an external worker's job) and
 //! receive tasks.
 
-use kairos_bpmn::{DecisionBinding, FlowNode, Implementation, NodeIdx, NodeKind, ReceiveTask, ServiceTask};
+use kairos_bpmn::{
+    DecisionBinding, FlowNode, Implementation, ListenerEvent, NodeIdx, NodeKind, ReceiveTask, ServiceTask,
+};
 use serde_json::{Map, Value as Json};
 
 use crate::error::{ErrorKind, ProcessError, Result};
+use crate::runtime::primitives::listeners::ListenerSite;
 use crate::runtime::{DecisionCall, Runtime, ServiceCall};
 use crate::state::*;
 
@@ -69,11 +72,22 @@ impl Runtime<'_> {
             candidate_users,
             candidate_groups,
         });
+        let assigned = assignee.is_some();
         if let Some(r) = self.open_record_mut(exec, &n.id) {
-            r.task_id = Some(id);
+            r.task_id = Some(id.clone());
             r.assignee = assignee;
         }
         self.wait(exec);
+        // As in Flowable and Camunda: a task created with an assignee fires `assignment`, then
+        // `create`.
+        let node = self.node_idx(&n.id)?;
+        let site = ListenerSite::Node(node);
+        let mut listen = Vec::new();
+        if assigned {
+            listen = self.listen_ops(exec, site, ListenerEvent::Assignment, Some(&id));
+        }
+        listen.extend(self.listen_ops(exec, site, ListenerEvent::Create, Some(&id)));
+        self.push_front_all(listen);
         Ok(())
     }
 

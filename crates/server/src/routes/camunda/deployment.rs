@@ -112,7 +112,7 @@ pub async fn create(State(app): State<AppState>, req: Request) -> Result<axum::J
     }
     let processes = app.engine.processes();
     for (file, xml) in &files {
-        processes.validate(xml).map_err(|e| {
+        processes.check_resource(file, xml).map_err(|e| {
             let mut e = ApiError::from(e);
             e.message = format!("file \"{}\": {}", clip(file), e.message);
             e
@@ -127,6 +127,10 @@ pub async fn create(State(app): State<AppState>, req: Request) -> Result<axum::J
     for d in done.iter().flat_map(|d| &d.process_definitions) {
         defs.insert(d.id.clone(), definition_dto(d));
     }
+    let mut decisions = Map::new();
+    for d in done.iter().flat_map(|d| &d.decision_definitions) {
+        decisions.insert(d.id.clone(), super::decision_definition::decision_dto(d));
+    }
     Ok(axum::Json(json!({
         "links": [],
         "id": first.id,
@@ -136,7 +140,7 @@ pub async fn create(State(app): State<AppState>, req: Request) -> Result<axum::J
         "tenantId": null,
         "deployedProcessDefinitions": defs,
         "deployedCaseDefinitions": null,
-        "deployedDecisionDefinitions": null,
+        "deployedDecisionDefinitions": if decisions.is_empty() { Value::Null } else { Value::Object(decisions) },
         "deployedDecisionRequirementsDefinitions": null,
     })))
 }

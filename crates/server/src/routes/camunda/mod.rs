@@ -17,6 +17,7 @@
 //!
 //! One file per Camunda resource.
 
+pub mod decision_definition;
 pub mod deployment;
 pub mod external_task;
 pub mod fetch_and_lock;
@@ -71,6 +72,14 @@ pub fn router() -> Router<AppState> {
         .route("/deployment", get(deployment::list))
         .route("/deployment/count", get(deployment::count))
         .route("/deployment/{id}", get(deployment::get).delete(deployment::delete))
+        .route("/decision-definition", get(decision_definition::list))
+        .route("/decision-definition/count", get(decision_definition::count))
+        .route("/decision-definition/{id}", get(decision_definition::get))
+        .route("/decision-definition/{id}/xml", get(decision_definition::xml))
+        .route("/decision-definition/{id}/evaluate", post(decision_definition::evaluate))
+        .route("/decision-definition/key/{key}", get(decision_definition::get_by_key))
+        .route("/decision-definition/key/{key}/xml", get(decision_definition::xml_by_key))
+        .route("/decision-definition/key/{key}/evaluate", post(decision_definition::evaluate_by_key))
         .route("/process-definition", get(process_definition::list))
         .route("/process-definition/count", get(process_definition::count))
         .route("/process-definition/{id}", get(process_definition::get))

@@ -88,7 +88,7 @@ pub async fn deploy(
     // deploys nothing.
     let processes = app.engine.processes();
     for r in &resources {
-        if let Err(e) = processes.validate(&r.xml) {
+        if let Err(e) = processes.check_resource(&r.name, &r.xml) {
             return Err(in_resource(e.into(), r, resources.len()));
         }
     }
