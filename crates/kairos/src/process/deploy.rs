@@ -307,13 +307,18 @@ fn validate(
     let off = |_: &kairos_bpmn::Script| Err(SCRIPTS_OFF.to_string());
     let check: kairos_bpmn::ScriptCheck<'_> = if scripts { &super::scripts::check } else { &off };
     let defs = parse_with(topics, xml, Some(check)).map_err(Error::Deploy)?;
-    check_runnable(handlers, min_repeat, &defs)?;
+    check_runnable(handlers, topics, min_repeat, &defs)?;
     Ok(defs)
 }
 
 /// Refuses what this engine cannot run yet, naming the element and its line, and
 /// service tasks naming a handler that is not registered.
-fn check_runnable(handlers: &Handlers, min_repeat: jiff::SignedDuration, defs: &Definitions) -> Result<(), Error> {
+fn check_runnable(
+    handlers: &Handlers,
+    topics: &BTreeMap<String, String>,
+    min_repeat: jiff::SignedDuration,
+    defs: &Definitions,
+) -> Result<(), Error> {
     let mut problems = Vec::new();
     for p in &defs.processes {
         let process = |m: &str| format!("line {}, process '{}': {m}", p.line, p.id);
@@ -322,6 +327,26 @@ fn check_runnable(handlers: &Handlers, min_repeat: jiff::SignedDuration, defs: &
         }
         if let Some(m) = too_long(p.name.as_deref(), "name") {
             problems.push(process(&m));
+        }
+        let sites = std::iter::once((p.id.as_str(), "process", &p.listeners))
+            .chain(p.nodes.iter().map(|n| (n.id.as_str(), n.element, &n.listeners)))
+            .chain(p.flows.iter().map(|f| (f.id.as_str(), "sequenceFlow", &f.listeners)));
+        for (id, element, listeners) in sites {
+            for l in listeners {
+                let kairos_bpmn::ListenerAction::Handler { name, source, .. } = &l.action else { continue };
+                let at = format!("line {}, {element} '{id}', {} listener", l.line, l.event.as_str());
+                if let Some(topic) = topics.get(name) {
+                    problems.push(format!(
+                        "{at}: handler '{name}' is bound to topic '{topic}', but a listener runs inside its command: bind it to http:URL or handler:NAME"
+                    ));
+                } else if !handlers.contains(name) {
+                    problems.push(format!(
+                        "{at}: handler '{name}' ({}) is not registered with this engine: {}",
+                        source.attribute(),
+                        super::handler_binding::how_to_bind(name)
+                    ));
+                }
+            }
         }
         for n in &p.nodes {
             let what = |m: &str| format!("line {}, {} '{}': {m}", n.line, n.element, n.id);

@@ -75,7 +75,18 @@ pub struct Driver {
 impl Driver {
     /// A driver over the first process of `xml`, with an empty instance not yet started.
     pub fn new(xml: &str) -> Driver {
-        let defs = kairos_bpmn::parse(xml).unwrap_or_else(|e| panic!("{e}"));
+        Driver::over(kairos_bpmn::parse(xml).unwrap_or_else(|e| panic!("{e}")))
+    }
+
+    /// A driver over `body` parsed as the engine parses it: expressions checked by the
+    /// expression language, so what it cannot evaluate (a bean method call) names a handler.
+    pub fn checked(body: &str) -> Driver {
+        let check = |text: &str| kairos_expr::Expression::parse(text).map(|_| ()).map_err(|e| e.to_string());
+        let options = kairos_bpmn::ParseOptions::default().with_expression_check(&check);
+        Driver::over(kairos_bpmn::parse_with(&process(body), &options).unwrap_or_else(|e| panic!("{e}")))
+    }
+
+    fn over(defs: Definitions) -> Driver {
         let now: Timestamp = T0.parse().unwrap();
         let mut next_id = 0u64;
         let inst = {

@@ -1,0 +1,98 @@
+//! Execution and task listeners at the pure level: each runs at its event, in model order,
+//! before the step it precedes; a handler listener pauses the command like a service task and
+//! its answer's variables land where it ran; expression listeners are evaluated; a failing
+//! listener fails the whole command.
+
+mod support;
+
+use kairos_process::*;
+use serde_json::{Map, json};
+use support::{Driver, vars};
+
+const BODY: &str = r#"
+    <extensionElements>
+      <camunda:executionListener event="start" class="com.acme.ProcessStarted"/>
+      <camunda:executionListener event="end" delegateExpression="${processEnded}"/>
+    </extensionElements>
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="review">
+      <extensionElements><camunda:executionListener class="com.acme.Taken"/></extensionElements>
+    </sequenceFlow>
+    <userTask id="review" camunda:assignee="${who}">
+      <extensionElements>
+        <camunda:executionListener event="start" expression="${who}"/>
+        <camunda:taskListener event="create" class="com.acme.Created"/>
+        <camunda:taskListener event="assignment" expression="${audit.assigned(task, who)}"/>
+        <camunda:taskListener event="complete" class="com.acme.Completed">
+          <camunda:field name="channel" stringValue="mail"/>
+        </camunda:taskListener>
+        <camunda:executionListener event="end" class="com.acme.Left"/>
+      </extensionElements>
+    </userTask>
+    <sequenceFlow id="f2" sourceRef="review" targetRef="end"/>
+    <endEvent id="end"/>"#;
+
+fn handlers(d: &Driver) -> Vec<String> {
+    d.last.calls.iter().map(|c| format!("{}@{}", c.handler, c.activity_id)).collect()
+}
+
+#[test]
+fn listeners_run_at_their_events_in_order() {
+    let mut d = Driver::checked(BODY);
+    d.answers.extend([
+        ServiceResult::Output { result: None, variables: vars(json!({"startedBy": "listener"})) },
+        ServiceResult::Done(None),
+        ServiceResult::Done(None),
+        ServiceResult::Done(None),
+    ]);
+    d.start(json!({"who": "kermit"}));
+    assert_eq!(
+        handlers(&d),
+        ["com.acme.ProcessStarted@p", "com.acme.Taken@f1", "audit.assigned@review", "com.acme.Created@review"],
+        "process start, flow taken, then the task: assignment before create"
+    );
+    assert_eq!(d.var("startedBy"), Some(&json!("listener")));
+    let assigned = &d.last.calls[2].payload;
+    let task = d.task_id("review");
+    assert_eq!(assigned["arguments"], json!([task, "kermit"]), "the task argument is its id");
+    assert_eq!(assigned["listener"]["event"], json!("assignment"));
+    assert_eq!(d.tasks(), ["review"]);
+
+    d.complete("review", json!({"ok": true}));
+    assert_eq!(
+        handlers(&d),
+        ["com.acme.Completed@review", "com.acme.Left@review", "processEnded@p"],
+        "complete, the activity's end, the process's end"
+    );
+    assert_eq!(d.last.calls[0].payload["fields"], json!({"channel": "mail"}));
+    assert_eq!(d.last.calls[0].payload["ok"], json!(true));
+    assert!(d.ended());
+}
+
+#[test]
+fn a_failing_listener_fails_the_command_and_nothing_changes() {
+    let mut d = Driver::checked(BODY);
+    d.answers.push_back(ServiceResult::Failed("audit store is down".into()));
+    let e =
+        d.try_run(Command::Start { variables: vars(json!({"who": "kermit"})), start_user: None, start_event: None });
+    let e = e.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Handler);
+    assert!(e.to_string().contains("the start listener of 'p' failed: audit store is down"), "{e}");
+    assert!(d.tasks().is_empty());
+
+    let mut d = Driver::checked(BODY);
+    d.answers.push_back(ServiceResult::BpmnError("E1".into()));
+    let e = d.try_run(Command::Start { variables: Map::new(), start_user: None, start_event: None }).unwrap_err();
+    assert!(e.to_string().contains("a listener cannot throw one"), "{e}");
+}
+
+#[test]
+fn an_expression_listener_with_an_undefined_variable_fails() {
+    let mut d = Driver::of(
+        r#"<startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="t"/>
+    <userTask id="t"><extensionElements><camunda:executionListener event="start" expression="${missing > 1}"/></extensionElements></userTask>"#,
+    );
+    let e = d.try_run(Command::Start { variables: Map::new(), start_user: None, start_event: None }).unwrap_err();
+    assert!(e.to_string().contains("missing"), "{e}");
+}
