@@ -14,32 +14,10 @@ use kairos_bpmn::{EndEvent, EventTrigger, FlowIdx, FlowNode, ListenerEvent, Node
 
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::primitives::listeners::ListenerSite;
-use crate::runtime::{CalledStart, Runtime, ServiceCall, Step};
+use crate::runtime::{Runtime, Step};
 use crate::state::*;
 
-#[derive(Debug, Clone)]
-pub(crate) enum Op {
-    /// A token arrives at a node (async-before is honoured unless `skip_async`).
-    Enter { exec: String, node: NodeIdx, skip_async: bool },
-    /// A token leaves a node along its outgoing flows (async-after unless `skip_async`).
-    Leave { exec: String, node: NodeIdx, skip_async: bool },
-    /// A token has nowhere to go: it ends, and its scope may complete.
-    End { exec: String },
-    /// Runs listener `index` of `site` at `exec` (see `primitives/listeners.rs`).
-    Listen { exec: String, site: ListenerSite, index: usize, task: Option<String> },
-    /// What a node does once its start listeners ran.
-    EnterBody { exec: String, node: NodeIdx },
-    /// The rest of leaving a node once its end listeners ran.
-    LeaveBody { exec: String, node: NodeIdx, skip_async: bool },
-    /// The instance ends (at `activity`) once the process's end listeners ran.
-    EndProcess { activity: Option<String> },
-}
-
-/// Why [`Runtime::enter`] stopped the agenda.
-pub(crate) enum Pause {
-    Service(ServiceCall),
-    Called(CalledStart),
-}
+pub(crate) use super::ops::{Op, Pause};
 
 impl Runtime<'_> {
     /// Runs the agenda, then the conditional events its changes made true, until every token
@@ -78,26 +56,22 @@ impl Runtime<'_> {
                     "the command took more than 100,000 steps without reaching a wait state (a loop without a wait state?)",
                 ));
             }
-            match op {
-                Op::Enter { exec, node, skip_async } => match self.enter(&exec, node, skip_async)? {
-                    Some(Pause::Service(call)) => return Ok(Some(Step::Call(call))),
-                    Some(Pause::Called(start)) => return Ok(Some(Step::StartCalled(start))),
-                    None => {}
-                },
-                Op::Leave { exec, node, skip_async } => self.leave(&exec, node, skip_async)?,
-                Op::End { exec } => self.end_token(&exec)?,
-                Op::Listen { exec, site, index, task } => {
-                    if let Some(Pause::Service(call)) = self.listen(&exec, site, index, task.as_deref())? {
-                        return Ok(Some(Step::Call(call)));
-                    }
+            let pause = match op {
+                Op::Enter { exec, node, skip_async } => self.enter(&exec, node, skip_async)?,
+                Op::Leave { exec, node, skip_async } => self.leave(&exec, node, skip_async).map(|()| None)?,
+                Op::End { exec } => self.end_token(&exec).map(|()| None)?,
+                Op::Listen { exec, site, index, task } => self.listen(&exec, site, index, task.as_deref())?,
+                Op::EnterBody { exec, node } => self.enter_body(&exec, node)?,
+                Op::LeaveBody { exec, node, skip_async } => self.leave_body(&exec, node, skip_async).map(|()| None)?,
+                Op::EndProcess { activity } => {
+                    self.end_instance(activity, None);
+                    None
                 }
-                Op::EnterBody { exec, node } => match self.enter_body(&exec, node)? {
-                    Some(Pause::Service(call)) => return Ok(Some(Step::Call(call))),
-                    Some(Pause::Called(start)) => return Ok(Some(Step::StartCalled(start))),
-                    None => {}
-                },
-                Op::LeaveBody { exec, node, skip_async } => self.leave_body(&exec, node, skip_async)?,
-                Op::EndProcess { activity } => self.end_instance(activity, None),
+            };
+            match pause {
+                Some(Pause::Service(call)) => return Ok(Some(Step::Call(call))),
+                Some(Pause::Called(start)) => return Ok(Some(Step::StartCalled(start))),
+                None => {}
             }
             if !self.inst.is_running() {
                 self.agenda.clear();
@@ -318,15 +292,7 @@ impl Runtime<'_> {
     /// Drops the planned steps of executions that are gone (cancelled by an interrupting event).
     pub(crate) fn prune_agenda(&mut self) {
         let alive: HashSet<&str> = self.inst.executions.iter().map(|e| e.id.as_str()).collect();
-        self.agenda.retain(|op| match op {
-            Op::Enter { exec, .. }
-            | Op::Leave { exec, .. }
-            | Op::End { exec }
-            | Op::Listen { exec, .. }
-            | Op::EnterBody { exec, .. }
-            | Op::LeaveBody { exec, .. } => alive.contains(exec.as_str()),
-            Op::EndProcess { .. } => true,
-        });
+        self.agenda.retain(|op| op.execution().is_none_or(|exec| alive.contains(exec)));
     }
 
     /// The planned arrivals and departures: (execution, node).

@@ -34,6 +34,7 @@ mod commands;
 #[cfg(test)]
 mod layering;
 mod migration;
+mod ops;
 mod primitives;
 mod propagation;
 

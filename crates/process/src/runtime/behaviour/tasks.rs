@@ -91,6 +91,25 @@ impl Runtime<'_> {
         Ok(())
     }
 
+    /// A script task: its `setVariable` calls are applied where the execution sets variables,
+    /// then its value goes to `resultVariable`.
+    pub(crate) fn enter_script_task(
+        &mut self,
+        exec: &str,
+        node: kairos_bpmn::NodeIdx,
+        n: &kairos_bpmn::FlowNode,
+        s: &kairos_bpmn::ScriptTask,
+    ) -> Result<()> {
+        let out = self.run_script(exec, &n.id, "script", &s.script)?;
+        let mut vars = out.set;
+        if let Some(name) = &s.result_variable {
+            vars.insert(name.clone(), out.value);
+        }
+        self.set_variables(exec, vars)?;
+        self.push_leave(exec, node);
+        Ok(())
+    }
+
     /// A service task: a handler pauses the agenda for the engine to run it (the call is
     /// returned), an expression is evaluated here, an external worker's task waits for its job.
     pub(crate) fn enter_service_task(

@@ -57,25 +57,6 @@ impl Runtime<'_> {
             .map_err(|e| ProcessError::at(ErrorKind::Model, element, format!("the {what} of '{element}' failed: {e}")))
     }
 
-    /// A script task: its `setVariable` calls are applied where the execution sets variables,
-    /// then its value goes to `resultVariable`.
-    pub(crate) fn enter_script_task(
-        &mut self,
-        exec: &str,
-        node: kairos_bpmn::NodeIdx,
-        n: &kairos_bpmn::FlowNode,
-        s: &kairos_bpmn::ScriptTask,
-    ) -> Result<()> {
-        let out = self.run_script(exec, &n.id, "script", &s.script)?;
-        let mut vars = out.set;
-        if let Some(name) = &s.result_variable {
-            vars.insert(name.clone(), out.value);
-        }
-        self.set_variables(exec, vars)?;
-        self.push_leave(exec, node);
-        Ok(())
-    }
-
     /// A script condition's value, which must be a boolean. Variables it sets are not kept: a
     /// condition is asked, not run (it may be asked again on a retried command).
     pub(crate) fn script_condition(&self, exec: &str, element: &str, script: &Script) -> Result<bool> {
