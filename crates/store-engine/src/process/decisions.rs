@@ -125,19 +125,5 @@ pub async fn decision_list(
 
 /// The DMN XML decision `id` was deployed from, if the decision exists.
 pub async fn decision_resource(store: &dyn Sql, id: &str) -> Result<Option<String>> {
-    let rows = Rows::read(
-        store,
-        "ACT_RE_DECISION_DEF",
-        &["ID_", "BYTES_"],
-        "SELECT d.ID_, b.BYTES_ FROM ACT_RE_DECISION_DEF d JOIN ACT_GE_BYTEARRAY b ON b.DEPLOYMENT_ID_ = d.DEPLOYMENT_ID_ \
-         AND b.NAME_ = d.RESOURCE_NAME_ WHERE d.ID_ = ?",
-        &[t(id)],
-    )
-    .await?;
-    let Some(r) = rows.first() else { return Ok(None) };
-    match r.value("BYTES_")? {
-        SqlValue::Bytes(b) => Ok(Some(String::from_utf8_lossy(b).into_owned())),
-        SqlValue::Text(s) => Ok(Some(s.clone())),
-        _ => Err(r.unreadable("BYTES_", "is not the bytes of a resource")),
-    }
+    super::definitions::resource_of(store, "ACT_RE_DECISION_DEF", id).await
 }

@@ -154,15 +154,17 @@ pub async fn definition_query(store: &dyn Sql, f: &DefinitionFilter<'_>) -> Resu
 
 /// The BPMN XML definition `id` was deployed from, if the definition exists.
 pub async fn definition_resource(store: &dyn Sql, id: &str) -> Result<Option<String>> {
-    let rows = Rows::read(
-        store,
-        "ACT_RE_PROCDEF",
-        &["ID_", "BYTES_"],
-        "SELECT d.ID_, b.BYTES_ FROM ACT_RE_PROCDEF d JOIN ACT_GE_BYTEARRAY b ON b.DEPLOYMENT_ID_ = d.DEPLOYMENT_ID_ \
-         AND b.NAME_ = d.RESOURCE_NAME_ WHERE d.ID_ = ?",
-        &[t(id)],
-    )
-    .await?;
+    resource_of(store, "ACT_RE_PROCDEF", id).await
+}
+
+/// The deployed resource (ACT_GE_BYTEARRAY) of row `id` of `table`, a definition table with
+/// DEPLOYMENT_ID_ and RESOURCE_NAME_ (ACT_RE_PROCDEF, ACT_RE_DECISION_DEF).
+pub(crate) async fn resource_of(store: &dyn Sql, table: &'static str, id: &str) -> Result<Option<String>> {
+    let sql = format!(
+        "SELECT d.ID_, b.BYTES_ FROM {table} d JOIN ACT_GE_BYTEARRAY b ON b.DEPLOYMENT_ID_ = d.DEPLOYMENT_ID_ \
+         AND b.NAME_ = d.RESOURCE_NAME_ WHERE d.ID_ = ?"
+    );
+    let rows = Rows::read(store, table, &["ID_", "BYTES_"], &sql, &[t(id)]).await?;
     let Some(r) = rows.first() else { return Ok(None) };
     match r.value("BYTES_")? {
         SqlValue::Bytes(b) => Ok(Some(String::from_utf8_lossy(b).into_owned())),
