@@ -309,6 +309,10 @@ pub struct Instance {
     /// Signals this command threw (intermediate signal throw events): the instance's own waits
     /// got them at once; the engine delivers them to every other instance after the commit.
     pub thrown_signals: Vec<String>,
+    /// Errors and escalations that nothing in this called instance caught: they go on to the
+    /// call activity that called it, in its caller (BPMN 2.0 §10.5.3; Camunda and Flowable
+    /// carry both out of a called process). Empty for an instance nobody called.
+    pub raised: Vec<Raised>,
     /// Call activities this command cancelled while they waited for their called instance (an
     /// interrupting boundary event or event sub-process, a terminate or error end, a delete),
     /// as (execution, activity): the engine deletes what they called, in the same commit.
@@ -323,6 +327,16 @@ pub struct Instance {
     /// set and removed in one command (the completion that ends the instance) nor a value set
     /// twice; history needs both (ACT_HI_VARINST, and ACT_HI_DETAIL's row per change).
     pub variable_log: Vec<VariableChange>,
+}
+
+/// An error or escalation a called instance passes to its caller's call activity.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Raised {
+    /// A BPMN error with its code: the caller must catch it (else the command fails).
+    Error(String),
+    /// An escalation with its code (`None`: only a catch-all catches it); nobody catching it
+    /// is no failure.
+    Escalation(Option<String>),
 }
 
 /// One variable set by a command: its row as it was just after the change.

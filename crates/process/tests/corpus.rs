@@ -68,7 +68,9 @@ pub fn run(xml: &str) -> Result<Vec<String>, String> {
                     rt.resume(answer).map_err(|e| e.to_string())?
                 }
                 // The called process is not run here (the engine tests do): it ends at once.
-                Step::StartCalled(call) => rt.resume_called(Some(call.variables)).map_err(|e| e.to_string())?,
+                Step::StartCalled(call) => {
+                    rt.resume_called(Some(call.variables), Vec::new()).map_err(|e| e.to_string())?
+                }
             };
         }
         inst = rt.into_instance();

@@ -242,13 +242,14 @@ fn link_boundary_events(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'_>) {
             continue;
         }
         let escalation = matches!(b.nodes[i].kind.trigger(), Some(EventTrigger::Escalation(_)));
-        // Escalations are thrown inside an embedded sub-process; kairos does not carry them
-        // out of a called instance, so a boundary on a call activity would never fire.
-        if escalation && host_node.element != "subProcess" {
+        // Escalations come from inside a sub-process, out of a called instance, or from a
+        // user task (Camunda's handleEscalation); nothing else throws one, so a boundary
+        // anywhere else could never fire.
+        if escalation && !["subProcess", "callActivity", "userTask"].contains(&host_node.element) {
             ctx.problem(
                 el,
                 format!(
-                    "attachedToRef '{}' is {}; an escalation boundary event attaches to an embedded sub-process (escalations are not carried out of called processes)",
+                    "attachedToRef '{}' is {}; an escalation boundary event attaches to a sub-process, a call activity or a user task (nothing else throws escalations)",
                     quote(&reference),
                     host_node.element
                 ),

@@ -331,9 +331,9 @@ fn flowable_decision(ctx: &mut Ctx<'_>, el: &Element, fields: &[Field]) -> Resul
         return Err(());
     };
     let flag = |name: &str| get(name).is_some_and(|f| !f.expression && f.value.trim().eq_ignore_ascii_case("true"));
-    for f in fields
+    if let Some(f) = fields
         .iter()
-        .filter(|f| f.expression && matches!(f.name.as_str(), "decisionTaskThrowErrorOnNoHits" | "sameDeployment"))
+        .find(|f| f.expression && matches!(f.name.as_str(), "decisionTaskThrowErrorOnNoHits" | "sameDeployment"))
     {
         ctx.problem(el, format!("the field {} must be true or false, not an expression", f.name));
         return Err(());

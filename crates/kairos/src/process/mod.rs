@@ -407,13 +407,10 @@ impl Processes {
                 Err(e) => return Err(e),
             };
             let (after, staged) = result;
+            let (after, settled) = self.settle(db, Some(&before), after, staged).await?;
             let mut writes = first.to_vec();
-            let heavy = heavy::instance(&before) || heavy::instance(&after);
-            writes.extend(heavy::run(heavy, || tables::instance_writes(Some(&before), &after, self.history)));
-            writes.extend(staged);
+            writes.extend(settled);
             writes.extend(extra.iter().cloned());
-            self.cancel_called(db, &after.interrupted_calls, None, &mut writes).await?;
-            self.continue_callers(db, &after, &mut writes).await?;
             let wake = created_external(Some(&before), &after);
             match db.write_all(&writes).await.map_err(limits::checked_write) {
                 Ok(_) => {
@@ -449,17 +446,29 @@ impl Processes {
         command: Command,
         now: Timestamp,
     ) -> Result<(Instance, Vec<Write>), Error> {
+        let (after, staged) = self.apply(db, before, command, now).await?;
+        let heavy = heavy::instance(before) || heavy::instance(&after);
+        let mut writes = heavy::run(heavy, || tables::instance_writes(Some(before), &after, self.history));
+        writes.extend(staged);
+        Ok((after, writes))
+    }
+
+    /// Applies `command` to `before` at `now`, running its handlers: the instance after it and
+    /// what the handlers staged (the instance's own writes not yet computed).
+    async fn apply(
+        &self,
+        db: &dyn Sql,
+        before: &Instance,
+        command: Command,
+        now: Timestamp,
+    ) -> Result<(Instance, Vec<Write>), Error> {
         let defs = self.definitions(&before.definition_id).await?;
         let process = process_of(&defs, &before.definition_key)?;
         let mut ids = kairos_core::new_id;
         let env = Env { definitions: &defs, process, now, ids: &mut ids };
         let mut rt = Runtime::new(env, before.clone()).with_scripts(self.script_runner());
         let step = heavy::run(heavy::command(before, &command), || rt.apply(command));
-        let (after, staged) = self.drive(db, &mut rt, step).await?;
-        let heavy = heavy::instance(before) || heavy::instance(&after);
-        let mut writes = heavy::run(heavy, || tables::instance_writes(Some(before), &after, self.history));
-        writes.extend(staged);
-        Ok((after, writes))
+        self.drive(db, &mut rt, step).await
     }
 
     /// Runs service-task handlers until the runtime reaches wait states; returns the instance
@@ -516,10 +525,11 @@ impl Processes {
                     step = heavy::run(heavy::instance(rt.instance()), || rt.resume(answer));
                 }
                 Step::StartCalled(call) => {
-                    let caller = rt.instance();
-                    let (called, writes) = Box::pin(self.start_called(db, &call, &caller.id)).await?;
+                    let caller = rt.instance().id.clone();
+                    let (called, called_staged) = Box::pin(self.start_called(db, &call, &caller)).await?;
+                    let (next, writes) = Box::pin(self.called_started(db, rt, &call, called, called_staged)).await?;
                     staged.extend(writes);
-                    step = rt.resume_called(called.ended.is_some().then(|| called.final_variables.clone()));
+                    step = next;
                 }
             }
         }
@@ -536,10 +546,9 @@ impl Processes {
             Error::Process(ProcessError::new(ErrorKind::NotFound, format!("process instance {id} is not running")))
         })?;
         let db = self.store.as_ref();
-        let (after, mut writes) =
-            self.run_command(db, &before, Command::RunJob { job_id: ctx.job_id.clone() }, ctx.started).await?;
-        self.cancel_called(db, &after.interrupted_calls, None, &mut writes).await?;
-        self.continue_callers(db, &after, &mut writes).await?;
+        let (after, staged) =
+            self.apply(db, &before, Command::RunJob { job_id: ctx.job_id.clone() }, ctx.started).await?;
+        let (_, writes) = self.settle(db, Some(&before), after, staged).await?;
         for w in writes {
             ctx.stage(w);
         }
@@ -596,6 +605,36 @@ impl Processes {
     pub async fn claim_task(&self, task_id: &str, assignee: &str) -> Result<(), Error> {
         let pi = self.instance_of_task(self.store.as_ref(), task_id).await?;
         self.command(&pi, Command::ClaimTask { task_id: task_id.into(), assignee: assignee.into() }).await
+    }
+
+    /// Camunda's `handleBpmnError` on a user task: `variables` are set, then error `code` is
+    /// thrown from the task, to its error boundary events and the scopes around it (out of a
+    /// called instance, to its call activity). Nothing catching it is an error and changes
+    /// nothing.
+    pub async fn task_bpmn_error(
+        &self,
+        task_id: &str,
+        code: &str,
+        message: Option<&str>,
+        variables: Map<String, Json>,
+    ) -> Result<(), Error> {
+        let pi = self.instance_of_task(self.store.as_ref(), task_id).await?;
+        let command = Command::TaskBpmnError {
+            task_id: task_id.into(),
+            code: code.into(),
+            message: message.map(str::to_string),
+            variables,
+        };
+        self.command(&pi, command).await
+    }
+
+    /// Camunda's `handleEscalation` on a user task: `variables` are set, then escalation
+    /// `code` is thrown from the task. An interrupting catch cancels the task; a
+    /// non-interrupting one starts its path beside it. Nothing catching it is an error and
+    /// changes nothing.
+    pub async fn task_escalation(&self, task_id: &str, code: &str, variables: Map<String, Json>) -> Result<(), Error> {
+        let pi = self.instance_of_task(self.store.as_ref(), task_id).await?;
+        self.command(&pi, Command::TaskEscalation { task_id: task_id.into(), code: code.into(), variables }).await
     }
 
     /// Flowable's trigger: the execution waiting in a receive task goes on, with `variables`

@@ -211,6 +211,18 @@ impl Runtime<'_> {
                 self.called_instance_ended(&execution_id, node, &variables)?;
                 self.agenda.push_back(Op::Leave { exec: execution_id, node, skip_async: false });
             }
+            Command::CalledRaised { execution_id, raised, ended } => {
+                let node = self.node_of(&execution_id)?;
+                if self.called_returned(&execution_id, node, raised, ended)? {
+                    self.agenda.push_back(Op::Leave { exec: execution_id, node, skip_async: false });
+                }
+            }
+            Command::TaskBpmnError { task_id, code, message, variables } => {
+                self.task_error(&task_id, suspended, &code, message.as_deref(), variables)?;
+            }
+            Command::TaskEscalation { task_id, code, variables } => {
+                self.task_escalation(&task_id, suspended, &code, variables)?;
+            }
             Command::CompleteExternal { job_id, variables, local_variables } => {
                 let job = self.external_job(&job_id, suspended)?;
                 let mut scope = job.execution_id.clone();
@@ -311,16 +323,17 @@ impl Runtime<'_> {
     /// Continues after the engine started the instance a call activity asked for: `ended`
     /// with its final variables when it ran to its end at once, else the call activity waits
     /// for [`Command::CalledEnded`].
-    pub fn resume_called(&mut self, ended: Option<Map<String, Json>>) -> Result<Step> {
+    /// `raised` holds the errors and escalations it raised that nothing in it caught (see
+    /// [`Command::CalledRaised`]).
+    pub fn resume_called(&mut self, ended: Option<Map<String, Json>>, raised: Vec<Raised>) -> Result<Step> {
         let Some((exec, node)) = self.waiting_call.take() else {
             return Err(ProcessError::new(ErrorKind::Invalid, "no call activity is waiting for its called instance"));
         };
-        match ended {
-            Some(variables) => {
-                self.called_instance_ended(&exec, node, &variables)?;
-                self.agenda.push_front(Op::Leave { exec, node, skip_async: false });
-            }
-            None => self.wait(&exec),
+        if ended.is_none() {
+            self.wait(&exec);
+        }
+        if self.called_returned(&exec, node, raised, ended)? {
+            self.agenda.push_front(Op::Leave { exec, node, skip_async: false });
         }
         self.run()
     }

@@ -165,6 +165,31 @@ pub enum Command {
         execution_id: String,
         variables: Map<String, Json>,
     },
+    /// The instance called by the call activity `execution_id` waits at raised errors or
+    /// escalations nothing in it caught: each is thrown from the call activity (its boundary
+    /// events first, then the scopes around it). When it also `ended`, the call activity then
+    /// goes on as after [`Command::CalledEnded`], unless a catch interrupted it.
+    CalledRaised {
+        execution_id: String,
+        raised: Vec<Raised>,
+        ended: Option<Map<String, Json>>,
+    },
+    /// Camunda's `handleBpmnError` on a user task: the task's variables are set, then error
+    /// `code` is thrown from it. An error nobody catches fails the command.
+    TaskBpmnError {
+        task_id: String,
+        code: String,
+        message: Option<String>,
+        variables: Map<String, Json>,
+    },
+    /// Camunda's `handleEscalation` on a user task: the variables are set, then escalation
+    /// `code` is thrown from the task (an interrupting catch cancels it, a non-interrupting
+    /// one runs beside it). An escalation nobody catches fails the command, as in Camunda.
+    TaskEscalation {
+        task_id: String,
+        code: String,
+        variables: Map<String, Json>,
+    },
 }
 
 /// Where a command stopped.
@@ -322,6 +347,7 @@ impl<'a> Runtime<'a> {
             suspension_state: SuspensionState::Active,
             ended_tasks: Vec::new(),
             thrown_signals: Vec::new(),
+            raised: Vec::new(),
             interrupted_calls: Vec::new(),
             final_variables: Map::new(),
             index: Default::default(),

@@ -52,6 +52,7 @@ pub struct Outcome {
     pub ended_tasks: Vec<EndedTask>,
     pub thrown_signals: Vec<String>,
     pub interrupted_calls: Vec<(String, String)>,
+    pub raised: Vec<Raised>,
     pub variable_log: Vec<VariableChange>,
 }
 
@@ -140,7 +141,7 @@ impl Driver {
                     }
                     Step::StartCalled(start) => {
                         called.push(start);
-                        rt.resume_called(self.called_ends_with.clone())?
+                        rt.resume_called(self.called_ends_with.clone(), Vec::new())?
                     }
                 };
             }
@@ -160,6 +161,7 @@ impl Driver {
             ended_tasks: std::mem::take(&mut after.ended_tasks),
             thrown_signals: std::mem::take(&mut after.thrown_signals),
             interrupted_calls: std::mem::take(&mut after.interrupted_calls),
+            raised: std::mem::take(&mut after.raised),
             variable_log: std::mem::take(&mut after.variable_log),
         };
         self.inst = after;

@@ -321,6 +321,7 @@ pub async fn instance_load(store: &dyn Sql, id: &str) -> Result<Option<Instance>
         delete_reason: None,
         ended_tasks: Vec::new(),
         thrown_signals: Vec::new(),
+        raised: Vec::new(),
         interrupted_calls: Vec::new(),
         final_variables: Default::default(),
         index: Default::default(),

@@ -144,6 +144,7 @@ pub fn instance(pi: &str, def: &str, key: &str) -> Instance {
         suspension_state: SuspensionState::Active,
         ended_tasks: Vec::new(),
         thrown_signals: Vec::new(),
+        raised: Vec::new(),
         interrupted_calls: Vec::new(),
         final_variables: Default::default(),
         index: Default::default(),

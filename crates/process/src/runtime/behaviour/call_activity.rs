@@ -1,12 +1,15 @@
 //! Call activities: the token asks the engine to start the called process with the `in`
 //! mappings' variables, and waits for it to end (`Command::CalledEnded`, or at once through
-//! `Runtime::resume_called`), when its `out` mappings set the caller's variables.
+//! `Runtime::resume_called`), when its `out` mappings set the caller's variables. Errors and
+//! escalations the called instance did not catch come back (`Command::CalledRaised`) and are
+//! thrown again from the call activity.
 
 use kairos_bpmn::{CallActivity, FlowNode, NodeIdx, NodeKind};
 use serde_json::{Map, Value as Json};
 
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::{CalledStart, Runtime};
+use crate::state::Raised;
 
 impl Runtime<'_> {
     /// A call activity: what to start (the process key and business key evaluated here, the
@@ -51,5 +54,42 @@ impl Runtime<'_> {
         let id = self.node(node).id.clone();
         let out = self.map_variables(&outputs, variables, &id)?;
         self.set_variables(exec, out)
+    }
+
+    /// What the instance called from `exec` (waiting at call activity `node`) gave back: each
+    /// error or escalation it `raised` is thrown from the call activity, so that its boundary
+    /// events and then the scopes around it catch it; then, when it `ended`, the `out`
+    /// mappings apply. True when the token is to leave the call activity: the called instance
+    /// ended and no interrupting catch took the call activity away meanwhile.
+    pub(crate) fn called_returned(
+        &mut self,
+        exec: &str,
+        node: NodeIdx,
+        raised: Vec<Raised>,
+        ended: Option<Map<String, Json>>,
+    ) -> Result<bool> {
+        let activity = self.node(node).id.clone();
+        // Only a cancellation from here on counts: the same execution may have been
+        // interrupted and called again earlier in this command.
+        let mark = self.inst.interrupted_calls.len();
+        let interrupted = |rt: &Self| rt.inst.interrupted_calls[mark..].iter().any(|(e, _)| e == exec);
+        for r in raised {
+            if interrupted(self) {
+                break;
+            }
+            match r {
+                Raised::Error(code) => self.throw_error(exec, &activity, &code)?,
+                Raised::Escalation(code) => {
+                    self.throw_escalation(exec, code.as_deref())?;
+                }
+            }
+        }
+        match ended {
+            Some(variables) if !interrupted(self) => {
+                self.called_instance_ended(exec, node, &variables)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 }
