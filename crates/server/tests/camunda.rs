@@ -635,7 +635,68 @@ async fn the_token_guards_the_facade(backend: Backend) {
     assert_eq!(res.status(), 200);
 }
 
+/// A receive task moved on through `/execution/{id}/signal`, found by `/execution`; escalations
+/// and errors thrown from a task through `/task/{id}/bpmnEscalation` and `/bpmnError`.
+async fn executions_signal_and_tasks_throw(backend: Backend) {
+    let Some(s) = server(backend).await else { return };
+    let xml = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <escalation id="late" escalationCode="LATE"/>
+  <process id="parcel" isExecutable="true">
+    <startEvent id="s"/><sequenceFlow id="a" sourceRef="s" targetRef="arrive"/>
+    <receiveTask id="arrive"/><sequenceFlow id="b" sourceRef="arrive" targetRef="check"/>
+    <userTask id="check"/><sequenceFlow id="c" sourceRef="check" targetRef="e"/><endEvent id="e"/>
+    <boundaryEvent id="lateB" attachedToRef="check" cancelActivity="false"><escalationEventDefinition escalationRef="late"/></boundaryEvent>
+    <sequenceFlow id="d" sourceRef="lateB" targetRef="chase"/><userTask id="chase"/>
+    <sequenceFlow id="f" sourceRef="chase" targetRef="e2"/><endEvent id="e2"/>
+    <boundaryEvent id="damaged" attachedToRef="check">
+      <errorEventDefinition errorRef="DAMAGED" camunda:errorMessageVariable="why"/>
+    </boundaryEvent>
+    <sequenceFlow id="g" sourceRef="damaged" targetRef="e3"/><endEvent id="e3"/>
+  </process>
+</definitions>"#;
+    s.deployed("parcel.bpmn", xml).await;
+    let pi = s.post("/engine-rest/process-definition/key/parcel/start", json!({})).await.ok(200)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let found =
+        s.get(&format!("/engine-rest/execution?processInstanceId={pi}&activityId=arrive")).await.ok(200).clone();
+    assert_eq!(found.as_array().map(Vec::len), Some(1), "{found}");
+    assert_eq!(found[0]["processInstanceId"], json!(pi));
+    let exec = found[0]["id"].as_str().unwrap().to_string();
+    assert_eq!(s.get(&format!("/engine-rest/execution/count?processInstanceId={pi}")).await.ok(200)["count"], 2);
+    assert_eq!(s.get(&format!("/engine-rest/execution/{exec}")).await.ok(200)["id"], json!(exec));
+    camunda_error(&s.get("/engine-rest/execution/nope").await, 404, "InvalidRequestException", "nope");
+    camunda_error(&s.get("/engine-rest/execution?activity=arrive").await, 400, "InvalidRequestException", "activity");
+    let r = s.post("/engine-rest/execution/nope/signal", json!({})).await;
+    camunda_error(&r, 404, "InvalidRequestException", "nope");
+    s.post(&format!("/engine-rest/execution/{exec}/signal"), json!({"variables": {"weight": {"value": 3}}}))
+        .await
+        .ok(204);
+    let r = s.post(&format!("/engine-rest/execution/{pi}/signal"), json!({})).await;
+    assert_eq!(r.status, 400, "not waiting in a receive task: {}", r.text);
+    let tasks = s.get(&format!("/engine-rest/task?processInstanceId={pi}")).await.ok(200).clone();
+    let check = tasks[0]["id"].as_str().unwrap().to_string();
+    let r = s.post(&format!("/engine-rest/task/{check}/bpmnEscalation"), json!({})).await;
+    camunda_error(&r, 400, "InvalidRequestException", "escalationCode");
+    let r = s.post(&format!("/engine-rest/task/{check}/bpmnEscalation"), json!({"escalationCode": "NOBODY"})).await;
+    camunda_error(&r, 400, "InvalidRequestException", "not caught");
+    s.post(&format!("/engine-rest/task/{check}/bpmnEscalation"), json!({"escalationCode": "LATE"})).await.ok(204);
+    assert_eq!(s.get(&format!("/engine-rest/task/count?processInstanceId={pi}")).await.ok(200)["count"], 2);
+    let r = s.post("/engine-rest/task/nope/bpmnError", json!({"errorCode": "DAMAGED"})).await;
+    camunda_error(&r, 404, "InvalidRequestException", "nope");
+    s.post(
+        &format!("/engine-rest/task/{check}/bpmnError"),
+        json!({"errorCode": "DAMAGED", "errorMessage": "crushed", "variables": {"photo": {"value": "p.jpg"}}}),
+    )
+    .await
+    .ok(204);
+    let h = s.get(&format!("/engine-rest/history/variable-instance?processInstanceId={pi}&variableName=why")).await;
+    assert_eq!(h.ok(200)[0]["value"], "crushed", "{}", h.text);
+}
+
 on_both_backends!(
+    executions_signal_and_tasks_throw,
     errors_are_camundas_and_name_the_field,
     typed_variables_round_trip,
     long_polling_wakes_on_new_work_and_times_out_empty,

@@ -50,7 +50,7 @@ pub use migrate::{MigrateRequest, MigrationOutcome};
 pub use repository::{DEPLOYMENT_DELETED, DefinitionFilter, DeploymentDeleted, DeploymentRow, ResourceRow};
 pub use requests::{MAX_REQUEST_ID_CHARS, REQUEST_RETENTION, check_request_id};
 pub use terminate::{TerminateRequest, TerminationKind, TerminationRecord};
-pub use views::{ExecutionView, HistoricActivity, InstanceView, TaskView};
+pub use views::{ExecutionQuery, ExecutionView, HistoricActivity, InstanceView, TaskView};
 
 use crate::Error;
 use async_trait::async_trait;

@@ -6,7 +6,7 @@ use crate::Error;
 use kairos_process::{ErrorKind, Instance, ProcessError};
 use kairos_store_engine::process::{self as tables, InstanceFilter, TaskFilter};
 
-pub use kairos_store_engine::process::{ExecutionView, HistoricActivity, InstanceView, TaskView};
+pub use kairos_store_engine::process::{ExecutionQuery, ExecutionView, HistoricActivity, InstanceView, TaskView};
 
 pub(crate) fn instance_view(i: &Instance, key: &str) -> InstanceView {
     InstanceView::of(i, key)
@@ -61,6 +61,16 @@ impl Processes {
     /// The execution tree of an instance.
     pub async fn executions(&self, instance: &str) -> Result<Vec<ExecutionView>, Error> {
         Ok(tables::execution_list(self.store.as_ref(), instance).await?)
+    }
+
+    /// A page of the executions matching `q` (in start order), and how many match in all.
+    pub async fn execution_search(
+        &self,
+        q: &ExecutionQuery,
+        start: u64,
+        size: u64,
+    ) -> Result<(Vec<ExecutionView>, u64), Error> {
+        Ok(tables::execution_search(self.store.as_ref(), q, start, size).await?)
     }
 
     /// One execution, and the instance it belongs to; 404 when there is no such execution.

@@ -69,7 +69,7 @@ const DETAIL_COLUMNS: &[&str] = &[
 ];
 
 /// How many rows a `SELECT COUNT(*) …` counted.
-async fn count(store: &dyn Sql, table: &'static str, sql: &str, binds: &[SqlValue]) -> Result<u64> {
+pub(super) async fn count(store: &dyn Sql, table: &'static str, sql: &str, binds: &[SqlValue]) -> Result<u64> {
     let rows = Rows::read(store, table, &["COUNT"], sql, binds).await?;
     Ok(rows.first().map(|r| r.int("COUNT")).transpose()?.unwrap_or(0).max(0) as u64)
 }

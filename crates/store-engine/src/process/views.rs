@@ -5,7 +5,7 @@ use super::{SUSPENDED, finished_code, opt, t};
 use crate::{Row, Rows};
 use jiff::Timestamp;
 use kairos_process::Instance;
-use kairos_store::{Result, Sql};
+use kairos_store::{Result, Sql, SqlValue};
 use serde::{Deserialize, Serialize};
 
 /// A process instance (runtime or historic).
@@ -289,6 +289,41 @@ pub async fn execution_instance(store: &dyn Sql, id: &str) -> Result<Option<Stri
 
 /// The execution tree of an instance, in start order.
 pub async fn execution_list(store: &dyn Sql, instance: &str) -> Result<Vec<ExecutionView>> {
+    let q = ExecutionQuery { process_instance_id: Some(instance.to_string()), ..Default::default() };
+    Ok(execution_search(store, &q, 0, u64::MAX >> 1).await?.0)
+}
+
+/// Which executions Camunda's `GET /execution` lists: every filter given must hold.
+#[derive(Debug, Clone, Default)]
+pub struct ExecutionQuery {
+    pub process_instance_id: Option<String>,
+    pub process_definition_id: Option<String>,
+    /// The business key of the execution's process instance.
+    pub business_key: Option<String>,
+    pub activity_id: Option<String>,
+    /// Executions holding an event subscription of this message / signal name.
+    pub message_event_subscription_name: Option<String>,
+    pub signal_event_subscription_name: Option<String>,
+    pub suspended: Option<bool>,
+}
+
+/// A page of ACT_RU_EXECUTION matching `q` (in start order) and how many match in all.
+pub async fn execution_search(
+    store: &dyn Sql,
+    q: &ExecutionQuery,
+    start: u64,
+    size: u64,
+) -> Result<(Vec<ExecutionView>, u64)> {
+    const WHERE: &str = "WHERE (CAST(? AS VARCHAR(64)) IS NULL OR e.PROC_INST_ID_ = ?) \
+         AND (CAST(? AS VARCHAR(64)) IS NULL OR e.PROC_DEF_ID_ = ?) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR EXISTS (SELECT 1 FROM ACT_RU_EXECUTION r \
+              WHERE r.ID_ = e.PROC_INST_ID_ AND r.BUSINESS_KEY_ = ?)) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR e.ACT_ID_ = ?) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR EXISTS (SELECT 1 FROM ACT_RU_EVENT_SUBSCR s \
+              WHERE s.EXECUTION_ID_ = e.ID_ AND s.EVENT_TYPE_ = 'message' AND s.EVENT_NAME_ = ?)) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR EXISTS (SELECT 1 FROM ACT_RU_EVENT_SUBSCR s \
+              WHERE s.EXECUTION_ID_ = e.ID_ AND s.EVENT_TYPE_ = 'signal' AND s.EVENT_NAME_ = ?)) \
+         AND (? < 0 OR e.SUSPENSION_STATE_ = ?)";
     const COLUMNS: &[&str] = &[
         "ID_",
         "PARENT_ID_",
@@ -301,15 +336,38 @@ pub async fn execution_list(store: &dyn Sql, instance: &str) -> Result<Vec<Execu
         "IS_EVENT_SCOPE_",
         "SUSPENSION_STATE_",
     ];
-    let rows = Rows::read(
+    let mut binds = Vec::new();
+    for f in [
+        &q.process_instance_id,
+        &q.process_definition_id,
+        &q.business_key,
+        &q.activity_id,
+        &q.message_event_subscription_name,
+        &q.signal_event_subscription_name,
+    ] {
+        let v = f.as_deref().map_or(SqlValue::Null, t);
+        binds.extend([v.clone(), v]);
+    }
+    let state = match q.suspended {
+        None => -1,
+        Some(true) => SUSPENDED,
+        Some(false) => 1,
+    };
+    binds.extend([SqlValue::Int(state), SqlValue::Int(state)]);
+    let total = super::history_views::count(
         store,
         "ACT_RU_EXECUTION",
-        COLUMNS,
-        "SELECT ID_, PARENT_ID_, PROC_INST_ID_, SUPER_EXEC_, ACT_ID_, IS_ACTIVE_, IS_CONCURRENT_, IS_SCOPE_, \
-         IS_EVENT_SCOPE_, SUSPENSION_STATE_ FROM ACT_RU_EXECUTION WHERE PROC_INST_ID_ = ? ORDER BY START_TIME_, ID_",
-        &[t(instance)],
+        &format!("SELECT COUNT(*) FROM ACT_RU_EXECUTION e {WHERE}"),
+        &binds,
     )
     .await?;
+    binds.extend([super::bound(size), super::bound(start)]);
+    let sql = format!(
+        "SELECT e.ID_, e.PARENT_ID_, e.PROC_INST_ID_, e.SUPER_EXEC_, e.ACT_ID_, e.IS_ACTIVE_, e.IS_CONCURRENT_, \
+         e.IS_SCOPE_, e.IS_EVENT_SCOPE_, e.SUSPENSION_STATE_ FROM ACT_RU_EXECUTION e {WHERE} \
+         ORDER BY e.START_TIME_, e.ID_ LIMIT ? OFFSET ?"
+    );
+    let rows = Rows::read(store, "ACT_RU_EXECUTION", COLUMNS, &sql, &binds).await?;
     rows.iter()
         .map(|r| {
             Ok(ExecutionView {
@@ -325,7 +383,8 @@ pub async fn execution_list(store: &dyn Sql, instance: &str) -> Result<Vec<Execu
                 suspended: r.int("SUSPENSION_STATE_")? == SUSPENDED,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()
+        .map(|v| (v, total))
 }
 
 /// ACT_HI_ACTINST of an instance, in start order.

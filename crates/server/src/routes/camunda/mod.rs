@@ -19,6 +19,7 @@
 
 pub mod decision_definition;
 pub mod deployment;
+pub mod execution;
 pub mod external_task;
 pub mod fetch_and_lock;
 pub mod history;
@@ -108,6 +109,12 @@ pub fn router() -> Router<AppState> {
         .route("/task/{id}/assignee", post(task::assignee))
         .route("/task/{id}/complete", post(task::complete))
         .route("/task/{id}/variables", get(task::variables))
+        .route("/task/{id}/bpmnError", post(task::bpmn_error))
+        .route("/task/{id}/bpmnEscalation", post(task::bpmn_escalation))
+        .route("/execution", get(execution::list))
+        .route("/execution/count", get(execution::count))
+        .route("/execution/{id}", get(execution::get))
+        .route("/execution/{id}/signal", post(execution::signal))
         .route("/message", post(message::correlate))
         .route("/signal", post(message::signal))
         .route("/job", get(job::list))

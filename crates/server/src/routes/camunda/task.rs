@@ -234,6 +234,51 @@ pub async fn complete(
     Ok(axum::Json(to_typed(&after)).into_response())
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BpmnErrorBody {
+    error_code: Option<String>,
+    error_message: Option<String>,
+    variables: Option<Value>,
+}
+
+/// `POST /engine-rest/task/{id}/bpmnError` `{"errorCode", "errorMessage"?, "variables"?}` →
+/// 204: the error is thrown from the task (Camunda's `handleBpmnError`); 400 when nothing
+/// catches it (nothing changes), 404 when there is no such task.
+pub async fn bpmn_error(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Json(b): Json<BpmnErrorBody>,
+) -> Result<Response, ApiError> {
+    let code = super::external_task::name("errorCode", b.error_code)?;
+    let message = text("errorMessage", b.error_message, crate::routes::processes::MAX_REASON_CHARS)?;
+    let vars = from_typed("variables", b.variables)?;
+    let processes = app.engine.processes();
+    processes.task_bpmn_error(&id, &code, message.as_deref(), vars).await.map_err(super::conflict_is_bad_request)?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EscalationBody {
+    escalation_code: Option<String>,
+    variables: Option<Value>,
+}
+
+/// `POST /engine-rest/task/{id}/bpmnEscalation` `{"escalationCode", "variables"?}` → 204: the
+/// escalation is thrown from the task (Camunda's `handleEscalation`); 400 when nothing
+/// catches it (nothing changes), 404 when there is no such task.
+pub async fn bpmn_escalation(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Json(b): Json<EscalationBody>,
+) -> Result<Response, ApiError> {
+    let code = super::external_task::name("escalationCode", b.escalation_code)?;
+    let vars = from_typed("variables", b.variables)?;
+    app.engine.processes().task_escalation(&id, &code, vars).await.map_err(super::conflict_is_bad_request)?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ValuesQuery {
