@@ -30,6 +30,19 @@ fn rows_text(rows: &[Vec<SqlValue>], i: usize) -> Vec<String> {
     rows.iter().map(|r| r[i].as_str().unwrap_or_default().to_string()).collect()
 }
 
+/// The drive's `escalate <task> "<code>"` steps: an escalation thrown from that user task
+/// (once) while it is open, as `POST /task/{id}/bpmnEscalation` does.
+fn escalations(drive: &str) -> Vec<(String, String)> {
+    drive
+        .split("escalate ")
+        .skip(1)
+        .filter_map(|rest| {
+            let (task, rest) = rest.split_once(" \"")?;
+            Some((task.trim().to_string(), rest.split('"').next()?.to_string()))
+        })
+        .collect()
+}
+
 /// Deploys and drives one file; returns the trace or what went wrong.
 async fn run_file(fx: &Fixture, xml: &str) -> Result<Vec<String>, String> {
     let defs = kairos_bpmn::parse(xml).map_err(|e| e.to_string())?;
@@ -183,6 +196,27 @@ async fn drive_file(
                 break;
             }
             let tasks = p.tasks(Some(pi), None, None, None).await.map_err(|e| e.to_string())?;
+            let escalate = escalations(drive).into_iter().find_map(|(key, code)| {
+                let t =
+                    tasks.iter().find(|t| t.task_definition_key == key && !fired.contains(&format!("esc:{}", t.id)))?;
+                Some((t.id.clone(), code))
+            });
+            if let Some((task_id, code)) = escalate {
+                fired.insert(format!("esc:{task_id}"));
+                p.task_escalation(&task_id, &code, Map::new()).await.map_err(|e| e.to_string())?;
+                acted = true;
+                break;
+            }
+            // `trigger <activity>`: the execution waiting in that receive task moves on.
+            let execs = p.executions(pi).await.map_err(|e| e.to_string())?;
+            let waiting = execs
+                .iter()
+                .find(|e| e.activity_id.as_deref().is_some_and(|a| drive.contains(&format!("trigger {a}"))));
+            if let Some(e) = waiting {
+                p.trigger(&e.id, Map::new()).await.map_err(|e| e.to_string())?;
+                acted = true;
+                break;
+            }
             if let Some(t) =
                 tasks.iter().min_by_key(|t| (drive.rfind(&t.task_definition_key).unwrap_or(usize::MAX), t.create_time))
             {

@@ -21,6 +21,19 @@ fn comment(xml: &str, key: &str) -> Option<String> {
     Some(xml[start..end].trim().to_string())
 }
 
+/// The drive's `escalate <task> "<code>"` steps: an escalation thrown from that user task
+/// (once) while it is open.
+fn escalations(drive: &str) -> Vec<(String, String)> {
+    drive
+        .split("escalate ")
+        .skip(1)
+        .filter_map(|rest| {
+            let (task, rest) = rest.split_once(" \"")?;
+            Some((task.trim().to_string(), rest.split('"').next()?.to_string()))
+        })
+        .collect()
+}
+
 /// Runs `xml`'s first process along its happy path; the trace, or the first error.
 pub fn run(xml: &str) -> Result<Vec<String>, String> {
     let defs = kairos_bpmn::parse(xml).map_err(|e| e.to_string())?;
@@ -90,7 +103,21 @@ pub fn run(xml: &str) -> Result<Vec<String>, String> {
             })
             .min_by_key(|j| (j.due, j.id.clone()))
             .cloned();
-        command = if let Some(s) = inst
+        let escalate = escalations(&drive).into_iter().find_map(|(key, code)| {
+            let t = inst.tasks.iter().find(|t| t.task_def_key == key && !fired.contains(&format!("esc:{}", t.id)))?;
+            Some((t.id.clone(), code))
+        });
+        // `trigger <activity>`: an execution waiting in that receive task moves on.
+        let trigger = inst.executions.iter().find(|e| {
+            e.activity.as_deref().is_some_and(|a| drive.contains(&format!("trigger {a}")))
+                && !inst.subscriptions.iter().any(|s| s.execution_id == e.id)
+        });
+        command = if let Some((task_id, code)) = escalate {
+            fired.insert(format!("esc:{task_id}"));
+            Command::TaskEscalation { task_id, code, variables: Map::new() }
+        } else if let Some(e) = trigger {
+            Command::Trigger { execution_id: e.id.clone(), variables: Map::new() }
+        } else if let Some(s) = inst
             .subscriptions
             .iter()
             .find(|s| s.event_type == EventType::Message && (drive.is_empty() || drive.contains(&s.event_name)))
@@ -138,7 +165,9 @@ fn every_corpus_file_runs_its_trace() {
     for path in files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let xml = std::fs::read_to_string(&path).unwrap();
-        let Some(want) = comment(&xml, "trace") else { continue };
+        // The pure runtime does not run called processes (they end at once): a file whose
+        // called process changes the caller's path states that trace apart.
+        let Some(want) = comment(&xml, "pure-trace").or_else(|| comment(&xml, "trace")) else { continue };
         let want: Vec<String> = want.split(',').map(|s| s.trim().to_string()).collect();
         let got = run(&xml);
         if let Some((_, why)) = NOT_YET.iter().find(|(f, _)| *f == name) {

@@ -3,7 +3,9 @@
 //! compensation throws, and refuses what could never run as drawn — a handler with sequence
 //! flows or without a boundary event pointing at it, a compensation boundary without its
 //! association, an `activityRef` outside the throw's scope, a compensation event
-//! sub-process outside an embedded sub-process.
+//! sub-process outside an embedded sub-process — and the transactions undone by it: a cancel
+//! end event directly inside a transaction that has a cancel boundary event to leave by, a
+//! cancel boundary event only on a transaction.
 
 use std::collections::HashMap;
 
@@ -17,6 +19,45 @@ pub(crate) fn link(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'_>) {
     check_handlers(ctx, b);
     resolve_activity_refs(ctx, b);
     check_event_sub_processes(ctx, b);
+    check_transactions(ctx, b);
+}
+
+fn is_transaction(kind: &NodeKind) -> bool {
+    matches!(kind, NodeKind::SubProcess(SubProcess { transaction: true, .. }))
+}
+
+/// Cancel events belong to transactions: the end event directly inside one (whose cancel
+/// boundary event it leaves by), the boundary event on one.
+fn check_transactions(ctx: &mut Ctx<'_>, b: &ProcessBuilder<'_>) {
+    for (i, n) in b.nodes.iter().enumerate() {
+        let el = b.node_els[i];
+        match &n.kind {
+            NodeKind::EndEvent(EndEvent::Cancel) => {
+                let Some(t) = n.scope.filter(|t| is_transaction(&b.nodes[t.index()].kind)) else {
+                    ctx.problem(el, "a cancel end event belongs directly inside a transaction");
+                    continue;
+                };
+                let tx = &b.nodes[t.index()];
+                let leaves = tx
+                    .boundary_events
+                    .iter()
+                    .any(|be| b.nodes[be.index()].kind.trigger() == Some(&EventTrigger::Cancel));
+                if !leaves {
+                    ctx.problem(
+                        el,
+                        format!("its transaction '{}' has no cancel boundary event to leave by", quote(&tx.id)),
+                    );
+                }
+            }
+            NodeKind::BoundaryEvent(be) if be.trigger == EventTrigger::Cancel => {
+                let host = b.nodes.get(be.attached_to.index());
+                if host.is_some_and(|h| !is_transaction(&h.kind)) {
+                    ctx.problem(el, "a cancel boundary event attaches to a transaction");
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 fn is_compensation_boundary(kind: &NodeKind) -> bool {
@@ -113,7 +154,7 @@ fn check_handlers(ctx: &mut Ctx<'_>, b: &ProcessBuilder<'_>) {
 fn compensation_scope(b: &ProcessBuilder<'_>, mut scope: Option<NodeIdx>) -> Option<NodeIdx> {
     while let Some(s) = scope {
         let n = &b.nodes[s.index()];
-        if !matches!(n.kind, NodeKind::SubProcess(SubProcess { triggered_by_event: true })) {
+        if !matches!(n.kind, NodeKind::SubProcess(SubProcess { triggered_by_event: true, .. })) {
             break;
         }
         scope = n.scope;
@@ -139,7 +180,7 @@ fn resolve_activity_refs(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'_>) {
             continue;
         };
         let t = &b.nodes[target.index()];
-        let sub = matches!(t.kind, NodeKind::SubProcess(SubProcess { triggered_by_event: false }));
+        let sub = matches!(t.kind, NodeKind::SubProcess(SubProcess { triggered_by_event: false, .. }));
         if t.compensation_handler.is_none() && !sub {
             let what = format!("{} '{}'", t.element, quote(&t.id));
             ctx.problem(el, format!("activityRef '{}' is {what}, which has no compensation handler", quote(reference)));
@@ -169,7 +210,7 @@ fn check_event_sub_processes(ctx: &mut Ctx<'_>, b: &ProcessBuilder<'_>) {
         let esp = n.scope.map(|s| &b.nodes[s.index()]);
         let outer = esp.and_then(|e| e.scope).map(|s| &b.nodes[s.index()]);
         let embedded =
-            outer.is_some_and(|o| matches!(o.kind, NodeKind::SubProcess(SubProcess { triggered_by_event: false })));
+            outer.is_some_and(|o| matches!(o.kind, NodeKind::SubProcess(SubProcess { triggered_by_event: false, .. })));
         if !embedded {
             ctx.problem(
                 el,

@@ -30,6 +30,7 @@ enum Def {
     Escalation,
     Conditional,
     Compensate,
+    Cancel,
 }
 
 impl Def {
@@ -44,6 +45,7 @@ impl Def {
             Def::Escalation => "escalationEventDefinition",
             Def::Conditional => "conditionalEventDefinition",
             Def::Compensate => "compensateEventDefinition",
+            Def::Cancel => "cancelEventDefinition",
         }
     }
 
@@ -58,6 +60,7 @@ impl Def {
             Def::Escalation,
             Def::Conditional,
             Def::Compensate,
+            Def::Cancel,
         ]
         .into_iter()
         .find(|d| d.tag() == tag)
@@ -67,7 +70,6 @@ impl Def {
 /// Event definitions that have execution semantics kairos does not implement.
 fn unsupported_definition_reason(tag: &str) -> Option<&'static str> {
     Some(match tag {
-        "cancelEventDefinition" => "cancel events (transactions) are not supported",
         "eventDefinitionRef" => "shared event definitions are not supported: define the event inline",
         _ => return None,
     })
@@ -116,6 +118,7 @@ fn trigger(ctx: &mut Ctx<'_>, el: &Element, def: Def, def_el: &Element) -> Optio
             }
             Some(EventTrigger::Compensate)
         }
+        Def::Cancel => Some(EventTrigger::Cancel),
         Def::Terminate => None,
     }
 }
@@ -201,9 +204,11 @@ pub(crate) fn start_event(ctx: &mut Ctx<'_>, el: &Element, scope: ScopeKind) -> 
 /// An end event and, for a compensation with `activityRef`, the raw reference (resolved once
 /// every node of the process is known).
 pub(crate) fn end_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<Pending>) {
-    let allowed = [Def::Terminate, Def::Error, Def::Signal, Def::Message, Def::Escalation, Def::Compensate];
+    let allowed =
+        [Def::Terminate, Def::Error, Def::Signal, Def::Message, Def::Escalation, Def::Compensate, Def::Cancel];
     let end = match definition(ctx, el, &allowed) {
         Ok(Some((Def::Terminate, _))) => EndEvent::Terminate,
+        Ok(Some((Def::Cancel, _))) => EndEvent::Cancel,
         Ok(Some((Def::Compensate, def_el))) => {
             let (compensation, pending) = compensation(ctx, el, def_el);
             return (NodeKind::EndEvent(EndEvent::Compensate(compensation)), pending);
@@ -240,8 +245,16 @@ fn compensation(ctx: &mut Ctx<'_>, el: &Element, def_el: &Element) -> (Compensat
 /// A boundary event and its raw `attachedToRef` (resolved once every node of
 /// the scope is known).
 pub(crate) fn boundary_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<String>) {
-    let allowed =
-        [Def::Timer, Def::Error, Def::Message, Def::Signal, Def::Escalation, Def::Conditional, Def::Compensate];
+    let allowed = [
+        Def::Timer,
+        Def::Error,
+        Def::Message,
+        Def::Signal,
+        Def::Escalation,
+        Def::Conditional,
+        Def::Compensate,
+        Def::Cancel,
+    ];
     let trigger = match definition(ctx, el, &allowed) {
         Ok(Some((def, def_el))) => trigger(ctx, el, def, def_el),
         Ok(None) => {
@@ -256,6 +269,9 @@ pub(crate) fn boundary_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Opti
     let cancel_activity = ctx.boolean(el, "cancelActivity", el.attr("cancelActivity"), true);
     if !cancel_activity && matches!(trigger, Some(EventTrigger::Error(_))) {
         ctx.problem(el, "an error boundary event is always interrupting (cancelActivity=\"false\" is not allowed)");
+    }
+    if !cancel_activity && matches!(trigger, Some(EventTrigger::Cancel)) {
+        ctx.problem(el, "a cancel boundary event is always interrupting (cancelActivity=\"false\" is not allowed)");
     }
     let attached = el.attr("attachedToRef").map(str::to_owned);
     if attached.is_none() {

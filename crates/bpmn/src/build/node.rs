@@ -26,6 +26,7 @@ pub(crate) fn flow_node_tag(local: &str) -> Option<&'static str> {
         "inclusiveGateway",
         "eventBasedGateway",
         "subProcess",
+        "transaction",
         "callActivity",
         "boundaryEvent",
         "intermediateCatchEvent",
@@ -38,9 +39,6 @@ pub(crate) fn flow_node_tag(local: &str) -> Option<&'static str> {
 pub(crate) fn unsupported_reason(local: &str) -> &'static str {
     match local {
         "complexGateway" => "use an exclusive, parallel or inclusive gateway",
-        "transaction" => {
-            "transactions (and their cancel events) are not supported: use an embedded sub-process with compensation handlers"
-        }
         "adHocSubProcess" => "ad-hoc sub-processes are not supported",
         "callChoreography" | "subChoreography" | "choreographyTask" => "choreographies are not executable",
         _ => "kairos does not execute this element",
@@ -118,7 +116,15 @@ pub(crate) fn read_kind(
         }
         "subProcess" => {
             let triggered_by_event = ctx.boolean(el, "triggeredByEvent", el.attr("triggeredByEvent"), false);
-            NodeKind::SubProcess(SubProcess { triggered_by_event })
+            NodeKind::SubProcess(SubProcess { triggered_by_event, transaction: false })
+        }
+        // `method` (##Compensate, ##Store, ##Image) names how a transaction is undone:
+        // compensation is the one engines run.
+        "transaction" => {
+            if el.attr("method").is_some_and(|m| !m.trim().is_empty() && m.trim() != "##Compensate") {
+                ctx.unsupported(el, "a transaction is undone by compensation: method must be ##Compensate");
+            }
+            NodeKind::SubProcess(SubProcess { triggered_by_event: false, transaction: true })
         }
         "callActivity" => NodeKind::CallActivity(vendor::call_activity(ctx, el)),
         _ => NodeKind::PassThrough, // manualTask, task
@@ -179,6 +185,7 @@ pub(crate) fn is_activity(tag: &str) -> bool {
             | "manualTask"
             | "task"
             | "subProcess"
+            | "transaction"
             | "callActivity"
     )
 }
@@ -204,7 +211,8 @@ fn check_children(ctx: &mut Ctx<'_>, el: &Element, tag: &str) {
                     || name == "eventDefinitionRef"))
             || (tag == "userTask" && USER_TASK_CHILDREN.contains(&name))
             || (tag == "scriptTask" && name == "script")
-            || tag == "subProcess";
+            || tag == "subProcess"
+            || tag == "transaction";
         if !allowed {
             ctx.unsupported_in(name, child, el, "");
         }

@@ -147,7 +147,7 @@ fn check_flow_ends(ctx: &mut Ctx<'_>, b: &ProcessBuilder<'_>, linked: &Linked<'_
     for (i, node) in b.nodes.iter().enumerate() {
         let el = b.node_els[i];
         let first = |flows: &[FlowIdx]| flows.first().map(|f| quote(&linked.flows[f.index()].id));
-        let event_sub = matches!(node.kind, NodeKind::SubProcess(SubProcess { triggered_by_event: true }));
+        let event_sub = matches!(node.kind, NodeKind::SubProcess(SubProcess { triggered_by_event: true, .. }));
         let link_catch = matches!(node.kind.trigger(), Some(EventTrigger::Link(_)));
         let link_throw = matches!(b.pending[i], Some(Pending::Link(_)));
         if let Some(f) = first(&node.incoming) {
@@ -232,7 +232,7 @@ fn link_boundary_events(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'_>) {
             continue;
         };
         let host_node = &b.nodes[host.index()];
-        let event_sub = matches!(host_node.kind, NodeKind::SubProcess(SubProcess { triggered_by_event: true }));
+        let event_sub = matches!(host_node.kind, NodeKind::SubProcess(SubProcess { triggered_by_event: true, .. }));
         if !super::node::is_activity(host_node.element) || event_sub {
             let what = if event_sub { "an event sub-process" } else { host_node.element };
             ctx.problem(
@@ -245,7 +245,7 @@ fn link_boundary_events(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'_>) {
         // Escalations come from inside a sub-process, out of a called instance, or from a
         // user task (Camunda's handleEscalation); nothing else throws one, so a boundary
         // anywhere else could never fire.
-        if escalation && !["subProcess", "callActivity", "userTask"].contains(&host_node.element) {
+        if escalation && !["subProcess", "transaction", "callActivity", "userTask"].contains(&host_node.element) {
             ctx.problem(
                 el,
                 format!(

@@ -102,6 +102,9 @@ pub enum EventTrigger {
     /// Only on boundary events of embedded sub-processes, and event
     /// sub-process starts.
     Escalation(EscalationRef),
+    /// `cancelEventDefinition`: only on a boundary event of a transaction (always
+    /// interrupting), taken once its cancel end event's compensation finished.
+    Cancel,
     /// A `conditionalEventDefinition` (intermediate catch, boundary, event
     /// sub-process start): fires when its condition is true, checked when the
     /// wait begins and after every command that changed variables.
@@ -223,6 +226,9 @@ pub enum EndEvent {
     Escalation(EscalationRef),
     /// `compensateEventDefinition`: compensates, then ends the path.
     Compensate(Compensation),
+    /// `cancelEventDefinition`, only directly inside a transaction: its other paths are
+    /// cancelled, what it completed is compensated, and it leaves by its cancel boundary event.
+    Cancel,
 }
 
 /// `userTask` details (SPEC P5). Lists come from comma lists in the vendor
@@ -463,6 +469,9 @@ pub struct SubProcess {
     /// `triggeredByEvent="true"`: an event sub-process, started by its start
     /// event's trigger while the enclosing scope is active, never by a flow.
     pub triggered_by_event: bool,
+    /// A `transaction` (BPMN 2.0 §10.3.2): a sub-process whose cancel end event cancels
+    /// its work, compensates what it completed, then leaves by its cancel boundary event.
+    pub transaction: bool,
 }
 
 /// `callActivity` details.

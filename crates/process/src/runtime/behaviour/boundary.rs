@@ -14,7 +14,10 @@ impl Runtime<'_> {
         for &b in &n.boundary_events {
             let bn = self.node(b).clone();
             let Some(trigger) = bn.kind.trigger().cloned() else { continue };
-            if matches!(trigger, EventTrigger::Error(_) | EventTrigger::Escalation(_) | EventTrigger::Compensate) {
+            if matches!(
+                trigger,
+                EventTrigger::Error(_) | EventTrigger::Escalation(_) | EventTrigger::Compensate | EventTrigger::Cancel
+            ) {
                 continue; // errors and escalations are looked up when thrown; a compensation's
                 // handler is kept when the activity completes
             }

@@ -21,7 +21,7 @@
 
 use kairos_bpmn::{Compensation, EndEvent, FlowNode, NodeIdx, NodeKind, SubProcess};
 
-use crate::error::Result;
+use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::Runtime;
 use crate::state::*;
 
@@ -104,17 +104,62 @@ impl Runtime<'_> {
         if !c.wait_for_completion {
             let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone()).unwrap_or_default();
             let holder = self.new_token(&parent, node);
-            self.claim_compensations(&holder, &scope, c);
+            self.claim_compensations(&holder, &scope, c.activity);
             self.continue_compensation(&holder)?;
             return self.leave_throw(exec, node);
         }
-        self.claim_compensations(exec, &scope, c);
+        self.claim_compensations(exec, &scope, c.activity);
         self.continue_compensation(exec)
     }
 
-    /// Moves what a throw compensates in `scope` under `holder`.
-    fn claim_compensations(&mut self, holder: &str, scope: &str, c: &Compensation) {
-        let wanted = c.activity.map(|a| self.node(a).id.clone());
+    /// A cancel end event at `exec` (BPMN 2.0 §10.3.2): the transaction's other paths are
+    /// cancelled, then everything it completed is compensated, latest first, `exec` waiting
+    /// at the event; then the transaction leaves by its cancel boundary event.
+    pub(crate) fn enter_cancel_end(&mut self, exec: &str) -> Result<()> {
+        let scope = self.compensation_scope(exec);
+        let others: Vec<String> = self
+            .inst
+            .children(&scope)
+            .into_iter()
+            .filter(|e| e.id != exec && !self.is_compensation_snapshot(e))
+            .map(|e| e.id.clone())
+            .collect();
+        for e in others {
+            self.remove_execution_tree(&e, Some("transaction cancelled"));
+        }
+        self.prune_agenda();
+        self.claim_compensations(exec, &scope, None);
+        self.continue_compensation(exec)
+    }
+
+    /// The compensation of a cancelled transaction finished at its cancel end event `exec`:
+    /// the transaction ends, cancelled, and the token leaves by its cancel boundary event.
+    fn leave_cancelled_transaction(&mut self, exec: &str) -> Result<()> {
+        let tx = self.inst.execution(exec).and_then(|e| e.parent_id.clone()).unwrap_or_default();
+        let tx_node = self.node_of(&tx)?;
+        let boundary = self.node(tx_node).boundary_events.iter().copied().find(|&b| {
+            matches!(&self.node(b).kind, NodeKind::BoundaryEvent(be) if be.trigger == kairos_bpmn::EventTrigger::Cancel)
+        });
+        let Some(b) = boundary else {
+            let id = self.node(tx_node).id.clone();
+            return Err(ProcessError::at(
+                ErrorKind::Model,
+                &id,
+                format!("transaction '{id}' has no cancel boundary event"),
+            ));
+        };
+        let bn = self.node(b).clone();
+        let reason = format!("transaction {} cancelled", self.node(tx_node).id);
+        self.cancel_activity(&tx, &reason);
+        self.prune_agenda();
+        self.open_record(&tx, &bn, None);
+        self.push_leave(&tx, b);
+        Ok(())
+    }
+
+    /// Moves what a throw compensates in `scope` under `holder`: `activity`, or everything.
+    fn claim_compensations(&mut self, holder: &str, scope: &str, activity: Option<NodeIdx>) {
+        let wanted = activity.map(|a| self.node(a).id.clone());
         let wanted = |activity: &str| wanted.as_deref().is_none_or(|w| w == activity);
         let own = self.snapshot_activity(scope);
         for i in 0..self.inst.subscriptions.len() {
@@ -161,7 +206,7 @@ impl Runtime<'_> {
         }
         let throws = e.activity.as_deref().and_then(|a| self.env.process.node_by_id(a)).is_some_and(|n| {
             matches!(&n.kind, NodeKind::IntermediateThrowEvent(t) if t.compensate.is_some())
-                || matches!(n.kind, NodeKind::EndEvent(EndEvent::Compensate(_)))
+                || matches!(n.kind, NodeKind::EndEvent(EndEvent::Compensate(_) | EndEvent::Cancel))
         });
         if throws {
             self.continue_compensation(holder)?;
@@ -265,6 +310,9 @@ impl Runtime<'_> {
             };
         }
         let node = self.node_of(holder)?;
+        if matches!(self.node(node).kind, NodeKind::EndEvent(EndEvent::Cancel)) {
+            return self.leave_cancelled_transaction(holder);
+        }
         let detached = match &self.node(node).kind {
             NodeKind::IntermediateThrowEvent(t) => t.compensate.as_ref().is_some_and(|c| !c.wait_for_completion),
             NodeKind::EndEvent(EndEvent::Compensate(c)) => !c.wait_for_completion,
