@@ -39,7 +39,7 @@ async fn decisions_are_versioned_found_and_deleted_with_their_deployment(store: 
     let assign = decision("assign", 1, "d1", None);
     let v2 = decision("classify", 2, "d2", None);
     deploy_decisions(&*store, "d1", &[v1.clone(), assign.clone()]).await;
-    deploy_decisions(&*store, "d2", &[v2.clone()]).await;
+    deploy_decisions(&*store, "d2", std::slice::from_ref(&v2)).await;
     let find = |w: DecisionLookup<'static>| {
         let store = store.clone();
         async move { tables::decision_find(&*store, w).await.unwrap() }
@@ -48,14 +48,14 @@ async fn decisions_are_versioned_found_and_deleted_with_their_deployment(store: 
     assert_eq!(find(DecisionLookup::Version("classify", 1)).await, Some(v1.clone()));
     assert_eq!(find(DecisionLookup::Tag("classify", "2026.1")).await, Some(v1.clone()));
     assert_eq!(find(DecisionLookup::InDeployment("classify", "d1")).await, Some(v1.clone()));
-    assert_eq!(find(DecisionLookup::Id(&"assign:1:d1")).await, Some(assign.clone()));
+    assert_eq!(find(DecisionLookup::Id("assign:1:d1")).await, Some(assign.clone()));
     assert_eq!(find(DecisionLookup::Latest("nope")).await, None);
     assert_eq!(find(DecisionLookup::Version("classify", 3)).await, None);
 
     let all = tables::decision_list(&*store, None, None, false).await.unwrap();
     assert_eq!(all, [assign.clone(), v1.clone(), v2.clone()]);
     assert_eq!(tables::decision_list(&*store, None, None, true).await.unwrap(), [assign.clone(), v2.clone()]);
-    assert_eq!(tables::decision_list(&*store, Some("classify"), Some("d1"), false).await.unwrap(), [v1.clone()]);
+    assert_eq!(tables::decision_list(&*store, Some("classify"), Some("d1"), false).await.unwrap(), std::slice::from_ref(&v1));
     let xml = tables::decision_resource(&*store, &v2.id).await.unwrap();
     assert_eq!(xml.as_deref(), Some("<definitions id='d2'/>"));
     assert_eq!(tables::decision_resource(&*store, "nope").await.unwrap(), None);
