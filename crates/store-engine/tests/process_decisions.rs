@@ -68,7 +68,7 @@ async fn decisions_are_versioned_found_and_deleted_with_their_deployment(store: 
 
     // Deleting a deployment deletes its decisions and its DMN resource.
     store.write_all(&tables::deployment_delete("d1", vec![])).await.unwrap();
-    assert_eq!(tables::decision_list(&*store, None, None, false).await.unwrap(), [v2.clone()]);
+    assert_eq!(tables::decision_list(&*store, None, None, false).await.unwrap(), std::slice::from_ref(&v2));
     assert_eq!(find(DecisionLookup::Latest("classify")).await, Some(v2));
 }
 

@@ -137,6 +137,7 @@ impl Runtime<'_> {
             NodeKind::IntermediateThrowEvent(ThrowEvent { compensate: Some(c), .. })
             | NodeKind::EndEvent(EndEvent::Compensate(c)) => self.enter_compensation_throw(exec, node, c)?,
             NodeKind::IntermediateThrowEvent(t) => self.enter_throw_event(exec, node, t)?,
+            NodeKind::EndEvent(EndEvent::Cancel) => self.enter_cancel_end(exec, &n)?,
             NodeKind::EndEvent(end) => self.enter_end_event(exec, &n, end)?,
             NodeKind::UserTask(_) => self.create_task(exec, &n)?,
             NodeKind::ServiceTask(s) => return Ok(self.enter_service_task(exec, node, &n, s)?.map(Pause::Service)),

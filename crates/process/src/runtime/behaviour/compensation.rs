@@ -115,7 +115,8 @@ impl Runtime<'_> {
     /// A cancel end event at `exec` (BPMN 2.0 §10.3.2): the transaction's other paths are
     /// cancelled, then everything it completed is compensated, latest first, `exec` waiting
     /// at the event; then the transaction leaves by its cancel boundary event.
-    pub(crate) fn enter_cancel_end(&mut self, exec: &str) -> Result<()> {
+    pub(crate) fn enter_cancel_end(&mut self, exec: &str, n: &FlowNode) -> Result<()> {
+        self.close_record(exec, &n.id, None);
         let scope = self.compensation_scope(exec);
         let others: Vec<String> = self
             .inst

@@ -33,7 +33,6 @@ impl Runtime<'_> {
         match end {
             EndEvent::None => self.push_end(exec),
             EndEvent::Terminate => self.terminate_scope(exec, &n.id)?,
-            EndEvent::Cancel => self.enter_cancel_end(exec)?,
             EndEvent::Error(err) => {
                 let code = err.code.clone().unwrap_or_default();
                 self.throw_error(exec, &n.id, &code)?;
