@@ -35,10 +35,12 @@
 //! | `receiveTask` | optional `messageRef` |
 //! | `manualTask`, `task` | pass through |
 //! | `exclusiveGateway`, `inclusiveGateway` | conditions on outgoing flows, `default` |
+//! | `complexGateway` | as an inclusive gateway, and an `activationCondition` (`${…}`) for its join ([`ComplexGateway`]) |
 //! | `parallelGateway`, `eventBasedGateway` | targets of an event-based gateway must be catch events or receive tasks |
 //! | `subProcess` | embedded (one none start), and `triggeredByEvent="true"` event sub-processes |
+//! | `transaction` | an embedded sub-process undone by compensation (`method` `##Compensate`), with cancel end and boundary events |
 //! | `callActivity` | `calledElement`; `*:in` / `*:out` (`source`/`target`, `sourceExpression`, `variables="all"`, `businessKey`, `local`); `flowable:inheritBusinessKey`, `*:inheritVariables` |
-//! | `boundaryEvent` | timer, error, message, signal, conditional, escalation (on embedded sub-processes), compensate (its `association` names the activity's handler, [`FlowNode::compensation_handler`]); `attachedToRef`, `cancelActivity` |
+//! | `boundaryEvent` | timer, error, message, signal, conditional, escalation, cancel (on a transaction), compensate (its `association` names the activity's handler, [`FlowNode::compensation_handler`]); `attachedToRef`, `cancelActivity` |
 //! | `intermediateCatchEvent` | timer, message, signal, link (by `name`; no incoming flows), conditional (`${…}` condition, `*:variableName`) |
 //! | `intermediateThrowEvent` | none, signal, escalation, link (to the catch of its name in its scope; no outgoing flows), message (as a message end event), compensate (`activityRef` resolved to an activity of the throw's scope; `waitForCompletion`) |
 //! | `sequenceFlow` | `conditionExpression` (`${...}`; script languages refused); without an `id` it is given `flow_<source>_<target>` |
@@ -52,7 +54,8 @@
 //! or attribute, checked with `kairos_time::RetryCycle`). On activities:
 //! `multiInstanceLoopCharacteristics` (`isSequential`, `*:collection` or
 //! `loopDataInputRef`, `*:elementVariable` or `inputDataItem`,
-//! `loopCardinality`, `completionCondition`). On processes: `isExecutable`,
+//! `loopCardinality`, `completionCondition`) or `standardLoopCharacteristics`
+//! (`loopCondition`, `loopMaximum`, `testBefore`; [`StandardLoop`]). On processes: `isExecutable`,
 //! `*:historyTimeToLive`. Timers: `timeDate` (RFC 3339 instant), `timeDuration`
 //! (ISO 8601), `timeCycle` (ISO 8601 repeating interval, or a 5–7 field cron
 //! kept as text), or a `${...}` expression; literals are validated now.
@@ -66,11 +69,10 @@
 //! as shape bounds and edge waypoints by element id ([`Diagram`]).
 //!
 //! Refused with "unsupported element …": anything else with execution
-//! semantics — `scriptTask`, `complexGateway`, `transaction`,
-//! `adHocSubProcess`, conditional starts of a process, cancel
-//! events, `standardLoopCharacteristics`, vendor listeners,
-//! connectors, service task types other than external workers, scripts in
-//! input/output parameters.
+//! semantics — `adHocSubProcess`, choreographies, conditional starts of a
+//! process, an instantiating event-based gateway, `eventDefinitionRef`,
+//! scripts in languages other than JavaScript. `docs/compatibility.md` lists
+//! every element and attribute run, refused or ignored, with why.
 //!
 //! ```
 //! let xml = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL">

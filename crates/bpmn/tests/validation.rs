@@ -146,13 +146,33 @@ const CASES: &[(&str, &str, &str)] = &[
     (
         r#"<parallelGateway id="g" default="se"/>"#,
         "g",
-        "only exclusive and inclusive gateways and activities have a default flow",
+        "only exclusive, inclusive and complex gateways and activities have a default flow",
     ),
     (r#"<exclusiveGateway id="g" default="nope"/>"#, "g", "default flow 'nope' does not exist"),
     (
+        r#"<complexGateway id="g"><activationCondition>two</activationCondition></complexGateway>"#,
+        "g",
+        "activationCondition 'two' must be an expression such as ${activationCount >= 2}",
+    ),
+    (
         r#"<task id="t"><standardLoopCharacteristics/></task>"#,
         "t",
-        "unsupported element standardLoopCharacteristics in task 't'",
+        "standardLoopCharacteristics needs a loopCondition or a loopMaximum: it would never end",
+    ),
+    (
+        r#"<task id="t"><standardLoopCharacteristics><loopCondition>count &lt; 3</loopCondition></standardLoopCharacteristics></task>"#,
+        "t",
+        "loopCondition 'count < 3' must be an expression such as ${loopCounter < 3}",
+    ),
+    (
+        r#"<task id="t"><standardLoopCharacteristics loopMaximum="many"/></task>"#,
+        "t",
+        "loopMaximum 'many' must be a whole number",
+    ),
+    (
+        r#"<task id="t"><standardLoopCharacteristics loopMaximum="2"/><multiInstanceLoopCharacteristics><loopCardinality>2</loopCardinality></multiInstanceLoopCharacteristics></task>"#,
+        "t",
+        "has both multiInstanceLoopCharacteristics and standardLoopCharacteristics: keep one",
     ),
     (
         r#"<intermediateThrowEvent id="l"><linkEventDefinition name=" "/></intermediateThrowEvent>"#,

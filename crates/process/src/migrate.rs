@@ -109,8 +109,9 @@ pub fn plan(inst: &Instance, source: &Process, target: &Process, mappings: &[(St
             && from.incoming.len() > 1
             && inst.executions.iter().any(|e| e.activity.as_deref() == Some(a) && !e.is_active);
         if waiting_join {
-            if matches!(from.kind, NodeKind::InclusiveGateway) {
-                return Err(invalid(a, format!("tokens wait at inclusive join '{a}': migrate after it fired")));
+            if matches!(from.kind, NodeKind::InclusiveGateway | NodeKind::ComplexGateway(_)) {
+                let kind = if matches!(from.kind, NodeKind::InclusiveGateway) { "inclusive" } else { "complex" };
+                return Err(invalid(a, format!("tokens wait at {kind} join '{a}': migrate after it fired")));
             }
             if to.incoming.len() != from.incoming.len() {
                 let (n, m) = (from.incoming.len(), to.incoming.len());

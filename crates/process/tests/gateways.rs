@@ -193,3 +193,78 @@ fn an_event_based_gateway_branch_won_by_its_timer() {
     assert_eq!(d.trace(), ["start", "gw", "onTime", "b"]);
     assert_eq!(d.inst.tasks[0].create_time.to_string(), "2026-01-05T10:00:00Z");
 }
+
+/// Two branches into a complex join that fires on the first token, in a loop.
+const COMPLEX: &str = r#"<startEvent id="start"/>
+    <sequenceFlow id="f0" sourceRef="start" targetRef="round"/>
+    <exclusiveGateway id="round"/>
+    <sequenceFlow id="f1" sourceRef="round" targetRef="fork"/>
+    <parallelGateway id="fork"/>
+    <sequenceFlow id="fa" sourceRef="fork" targetRef="a"/>
+    <sequenceFlow id="fb" sourceRef="fork" targetRef="b"/>
+    <userTask id="a"/>
+    <userTask id="b"/>
+    <sequenceFlow id="fa2" sourceRef="a" targetRef="first"/>
+    <sequenceFlow id="fb2" sourceRef="b" targetRef="first"/>
+    <complexGateway id="first"><activationCondition>${activationCount >= 1}</activationCondition></complexGateway>
+    <sequenceFlow id="f5" sourceRef="first" targetRef="review"/>
+    <userTask id="review"/>
+    <sequenceFlow id="f6" sourceRef="review" targetRef="again"/>
+    <exclusiveGateway id="again" default="f8"/>
+    <sequenceFlow id="f7" sourceRef="again" targetRef="round"><conditionExpression>${again}</conditionExpression></sequenceFlow>
+    <sequenceFlow id="f8" sourceRef="again" targetRef="end"/>
+    <endEvent id="end"/>"#;
+
+#[test]
+fn a_complex_join_fires_on_its_activation_condition_and_absorbs_the_late_tokens() {
+    let mut d = Driver::of(COMPLEX);
+    d.start(json!({"again": true}));
+    d.complete("a", json!({}));
+    // Fired on the first token; one marker waits for b's token, which is still on its way.
+    assert_eq!(d.tasks(), ["b", "review"]);
+    assert_eq!(d.tree(), "- scope inactive\n  review concurrent\n  b concurrent\n  first event-scope inactive");
+    d.complete("b", json!({}));
+    assert_eq!(d.tasks(), ["review"]);
+    assert_eq!(d.tree(), "- scope inactive\n  review", "b's token was absorbed and took the marker");
+    // The next round: the review token can reach the gateway again, but the marker counted
+    // only b's token, so this round's first token fires again.
+    d.complete("review", json!({}));
+    assert_eq!(d.tasks(), ["a", "b"]);
+    d.complete("b", json!({"again": false}));
+    assert_eq!(d.tasks(), ["a", "review"]);
+    d.complete("review", json!({}));
+    d.complete("a", json!({}));
+    assert!(d.ended(), "{}", d.tree());
+    assert_eq!(
+        d.trace(),
+        [
+            "start", "round", "fork", "a", "b", "first", "review", "again", "round", "fork", "a", "b", "first",
+            "review", "again", "end"
+        ]
+    );
+}
+
+#[test]
+fn a_complex_join_that_can_never_fire_fails_naming_itself() {
+    let mut d = Driver::of(&COMPLEX.replace("activationCount >= 1", "activationCount >= 3"));
+    d.start(json!({"again": false}));
+    d.complete("a", json!({}));
+    let loaded = d.inst.clone();
+    let err = d
+        .try_run(kairos_process::Command::CompleteTask { task_id: d.task_id("b"), variables: Default::default() })
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Model);
+    assert_eq!(err.element_id.as_deref(), Some("first"));
+    assert!(err.message.contains("false with 2 token(s) waiting, and no other can arrive"), "{}", err.message);
+    assert_eq!(d.inst, loaded, "nothing of a failed command stays");
+}
+
+#[test]
+fn a_complex_join_without_an_activation_condition_joins_as_an_inclusive_one() {
+    let mut d = Driver::of(&COMPLEX.replace("<activationCondition>${activationCount >= 1}</activationCondition>", ""));
+    d.start(json!({"again": false}));
+    d.complete("a", json!({}));
+    assert_eq!(d.tasks(), ["b"]);
+    d.complete("b", json!({}));
+    assert_eq!(d.tasks(), ["review"]);
+}

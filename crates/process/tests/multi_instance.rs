@@ -107,3 +107,56 @@ fn a_collection_that_is_not_a_list_fails_naming_the_activity() {
         format!("multi-instance collection '${{reviewers}}' of 'review' is not a list but {}", Value::from("ann"))
     );
 }
+
+/// A standard loop on `review`, with `sign` after it and an interrupting timer on `review`
+/// that leads back to it.
+fn standard_loop(characteristics: &str) -> Driver {
+    Driver::of(&format!(
+        r#"<startEvent id="start"/>
+    <sequenceFlow id="f0" sourceRef="start" targetRef="review"/>
+    <userTask id="review">{characteristics}</userTask>
+    <boundaryEvent id="late" attachedToRef="review"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></boundaryEvent>
+    <sequenceFlow id="f2" sourceRef="late" targetRef="review"/>
+    <sequenceFlow id="f1" sourceRef="review" targetRef="sign"/>
+    <userTask id="sign"/>"#
+    ))
+}
+
+#[test]
+fn a_do_while_standard_loop_runs_until_its_condition_fails_counting_its_runs() {
+    let mut d = standard_loop(
+        r#"<standardLoopCharacteristics><loopCondition>${loopCounter &lt; 3 &amp;&amp; !approved}</loopCondition></standardLoopCharacteristics>"#,
+    );
+    d.start(json!({"approved": false}));
+    assert_eq!(d.locals_at("review"), [vars(json!({"loopCounter": 0}))]);
+    d.complete("review", json!({}));
+    assert_eq!(d.locals_at("review"), [vars(json!({"loopCounter": 1}))]);
+    // Broken off by the timer and entered again: the count starts over.
+    d.fire_timer("late");
+    assert_eq!(d.locals_at("review"), [vars(json!({"loopCounter": 0}))]);
+    d.complete("review", json!({}));
+    d.complete("review", json!({"approved": true}));
+    assert_eq!(d.tasks(), ["sign"]);
+    assert_eq!(d.locals_at("sign"), [vars(json!({}))], "the counter goes with the loop");
+    assert_eq!(d.trace(), ["start", "review", "review", "late", "review", "review", "sign"]);
+}
+
+#[test]
+fn a_while_standard_loop_tests_first_and_stops_at_its_maximum() {
+    let mut d = standard_loop(
+        r#"<standardLoopCharacteristics testBefore="true" loopMaximum="2"><loopCondition>${go}</loopCondition></standardLoopCharacteristics>"#,
+    );
+    d.start(json!({"go": false}));
+    assert_eq!(d.tasks(), ["sign"], "passed over: the condition is false on arrival");
+    assert_eq!(d.trace(), ["start", "sign"]);
+
+    let mut d = standard_loop(
+        r#"<standardLoopCharacteristics testBefore="true" loopMaximum="2"><loopCondition>${go}</loopCondition></standardLoopCharacteristics>"#,
+    );
+    d.start(json!({"go": true}));
+    d.complete("review", json!({}));
+    assert_eq!(d.tasks(), ["review"]);
+    d.complete("review", json!({}));
+    assert_eq!(d.tasks(), ["sign"], "two runs, the maximum");
+    assert_eq!(d.trace(), ["start", "review", "review", "sign"]);
+}

@@ -55,7 +55,10 @@ async fn decisions_are_versioned_found_and_deleted_with_their_deployment(store: 
     let all = tables::decision_list(&*store, None, None, false).await.unwrap();
     assert_eq!(all, [assign.clone(), v1.clone(), v2.clone()]);
     assert_eq!(tables::decision_list(&*store, None, None, true).await.unwrap(), [assign.clone(), v2.clone()]);
-    assert_eq!(tables::decision_list(&*store, Some("classify"), Some("d1"), false).await.unwrap(), std::slice::from_ref(&v1));
+    assert_eq!(
+        tables::decision_list(&*store, Some("classify"), Some("d1"), false).await.unwrap(),
+        std::slice::from_ref(&v1)
+    );
     let xml = tables::decision_resource(&*store, &v2.id).await.unwrap();
     assert_eq!(xml.as_deref(), Some("<definitions id='d2'/>"));
     assert_eq!(tables::decision_resource(&*store, "nope").await.unwrap(), None);

@@ -5,7 +5,8 @@
 
 use super::process::{Pending, ScopeKind};
 use super::{Ctx, event, vendor};
-use crate::model::{NodeKind, ReceiveTask, ScriptTask, SubProcess};
+use crate::error::quote;
+use crate::model::{ComplexGateway, NodeKind, ReceiveTask, ScriptTask, SubProcess};
 use crate::xml::Element;
 
 /// The flow-node tags kairos executes, as the `'static` names the model keeps.
@@ -24,6 +25,7 @@ pub(crate) fn flow_node_tag(local: &str) -> Option<&'static str> {
         "exclusiveGateway",
         "parallelGateway",
         "inclusiveGateway",
+        "complexGateway",
         "eventBasedGateway",
         "subProcess",
         "transaction",
@@ -38,7 +40,6 @@ pub(crate) fn flow_node_tag(local: &str) -> Option<&'static str> {
 /// Why a BPMN element found among the flow elements is refused.
 pub(crate) fn unsupported_reason(local: &str) -> &'static str {
     match local {
-        "complexGateway" => "use an exclusive, parallel or inclusive gateway",
         "adHocSubProcess" => "ad-hoc sub-processes are not supported",
         "callChoreography" | "subChoreography" | "choreographyTask" => "choreographies are not executable",
         _ => "kairos does not execute this element",
@@ -55,6 +56,7 @@ const ACTIVITY_CHILDREN: &[&str] = &[
     "dataInputAssociation",
     "dataOutputAssociation",
     "multiInstanceLoopCharacteristics",
+    "standardLoopCharacteristics",
 ];
 
 /// Children of events besides their event definition.
@@ -64,14 +66,10 @@ const EVENT_CHILDREN: &[&str] =
 /// Children of user tasks naming people.
 const USER_TASK_CHILDREN: &[&str] = &["humanPerformer", "potentialOwner", "performer", "resourceRole", "rendering"];
 
-const LOOP_WHY: &str = "loops are not supported: use multiInstanceLoopCharacteristics";
-
 /// True when `local` is a child a sub-process element may have that is not a
 /// flow element (those are the scope walker's business).
 pub(crate) fn is_activity_child(local: &str) -> bool {
-    DESCRIPTIVE_CHILDREN.contains(&local)
-        || ACTIVITY_CHILDREN.contains(&local)
-        || local == "standardLoopCharacteristics"
+    DESCRIPTIVE_CHILDREN.contains(&local) || ACTIVITY_CHILDREN.contains(&local)
 }
 
 /// Reads the kind of `el` (tag `tag`). Problems are recorded in `ctx`;
@@ -108,6 +106,7 @@ pub(crate) fn read_kind(
         "exclusiveGateway" => NodeKind::ExclusiveGateway,
         "parallelGateway" => NodeKind::ParallelGateway,
         "inclusiveGateway" => NodeKind::InclusiveGateway,
+        "complexGateway" => NodeKind::ComplexGateway(complex_gateway(ctx, el)),
         "eventBasedGateway" => {
             if ctx.boolean(el, "instantiate", el.attr("instantiate"), false) {
                 ctx.unsupported(el, "an instantiating event-based gateway is not supported: use message start events");
@@ -130,6 +129,22 @@ pub(crate) fn read_kind(
         _ => NodeKind::PassThrough, // manualTask, task
     };
     (kind, None)
+}
+
+/// A `complexGateway`: its `activationCondition`, which must be an expression.
+fn complex_gateway(ctx: &mut Ctx<'_>, el: &Element) -> ComplexGateway {
+    let activation = el.bpmn_child("activationCondition").map(|c| c.text.trim().to_owned()).filter(|t| !t.is_empty());
+    if let Some(a) = &activation {
+        if super::is_expression(a) {
+            ctx.note_expression(el, "activationCondition", a);
+        } else {
+            ctx.problem(
+                el,
+                format!("activationCondition '{}' must be an expression such as ${{activationCount >= 2}}", quote(a)),
+            );
+        }
+    }
+    ComplexGateway { activation }
 }
 
 /// A `scriptTask`: `scriptFormat`, its `script` child, `*:resultVariable`. Flowable's
@@ -199,10 +214,6 @@ fn is_event(tag: &str) -> bool {
 fn check_children(ctx: &mut Ctx<'_>, el: &Element, tag: &str) {
     for child in el.bpmn_children() {
         let name = child.local.as_str();
-        if name == "standardLoopCharacteristics" {
-            ctx.unsupported_in(name, child, el, LOOP_WHY);
-            continue;
-        }
         let allowed = DESCRIPTIVE_CHILDREN.contains(&name)
             || (is_activity(tag) && ACTIVITY_CHILDREN.contains(&name))
             || (is_event(tag)
@@ -211,6 +222,7 @@ fn check_children(ctx: &mut Ctx<'_>, el: &Element, tag: &str) {
                     || name == "eventDefinitionRef"))
             || (tag == "userTask" && USER_TASK_CHILDREN.contains(&name))
             || (tag == "scriptTask" && name == "script")
+            || (tag == "complexGateway" && name == "activationCondition")
             || tag == "subProcess"
             || tag == "transaction";
         if !allowed {

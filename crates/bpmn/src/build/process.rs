@@ -164,6 +164,10 @@ fn add_node<'e>(
     let (node_kind, pending) = node::read_kind(ctx, el, tag, kind);
     let common = vendor::common(ctx, el);
     let multi_instance = if node::is_activity(tag) { vendor::multi_instance(ctx, el) } else { None };
+    let standard_loop = if node::is_activity(tag) { vendor::standard_loop(ctx, el) } else { None };
+    if multi_instance.is_some() && standard_loop.is_some() {
+        ctx.problem(el, "has both multiInstanceLoopCharacteristics and standardLoopCharacteristics: keep one");
+    }
     let io = vendor::io_mapping(ctx, el);
     let listeners = super::listeners::listeners(ctx, el);
     let for_compensation =
@@ -185,6 +189,7 @@ fn add_node<'e>(
         exclusive: common.exclusive,
         retry_time_cycle: common.retry_time_cycle,
         multi_instance,
+        standard_loop,
         io,
         for_compensation,
         compensation_handler: None,

@@ -142,7 +142,7 @@ fn condition(ctx: &mut Ctx<'_>, el: &Element) -> Option<Condition> {
 /// Start events have no incoming flows, end events no outgoing ones, boundary
 /// events and event sub-processes neither kind of incoming, a catching link
 /// event no incoming and a throwing one no outgoing (the link is their flow);
-/// conditions only leave exclusive/inclusive gateways and activities.
+/// conditions only leave exclusive, inclusive and complex gateways and activities.
 fn check_flow_ends(ctx: &mut Ctx<'_>, b: &ProcessBuilder<'_>, linked: &Linked<'_>) {
     for (i, node) in b.nodes.iter().enumerate() {
         let el = b.node_els[i];
@@ -186,11 +186,13 @@ fn check_flow_ends(ctx: &mut Ctx<'_>, b: &ProcessBuilder<'_>, linked: &Linked<'_
     }
     for (i, flow) in linked.flows.iter().enumerate() {
         let source = &b.nodes[flow.source.index()];
-        let conditional =
-            matches!(source.kind, NodeKind::ExclusiveGateway | NodeKind::InclusiveGateway) || source.kind.is_activity();
+        let conditional = matches!(
+            source.kind,
+            NodeKind::ExclusiveGateway | NodeKind::InclusiveGateway | NodeKind::ComplexGateway(_)
+        ) || source.kind.is_activity();
         if flow.condition.is_some() && !conditional {
             ctx.problem(linked.els[i], format!(
-                "has a condition but leaves {} '{}'; only flows leaving exclusive/inclusive gateways and activities have conditions",
+                "has a condition but leaves {} '{}'; only flows leaving exclusive, inclusive or complex gateways and activities have conditions",
                 source.element,
                 quote(&source.id)
             ));
@@ -204,8 +206,10 @@ fn link_defaults(ctx: &mut Ctx<'_>, b: &mut ProcessBuilder<'_>, linked: &Linked<
         let el = b.node_els[i];
         let Some(reference) = el.attr("default") else { continue };
         let kind = &b.nodes[i].kind;
-        if !(matches!(kind, NodeKind::ExclusiveGateway | NodeKind::InclusiveGateway) || kind.is_activity()) {
-            ctx.problem(el, "only exclusive and inclusive gateways and activities have a default flow");
+        let may_default =
+            matches!(kind, NodeKind::ExclusiveGateway | NodeKind::InclusiveGateway | NodeKind::ComplexGateway(_));
+        if !(may_default || kind.is_activity()) {
+            ctx.problem(el, "only exclusive, inclusive and complex gateways and activities have a default flow");
             continue;
         }
         match linked.flow_ids.get(reference) {

@@ -10,7 +10,8 @@ use super::{Ctx, is_expression};
 use crate::error::quote;
 use crate::model::{
     CallActivity, DecisionBinding, DecisionMapping, DecisionRef, Field, HandlerSource, HistoryTimeToLive,
-    Implementation, IoMapping, IoParameter, IoValue, MultiInstance, ServiceTask, UserTask, VariableMapping,
+    Implementation, IoMapping, IoParameter, IoValue, MultiInstance, ServiceTask, StandardLoop, UserTask,
+    VariableMapping,
 };
 use crate::ns::Vendor;
 use crate::xml::Element;
@@ -556,6 +557,44 @@ pub(crate) fn multi_instance(ctx: &mut Ctx<'_>, el: &Element) -> Option<MultiIns
         }
     }
     Some(MultiInstance { sequential, collection, element_variable, cardinality, completion_condition })
+}
+
+/// `standardLoopCharacteristics`: `loopCondition` (an expression), `loopMaximum` and
+/// `testBefore`. A loop with neither a condition nor a maximum would never end, so it
+/// is refused.
+pub(crate) fn standard_loop(ctx: &mut Ctx<'_>, el: &Element) -> Option<StandardLoop> {
+    let sl = el.bpmn_child("standardLoopCharacteristics")?;
+    let test_before = ctx.boolean(sl, "testBefore", sl.attr("testBefore"), false);
+    let condition = sl.bpmn_child("loopCondition").map(|c| c.text.trim().to_owned()).filter(|t| !t.is_empty());
+    if let Some(c) = &condition {
+        if is_expression(c) {
+            ctx.note_expression(el, "loopCondition", c);
+        } else {
+            ctx.problem_at(
+                sl,
+                el,
+                format!("loopCondition '{}' must be an expression such as ${{loopCounter < 3}}", quote(c)),
+            );
+        }
+    }
+    let maximum = match sl.attr("loopMaximum").map(str::trim) {
+        None => None,
+        Some(m) => match m.parse::<u32>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                ctx.problem_at(sl, el, format!("loopMaximum '{}' must be a whole number", quote(m)));
+                None
+            }
+        },
+    };
+    if condition.is_none() && sl.attr("loopMaximum").is_none() {
+        ctx.problem_at(
+            sl,
+            el,
+            "standardLoopCharacteristics needs a loopCondition or a loopMaximum: it would never end",
+        );
+    }
+    Some(StandardLoop { condition, maximum, test_before })
 }
 
 /// `callActivity`: the called process and the `*:in` / `*:out` mappings.

@@ -34,6 +34,9 @@ pub enum NodeKind {
     /// `inclusiveGateway`: every flow whose condition holds (else the default);
     /// join waits for the tokens that can still arrive.
     InclusiveGateway,
+    /// `complexGateway`: splits as an inclusive gateway; a join fires when its activation
+    /// condition holds, then absorbs the tokens still on their way (BPMN 2.0 §13.4.5).
+    ComplexGateway(ComplexGateway),
     /// `eventBasedGateway`: waits for the first of the catch events (or
     /// receive tasks) its flows lead to.
     EventBasedGateway,
@@ -65,15 +68,22 @@ impl NodeKind {
         )
     }
 
-    /// True for the four gateways.
+    /// True for the gateways.
     pub fn is_gateway(&self) -> bool {
         matches!(
             self,
             NodeKind::ExclusiveGateway
                 | NodeKind::ParallelGateway
                 | NodeKind::InclusiveGateway
+                | NodeKind::ComplexGateway(_)
                 | NodeKind::EventBasedGateway
         )
+    }
+
+    /// True for the gateways whose join waits for several tokens (parallel, inclusive and
+    /// complex); an exclusive gateway passes each token on.
+    pub fn is_join(&self) -> bool {
+        matches!(self, NodeKind::ParallelGateway | NodeKind::InclusiveGateway | NodeKind::ComplexGateway(_))
     }
 
     /// The trigger the node waits for, when it is an event.
@@ -643,6 +653,40 @@ pub struct MultiInstance {
     pub cardinality: Option<String>,
     /// `completionCondition`, evaluated after each instance completes.
     pub completion_condition: Option<String>,
+}
+
+/// `complexGateway` (BPMN 2.0 §13.4.5). Neither Camunda 7 nor Flowable runs it.
+///
+/// As a split it takes every outgoing flow whose condition holds (else its default flow),
+/// as an inclusive gateway does. As a join it waits for tokens until `activation` holds;
+/// the expression sees `activationCount`, the number of tokens waiting. Then one token goes
+/// on, and the tokens of the scope still able to arrive are absorbed when they do (the
+/// gateway "waits for reset"); once none can, the next arrival starts over. A join without
+/// an activation condition waits as an inclusive join does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ComplexGateway {
+    /// `activationCondition`: an expression, such as `${activationCount >= 2}`.
+    pub activation: Option<String>,
+}
+
+/// `standardLoopCharacteristics`: run the activity again while a condition holds
+/// (BPMN 2.0 §10.2.8, a do-while or, with `testBefore`, a while loop).
+///
+/// Camunda 7 and Flowable parse the element and ignore it, so a model that relies on
+/// it runs once there; kairos runs the loop as the standard says. The local variable
+/// `loopCounter` counts the runs so far (BPMN's `loopCounter` attribute), 0 before the
+/// first, and the condition sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct StandardLoop {
+    /// `loopCondition`: an expression; the loop goes on while it holds.
+    pub condition: Option<String>,
+    /// `loopMaximum`: the most runs; `None` for no bound but the condition.
+    pub maximum: Option<u32>,
+    /// `testBefore`: check the condition before each run (a while loop) rather than
+    /// after it (a do-while loop, the default).
+    pub test_before: bool,
 }
 
 /// Serializes a value through its `Display` (the kairos-time types print

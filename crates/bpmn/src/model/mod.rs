@@ -280,6 +280,8 @@ pub struct FlowNode {
     pub retry_time_cycle: Option<String>,
     /// `multiInstanceLoopCharacteristics`, when the activity runs several times.
     pub multi_instance: Option<MultiInstance>,
+    /// `standardLoopCharacteristics`, when the activity runs again while a condition holds.
+    pub standard_loop: Option<StandardLoop>,
     /// `camunda:inputOutput` of an activity.
     pub io: Option<IoMapping>,
     /// `isForCompensation="true"`: a compensation handler, entered only by a compensation
@@ -317,7 +319,7 @@ pub struct SequenceFlow {
     pub source: NodeIdx,
     pub target: NodeIdx,
     /// The `conditionExpression`: an expression (trimmed, e.g. `${amount > 1000}`) or a script.
-    /// Only flows leaving exclusive/inclusive gateways and activities have one.
+    /// Only flows leaving exclusive, inclusive and complex gateways and activities have one.
     /// On a gateway's default flow it is ignored: the default is taken exactly
     /// when no other flow's condition holds.
     pub condition: Option<Condition>,

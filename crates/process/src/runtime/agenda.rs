@@ -102,11 +102,17 @@ impl Runtime<'_> {
             }
             return self.start_multi_instance(exec, node, &mi.clone()).map(|()| None);
         }
+        if !self.standard_loop_runs(exec, &n)? {
+            // A while loop whose condition failed: the activity is passed over.
+            let flows = self.choose_activity_flows(exec, &n)?;
+            self.take(exec, flows);
+            return Ok(None);
+        }
         if let Some(io) = &n.io {
             self.map_inputs(exec, &n.id, io)?;
         }
         // A join is one activity in history, recorded when it fires, not once per arrival.
-        let join = matches!(n.kind, NodeKind::ParallelGateway | NodeKind::InclusiveGateway) && n.incoming.len() > 1;
+        let join = n.kind.is_join() && n.incoming.len() > 1;
         if !join {
             self.open_record(exec, &n, None);
         }
@@ -125,7 +131,7 @@ impl Runtime<'_> {
     /// What `node` does with the token that arrived (its start listeners ran).
     pub(crate) fn enter_body(&mut self, exec: &str, node: NodeIdx) -> Result<Option<Pause>> {
         let n = self.node(node).clone();
-        let join = matches!(n.kind, NodeKind::ParallelGateway | NodeKind::InclusiveGateway) && n.incoming.len() > 1;
+        let join = n.kind.is_join() && n.incoming.len() > 1;
         // The one dispatch by element kind: each arm hands the token to its behaviour.
         match &n.kind {
             NodeKind::StartEvent(_) | NodeKind::PassThrough => self.push_leave(exec, node),
@@ -145,6 +151,7 @@ impl Runtime<'_> {
             NodeKind::ReceiveTask(r) => self.enter_receive_task(exec, &n, r),
             NodeKind::ExclusiveGateway => self.enter_exclusive_gateway(exec, &n)?,
             NodeKind::InclusiveGateway => self.enter_inclusive_gateway(exec, node, &n, join)?,
+            NodeKind::ComplexGateway(g) => self.enter_complex_gateway(exec, node, &n, g, join)?,
             NodeKind::ParallelGateway => self.enter_parallel_gateway(exec, node, &n, join),
             NodeKind::EventBasedGateway => self.enter_event_based_gateway(exec, &n)?,
             NodeKind::CallActivity(ca) => {
@@ -208,6 +215,10 @@ impl Runtime<'_> {
         }
         if let Some(e) = self.inst.execution_mut(exec) {
             e.is_scope = false;
+        }
+        if self.standard_loop_again(exec, &n)? {
+            self.push_enter(exec.to_string(), node, false);
+            return Ok(());
         }
         if let NodeKind::IntermediateThrowEvent(ThrowEvent { link: Some(link), .. }) = &n.kind {
             self.push_enter(exec.to_string(), link.target, false);

@@ -370,3 +370,6 @@ impl<'a> Runtime<'a> {
 /// `loopCardinality`): each is an execution, variables, a task or job and history rows, all
 /// written in one transaction (docs/limits.md).
 pub const MAX_MULTI_INSTANCE: usize = 10_000;
+
+/// The local variable counting the runs of a standard loop (BPMN's `loopCounter`).
+pub(crate) const LOOP_COUNTER: &str = "loopCounter";

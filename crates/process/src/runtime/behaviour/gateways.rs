@@ -1,7 +1,16 @@
-//! Gateways: exclusive and inclusive choice, parallel and inclusive joins, and the
+//! Gateways: exclusive and inclusive choice, parallel, inclusive and complex joins, and the
 //! event-based gateway whose first branch to fire wins.
+//!
+//! A complex join that fired keeps one marker per token of its scope that could still arrive:
+//! an event-scope execution at the gateway (it holds no token, so the scope does not wait for
+//! it). Each arrival while markers are there is absorbed and takes one away; when no token can
+//! arrive any more the rest go. Counting, rather than asking "can any token still come?",
+//! keeps a gateway in a loop from absorbing the next round's tokens.
 
-use kairos_bpmn::{FlowIdx, FlowNode, NodeIdx, NodeKind, ThrowEvent};
+use kairos_bpmn::{ComplexGateway, FlowIdx, FlowNode, NodeIdx, NodeKind, ThrowEvent};
+use std::collections::HashSet;
+
+use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::Runtime;
@@ -27,6 +36,33 @@ impl Runtime<'_> {
     ) -> Result<()> {
         if join {
             if !self.join_inclusive(exec, node)? {
+                return Ok(());
+            }
+            self.open_record(exec, n, None);
+        }
+        let flows = self.choose_inclusive(exec, n)?;
+        self.close_record(exec, &n.id, None);
+        self.take(exec, flows);
+        Ok(())
+    }
+
+    /// A complex gateway: a join (`join`) waits until its activation condition holds (an
+    /// inclusive join when it has none); then one token takes every flow whose condition
+    /// holds, as from an inclusive gateway.
+    pub(crate) fn enter_complex_gateway(
+        &mut self,
+        exec: &str,
+        node: NodeIdx,
+        n: &FlowNode,
+        g: &ComplexGateway,
+        join: bool,
+    ) -> Result<()> {
+        if join {
+            let goes_on = match &g.activation {
+                Some(activation) => self.join_complex(exec, node, activation)?,
+                None => self.join_inclusive(exec, node)?,
+            };
+            if !goes_on {
                 return Ok(());
             }
             self.open_record(exec, n, None);
@@ -117,8 +153,8 @@ impl Runtime<'_> {
                 ErrorKind::Model,
                 &n.id,
                 format!(
-                    "no outgoing flow of inclusive gateway '{}' has a condition that holds, and it has no default flow",
-                    n.id
+                    "no outgoing flow of {} '{}' has a condition that holds, and it has no default flow",
+                    n.element, n.id
                 ),
             ));
         }
@@ -165,17 +201,95 @@ impl Runtime<'_> {
             .filter(|e| e.activity.as_deref() == Some(&id) && !e.is_active)
             .map(|e| e.id.clone())
             .collect();
-        let others_can_arrive = siblings.iter().filter(|e| !waiting.contains(&e.id)).any(|e| {
-            let at = e.activity.as_deref().and_then(|a| self.env.process.node_idx(a));
-            at.is_some_and(|a| self.reaches(a, node))
-        }) || self.planned_moves().any(|(x, at)| {
-            !waiting.iter().any(|w| w == x) && siblings.iter().any(|s| s.id == x) && self.reaches(at, node)
-        });
-        if others_can_arrive {
+        if self.arrivals_expected(node, &siblings, &waiting) > 0 {
             return Ok(false);
         }
         self.merge_at(exec, &id, &waiting);
         Ok(true)
+    }
+
+    /// Complex join with an activation condition: the token waits until the condition holds
+    /// over the tokens waiting (`activationCount`); then it goes on, and tokens still able to
+    /// arrive are absorbed when they do. True when this token goes on.
+    fn join_complex(&mut self, exec: &str, node: NodeIdx, activation: &str) -> Result<bool> {
+        let id = self.node(node).id.clone();
+        let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone());
+        if let Some(e) = self.inst.execution_mut(exec) {
+            e.is_active = false;
+        }
+        let siblings: Vec<Execution> =
+            self.inst.executions.iter().filter(|e| e.parent_id == parent && !e.is_event_scope).cloned().collect();
+        let waiting: Vec<String> = siblings
+            .iter()
+            .filter(|e| e.activity.as_deref() == Some(&id) && !e.is_active)
+            .map(|e| e.id.clone())
+            .collect();
+        let expected = self.arrivals_expected(node, &siblings, &waiting);
+        let absorb: Vec<String> = self
+            .inst
+            .executions
+            .iter()
+            .filter(|e| e.parent_id == parent && e.is_event_scope && e.activity.as_deref() == Some(&id))
+            .map(|e| e.id.clone())
+            .collect();
+        if !absorb.is_empty() {
+            // Waiting for reset: the gateway fired already; these tokens were on their way.
+            let used = if expected == 0 { absorb.len() } else { waiting.len().min(absorb.len()) };
+            self.inst.executions.retain(|e| !absorb[..used].contains(&e.id));
+            for w in &waiting {
+                self.push_end(w);
+            }
+            return Ok(false);
+        }
+        // `activationCount` is seen by the condition only, not kept or written to history.
+        self.put_variable(exec, None, ACTIVATION_COUNT, Json::from(waiting.len()));
+        let holds = self.eval_bool(exec, &id, activation);
+        self.drop_local(exec, ACTIVATION_COUNT);
+        if holds? {
+            self.merge_at(exec, &id, &waiting);
+            // One marker per token still on its way: each absorbs one arrival.
+            for _ in 0..expected {
+                let marker = self.new_token(parent.as_deref().unwrap_or_default(), node);
+                if let Some(m) = self.inst.execution_mut(&marker) {
+                    m.is_event_scope = true;
+                    m.is_active = false;
+                }
+            }
+            return Ok(true);
+        }
+        if expected == 0 {
+            return Err(ProcessError::at(
+                ErrorKind::Model,
+                &id,
+                format!(
+                    "complex gateway '{id}' cannot fire: its activationCondition '{activation}' is false with {} token(s) waiting, and no other can arrive",
+                    waiting.len()
+                ),
+            ));
+        }
+        Ok(false)
+    }
+
+    /// How many tokens of the scope (`siblings`) other than those `waiting` at `node`, or
+    /// moving on the agenda, can still reach it.
+    fn arrivals_expected(&self, node: NodeIdx, siblings: &[Execution], waiting: &[String]) -> usize {
+        let mut coming: HashSet<&str> = siblings
+            .iter()
+            .filter(|e| !waiting.contains(&e.id))
+            .filter(|e| {
+                let at = e.activity.as_deref().and_then(|a| self.env.process.node_idx(a));
+                at.is_some_and(|a| self.reaches(a, node))
+            })
+            .map(|e| e.id.as_str())
+            .collect();
+        coming.extend(
+            self.planned_moves()
+                .filter(|(x, at)| {
+                    !waiting.iter().any(|w| w == x) && siblings.iter().any(|s| s.id == *x) && self.reaches(*at, node)
+                })
+                .map(|(x, _)| x),
+        );
+        coming.len()
     }
 
     /// The tokens `waiting` at a join become `exec` alone.
@@ -214,3 +328,6 @@ impl Runtime<'_> {
         false
     }
 }
+
+/// The variable an activation condition counts the waiting tokens by (BPMN's `activationCount`).
+const ACTIVATION_COUNT: &str = "activationCount";

@@ -1,13 +1,16 @@
 //! Multi-instance activities (seed 003 §3.2, §5.3): the body execution is a concurrent scope
 //! holding `nrOfInstances` / `nrOfCompletedInstances` / `nrOfActiveInstances`; each instance is
 //! a concurrent child with its `loopCounter` and element variable.
+//!
+//! Standard loops (BPMN 2.0 §10.2.8) live here too: the same token runs the activity again
+//! while its `loopCondition` holds, counting the runs in a local `loopCounter`.
 
-use kairos_bpmn::NodeIdx;
+use kairos_bpmn::{FlowNode, NodeIdx};
 use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::primitives::expressions::is_expression;
-use crate::runtime::{MAX_MULTI_INSTANCE, Runtime};
+use crate::runtime::{LOOP_COUNTER, MAX_MULTI_INSTANCE, Runtime};
 
 impl Runtime<'_> {
     /// Sets up the multi-instance body at `exec` (seed 003 §3.2 and §5.3: the root is a scope
@@ -170,6 +173,54 @@ impl Runtime<'_> {
             e.is_concurrent = false;
             let root = exec.to_string();
             self.inst.variables.retain(|v| v.execution_id != root);
+        }
+    }
+
+    /// Whether the token arriving at `n` runs it: always, unless `n` is a standard loop that
+    /// tests before each run (a while loop) and its maximum is reached or its condition fails.
+    /// A token that will not run `n` loses its `loopCounter`.
+    pub(crate) fn standard_loop_runs(&mut self, exec: &str, n: &FlowNode) -> Result<bool> {
+        let Some(sl) = &n.standard_loop else { return Ok(true) };
+        let runs = match self.local(exec, LOOP_COUNTER).and_then(Json::as_i64) {
+            Some(runs) => runs,
+            None => {
+                self.set_local(exec, LOOP_COUNTER, Json::from(0));
+                0
+            }
+        };
+        if !sl.test_before {
+            return Ok(true);
+        }
+        let go_on = self.loop_goes_on(exec, n, runs)?;
+        if !go_on {
+            self.drop_local(exec, LOOP_COUNTER);
+        }
+        Ok(go_on)
+    }
+
+    /// One run of the standard loop `n` ended: counts it, and tells whether the token goes
+    /// round again (a while loop checks again on arrival; a do-while loop checks now).
+    pub(crate) fn standard_loop_again(&mut self, exec: &str, n: &FlowNode) -> Result<bool> {
+        let Some(sl) = &n.standard_loop else { return Ok(false) };
+        let runs = self.local(exec, LOOP_COUNTER).and_then(Json::as_i64).unwrap_or(0) + 1;
+        self.set_local(exec, LOOP_COUNTER, Json::from(runs));
+        let again = sl.test_before || self.loop_goes_on(exec, n, runs)?;
+        if !again {
+            self.drop_local(exec, LOOP_COUNTER);
+        }
+        Ok(again)
+    }
+
+    /// True while fewer than `loopMaximum` runs were made and the `loopCondition` holds
+    /// (`loopCounter` is `runs` when it is evaluated).
+    fn loop_goes_on(&mut self, exec: &str, n: &FlowNode, runs: i64) -> Result<bool> {
+        let Some(sl) = &n.standard_loop else { return Ok(false) };
+        if sl.maximum.is_some_and(|max| runs >= i64::from(max)) {
+            return Ok(false);
+        }
+        match &sl.condition {
+            Some(c) => self.eval_bool(exec, &n.id, c),
+            None => Ok(true),
         }
     }
 }

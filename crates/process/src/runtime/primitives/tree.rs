@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use kairos_bpmn::{NodeIdx, NodeKind};
 
-use crate::runtime::Runtime;
+use crate::runtime::{LOOP_COUNTER, Runtime};
 use crate::state::*;
 
 impl Runtime<'_> {
@@ -206,7 +206,12 @@ impl Runtime<'_> {
         self.inst.subscriptions.retain(|s| s.execution_id != exec);
         if let Some(activity) = self.inst.execution(exec).and_then(|e| e.activity.clone()) {
             self.close_record(exec, &activity, Some(reason));
-            if let Some(io) = self.env.process.node_by_id(&activity).and_then(|n| n.io.clone()) {
+            let node = self.env.process.node_by_id(&activity);
+            // A standard loop broken off counts from 0 again when the token comes back.
+            if node.is_some_and(|n| n.standard_loop.is_some()) {
+                self.drop_local(exec, LOOP_COUNTER);
+            }
+            if let Some(io) = node.and_then(|n| n.io.clone()) {
                 self.drop_inputs(exec, &io);
             }
         }

@@ -19,6 +19,17 @@ impl Runtime<'_> {
         self.log_variable(at, exec);
     }
 
+    /// The value of `exec`'s own variable `name` (not one of a scope above it).
+    pub(crate) fn local(&self, exec: &str, name: &str) -> Option<&Json> {
+        let at = self.inst.index.scope_variable(&self.inst.variables, exec, name)?;
+        Some(&self.inst.variables[at].value)
+    }
+
+    /// Removes `exec`'s own variable `name`, if it has one.
+    pub(crate) fn drop_local(&mut self, exec: &str, name: &str) {
+        self.inst.variables.retain(|v| !(v.execution_id == exec && v.task_id.is_none() && v.name == name));
+    }
+
     /// Sets `name` in `execution`'s scope (or on `task`, for a task-local variable), creating
     /// the row when there is none; returns its index in the instance's variables. Scope
     /// variables are found through the instance's index (a large multi-instance body has
