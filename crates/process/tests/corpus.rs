@@ -13,7 +13,10 @@ use std::path::Path;
 
 /// Files that use what the runtime does not do yet, with the reason (kept honest: each is
 /// checked to fail, so the list shrinks as the runtime grows).
-const NOT_YET: &[(&str, &str)] = &[];
+const NOT_YET: &[(&str, &str)] = &[(
+    "61-listeners-scripts-spin.bpmn",
+    "its scripts run in the engine's sandbox (crates/kairos); this driver gives the runtime no script runner",
+)];
 
 fn comment(xml: &str, key: &str) -> Option<String> {
     let start = xml.find(&format!("<!-- {key}:"))? + key.len() + 6;

@@ -96,3 +96,70 @@ fn an_expression_listener_with_an_undefined_variable_fails() {
     let e = d.try_run(Command::Start { variables: Map::new(), start_user: None, start_event: None }).unwrap_err();
     assert!(e.to_string().contains("missing"), "{e}");
 }
+
+/// A task with a delete listener, cancelled by an interrupting timer, by a terminate end event
+/// on a parallel branch, or with the instance.
+const DELETED: &str = r#"<startEvent id="start"/>
+    <sequenceFlow id="f0" sourceRef="start" targetRef="fork"/>
+    <parallelGateway id="fork"/>
+    <sequenceFlow id="f1" sourceRef="fork" targetRef="review"/>
+    <sequenceFlow id="f2" sourceRef="fork" targetRef="stop"/>
+    <userTask id="review">
+      <extensionElements>
+        <camunda:taskListener event="delete" class="com.acme.Withdrawn"><camunda:field name="why" stringValue="cancelled"/></camunda:taskListener>
+        <camunda:taskListener event="complete" class="com.acme.Completed"/>
+      </extensionElements>
+    </userTask>
+    <boundaryEvent id="late" attachedToRef="review"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></boundaryEvent>
+    <sequenceFlow id="f3" sourceRef="late" targetRef="chase"/>
+    <userTask id="chase"/>
+    <sequenceFlow id="f4" sourceRef="review" targetRef="done"/>
+    <endEvent id="done"/>
+    <userTask id="stop"/>
+    <sequenceFlow id="f5" sourceRef="stop" targetRef="halt"/>
+    <endEvent id="halt"><terminateEventDefinition/></endEvent>"#;
+
+#[test]
+fn a_delete_listener_runs_when_its_task_is_cancelled_not_when_it_is_completed() {
+    let mut d = Driver::of(DELETED);
+    d.start(json!({"amount": 3}));
+    let review = d.task_id("review");
+    d.fire_timer("late");
+    assert_eq!(handlers(&d), ["com.acme.Withdrawn@review"]);
+    let call = &d.last.calls[0].payload;
+    assert_eq!(call["listener"], json!({"event": "delete", "elementId": "review", "taskId": review}));
+    assert_eq!(call["fields"], json!({"why": "cancelled"}));
+    assert_eq!(call["amount"], json!(3), "it sees the variables of where the task was");
+    assert_eq!(d.tasks(), ["stop", "chase"]);
+
+    let mut d = Driver::of(DELETED);
+    d.start(json!({}));
+    d.complete("review", json!({}));
+    assert_eq!(handlers(&d), ["com.acme.Completed@review"], "a completed task is not deleted");
+}
+
+#[test]
+fn a_delete_listener_runs_before_a_terminate_end_or_a_deletion_ends_the_instance() {
+    let mut d = Driver::of(DELETED);
+    d.start(json!({"amount": 3}));
+    d.complete("stop", json!({}));
+    assert_eq!(handlers(&d), ["com.acme.Withdrawn@review"]);
+    assert_eq!(d.last.calls[0].payload["amount"], json!(3));
+    assert!(d.ended());
+    assert_eq!(d.inst.delete_reason, None, "a terminate end event is an end, not a deletion");
+
+    let mut d = Driver::of(DELETED);
+    d.start(json!({}));
+    d.run(Command::Delete { reason: "order withdrawn".into() });
+    assert_eq!(handlers(&d), ["com.acme.Withdrawn@review"]);
+    assert!(d.ended());
+    assert_eq!(d.inst.delete_reason.as_deref(), Some("order withdrawn"));
+
+    // A failing delete listener fails the deletion: the instance stays as it was.
+    let mut d = Driver::of(DELETED);
+    d.start(json!({}));
+    d.answers.push_back(ServiceResult::Failed("inbox is down".into()));
+    let e = d.try_run(Command::Delete { reason: "order withdrawn".into() }).unwrap_err();
+    assert!(e.to_string().contains("the delete listener of 'review' failed: inbox is down"), "{e}");
+    assert_eq!(d.tasks(), ["review", "stop"]);
+}

@@ -40,10 +40,7 @@ fn listener(ctx: &mut Ctx<'_>, owner: &Element, l: &Element) -> Option<Listener>
         ("create", true, _) => ListenerEvent::Create,
         ("assignment", true, _) => ListenerEvent::Assignment,
         ("complete", true, _) => ListenerEvent::Complete,
-        ("delete", true, _) => {
-            ctx.problem_at(l, owner, "taskListener event 'delete' is not supported yet: use an end executionListener");
-            return None;
-        }
+        ("delete", true, _) => ListenerEvent::Delete,
         ("", _, _) => {
             ctx.problem_at(l, owner, format!("the {} has no event", l.local));
             return None;

@@ -63,11 +63,12 @@ impl Runtime<'_> {
                 Op::Listen { exec, site, index, task } => self.listen(&exec, site, index, task.as_deref())?,
                 Op::EnterBody { exec, node } => self.enter_body(&exec, node)?,
                 Op::LeaveBody { exec, node, skip_async } => self.leave_body(&exec, node, skip_async).map(|()| None)?,
-                Op::EndProcess { activity } => {
-                    self.end_instance(activity, None);
+                Op::EndProcess { activity, reason } => {
+                    self.end_instance(activity, reason);
                     None
                 }
             };
+            self.plan_delete_listeners();
             match pause {
                 Some(Pause::Service(call)) => return Ok(Some(Step::Call(call))),
                 Some(Pause::Called(start)) => return Ok(Some(Step::StartCalled(start))),
@@ -268,7 +269,7 @@ impl Runtime<'_> {
                 self.end_instance(e.activity.clone(), None);
             } else {
                 self.push_front_all(
-                    listen.into_iter().chain([Op::EndProcess { activity: e.activity.clone() }]).collect(),
+                    listen.into_iter().chain([Op::EndProcess { activity: e.activity.clone(), reason: None }]).collect(),
                 );
             }
         } else {

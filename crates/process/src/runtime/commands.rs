@@ -262,8 +262,11 @@ impl Runtime<'_> {
                 }
             }
             Command::Delete { reason } => {
-                self.end_instance(None, Some(reason));
-                return Ok(Step::Done);
+                // Tokens first, then (after the delete listeners of the tasks that go) the end.
+                let root = self.inst.id.clone();
+                self.remove_children(&root, Some(&reason));
+                self.plan_delete_listeners();
+                self.agenda.push_back(Op::EndProcess { activity: None, reason: Some(reason) });
             }
             Command::Suspend | Command::Activate => {
                 let state = if matches!(command, Command::Suspend) {

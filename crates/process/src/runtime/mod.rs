@@ -266,6 +266,9 @@ pub struct Runtime<'a> {
     waiting_call: Option<(String, NodeIdx)>,
     /// The listener waiting for its handler: (execution, element id, what it is).
     listening: Option<(String, String, String)>,
+    /// Tasks cancelled whose delete listeners are still to be planned: (task, its node, its
+    /// execution and that execution's ancestors, nearest first).
+    deleted_tasks: Vec<(String, NodeIdx, Vec<String>)>,
     /// Variables set since conditional events were last checked.
     changed: BTreeSet<String>,
     /// Runs the model's scripts; `None` when scripts are switched off.
@@ -292,6 +295,7 @@ impl<'a> Runtime<'a> {
             waiting: None,
             waiting_call: None,
             listening: None,
+            deleted_tasks: Vec::new(),
             scripts: None,
             changed: BTreeSet::new(),
             fresh_conditions: Vec::new(),

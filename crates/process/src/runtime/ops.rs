@@ -20,8 +20,9 @@ pub(crate) enum Op {
     EnterBody { exec: String, node: NodeIdx },
     /// The rest of leaving a node once its end listeners ran.
     LeaveBody { exec: String, node: NodeIdx, skip_async: bool },
-    /// The instance ends (at `activity`) once the process's end listeners ran.
-    EndProcess { activity: Option<String> },
+    /// The instance ends (at `activity`, or deleted with `reason`) once the process's end
+    /// listeners, or its tasks' delete listeners, ran.
+    EndProcess { activity: Option<String>, reason: Option<String> },
 }
 
 impl Op {

@@ -6,6 +6,7 @@ use kairos_bpmn::{EndEvent, EventTrigger, FlowNode, NodeIdx, ThrowEvent};
 
 use crate::error::Result;
 use crate::runtime::Runtime;
+use crate::runtime::agenda::Op;
 use crate::state::*;
 
 impl Runtime<'_> {
@@ -93,7 +94,8 @@ impl Runtime<'_> {
         self.remove_children_but_compensations(&scope, &reason);
         self.prune_agenda();
         if scope == self.inst.id {
-            self.end_instance(Some(at.to_string()), None);
+            // After the delete listeners of the tasks it cancelled.
+            self.agenda.push_front(Op::EndProcess { activity: Some(at.to_string()), reason: None });
         } else {
             let node = self.node_of(&scope)?;
             self.push_leave(&scope, node);

@@ -1,5 +1,6 @@
 //! Execution and task listeners: what a model runs when an element starts or ends, a flow is
-//! taken, the process starts or ends, or a user task is created, assigned or completed.
+//! taken, the process starts or ends, or a user task is created, assigned, completed or
+//! deleted (cancelled before it was completed).
 //!
 //! Each listener is one agenda operation ([`Op::Listen`]) planned right before the step it
 //! precedes, so a listener naming a handler can pause the agenda the way a service task does
@@ -55,6 +56,22 @@ impl Runtime<'_> {
             .filter(|(_, l)| l.event == event)
             .map(|(index, _)| Op::Listen { exec: exec.to_string(), site, index, task: task.map(str::to_owned) })
             .collect()
+    }
+
+    /// Plans the delete listeners of the tasks cancelled by the step just run, next: each at
+    /// the task's execution, or (when the cancellation removed it) at its nearest ancestor
+    /// still there, with the task's id. The steps that end the whole instance (a terminate
+    /// end event, a deletion) leave its root in place until these ran.
+    pub(crate) fn plan_delete_listeners(&mut self) {
+        if self.deleted_tasks.is_empty() {
+            return;
+        }
+        let mut ops = Vec::new();
+        for (task, node, chain) in std::mem::take(&mut self.deleted_tasks) {
+            let Some(exec) = chain.iter().find(|e| self.inst.execution(e).is_some()) else { continue };
+            ops.extend(self.listen_ops(exec, ListenerSite::Node(node), ListenerEvent::Delete, Some(&task)));
+        }
+        self.push_front_all(ops);
     }
 
     /// Plans `ops` to run next, before anything already planned.
