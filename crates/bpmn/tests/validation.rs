@@ -276,7 +276,12 @@ const CASES: &[(&str, &str, &str)] = &[
     (
         r#"<userTask id="ut"><extensionElements><camunda:taskListener class="X" event="timeout"/></extensionElements></userTask>"#,
         "ut",
-        "taskListener event 'timeout' is not create, assignment, complete or delete",
+        "taskListener event 'timeout' is not supported yet: use a timer boundary event on the task",
+    ),
+    (
+        r#"<userTask id="ut"><extensionElements><camunda:taskListener class="X" event="created"/></extensionElements></userTask>"#,
+        "ut",
+        "taskListener event 'created' is not create, assignment, update, complete, delete or timeout",
     ),
     (
         r#"<userTask id="ut"><extensionElements><camunda:executionListener event="start"/></extensionElements></userTask>"#,

@@ -268,3 +268,22 @@ fn a_complex_join_without_an_activation_condition_joins_as_an_inclusive_one() {
     d.complete("b", json!({}));
     assert_eq!(d.tasks(), ["review"]);
 }
+
+#[test]
+fn an_inclusive_join_fires_when_the_token_it_waited_for_ends_elsewhere() {
+    // b's token may reach the join or end on its own at `dropped`.
+    let mut d = Driver::of(&INCLUSIVE.replace(
+        r#"<sequenceFlow id="fb2" sourceRef="b" targetRef="join"/>"#,
+        r#"<sequenceFlow id="fb2" sourceRef="b" targetRef="keep"/>
+    <exclusiveGateway id="keep" default="fb3"/>
+    <sequenceFlow id="fb3" sourceRef="keep" targetRef="join"/>
+    <sequenceFlow id="fb4" sourceRef="keep" targetRef="dropped"><conditionExpression>${drop}</conditionExpression></sequenceFlow>
+    <endEvent id="dropped"/>"#,
+    ));
+    d.start(json!({"x": 1, "y": 1}));
+    d.complete("a", json!({}));
+    assert_eq!(d.tree(), "- scope inactive\n  join concurrent inactive\n  b concurrent");
+    d.complete("b", json!({"drop": true}));
+    assert!(d.ended(), "the join fired once nothing could reach it: {}", d.tree());
+    assert_eq!(d.trace(), ["start", "fork", "a", "b", "keep", "dropped", "join", "end"]);
+}

@@ -163,3 +163,32 @@ fn a_delete_listener_runs_before_a_terminate_end_or_a_deletion_ends_the_instance
     assert!(e.to_string().contains("the delete listener of 'review' failed: inbox is down"), "{e}");
     assert_eq!(d.tasks(), ["review", "stop"]);
 }
+
+#[test]
+fn update_listeners_run_when_an_open_task_changes_before_assignment_ones() {
+    let mut d = Driver::of(
+        r#"<startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="review"/>
+    <userTask id="review">
+      <extensionElements>
+        <camunda:taskListener event="assignment" class="com.acme.Assigned"/>
+        <camunda:taskListener event="update" class="com.acme.Updated"/>
+      </extensionElements>
+    </userTask>"#,
+    );
+    d.start(json!({}));
+    assert!(handlers(&d).is_empty(), "creating a task is no update");
+    let task = d.task_id("review");
+    d.run(Command::ClaimTask { task_id: task.clone(), assignee: "kermit".into() });
+    assert_eq!(handlers(&d), ["com.acme.Updated@review", "com.acme.Assigned@review"]);
+    assert_eq!(d.last.calls[0].payload["listener"]["event"], json!("update"));
+    let update = |priority| TaskUpdate { priority: Some(priority), ..TaskUpdate::default() };
+    d.run(Command::UpdateTask { task_id: task.clone(), update: update(80) });
+    assert_eq!(handlers(&d), ["com.acme.Updated@review"]);
+    d.run(Command::UpdateTask { task_id: task.clone(), update: update(80) });
+    assert!(handlers(&d).is_empty(), "nothing changed");
+    d.run(Command::SetTaskVariables { task_id: task.clone(), variables: vars(json!({"note": "x"})), local: true });
+    assert_eq!(handlers(&d), ["com.acme.Updated@review"], "a task-local variable is part of the task");
+    d.run(Command::SetTaskVariables { task_id: task, variables: vars(json!({"note": "x"})), local: false });
+    assert!(handlers(&d).is_empty(), "an instance variable is not");
+}

@@ -1,5 +1,5 @@
 //! `*:executionListener` and `*:taskListener`: what runs when an element starts, ends or is
-//! taken, or a user task is created, assigned, completed or deleted. A listener names a handler
+//! taken, or a user task is created, assigned, updated, completed or deleted. A listener names a handler
 //! the way a service task does (`class`, `delegateExpression`, a bean method in `expression`),
 //! holds an expression to evaluate, or a `*:script` child. Flowable's process-level
 //! `eventListener` (engine events) has no counterpart here and stays refused.
@@ -41,6 +41,15 @@ fn listener(ctx: &mut Ctx<'_>, owner: &Element, l: &Element) -> Option<Listener>
         ("assignment", true, _) => ListenerEvent::Assignment,
         ("complete", true, _) => ListenerEvent::Complete,
         ("delete", true, _) => ListenerEvent::Delete,
+        ("update", true, _) => ListenerEvent::Update,
+        ("timeout", true, _) => {
+            ctx.problem_at(
+                l,
+                owner,
+                "taskListener event 'timeout' is not supported yet: use a timer boundary event on the task",
+            );
+            return None;
+        }
         ("", _, _) => {
             ctx.problem_at(l, owner, format!("the {} has no event", l.local));
             return None;
@@ -49,7 +58,10 @@ fn listener(ctx: &mut Ctx<'_>, owner: &Element, l: &Element) -> Option<Listener>
             ctx.problem_at(
                 l,
                 owner,
-                format!("taskListener event '{}' is not create, assignment, complete or delete", quote(other)),
+                format!(
+                    "taskListener event '{}' is not create, assignment, update, complete, delete or timeout",
+                    quote(other)
+                ),
             );
             return None;
         }

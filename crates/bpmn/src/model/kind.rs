@@ -317,6 +317,9 @@ pub enum ListenerEvent {
     Create,
     /// A user task's assignee changes.
     Assignment,
+    /// A property of an open user task changed (its assignee, owner, priority, due date, name,
+    /// description, candidates) or a task-local variable was set; before `assignment`.
+    Update,
     /// A user task is completed (its variables set, before the token goes on).
     Complete,
     /// A user task ends without completion (its activity was cancelled).
@@ -331,6 +334,7 @@ impl ListenerEvent {
             ListenerEvent::Take => "take",
             ListenerEvent::Create => "create",
             ListenerEvent::Assignment => "assignment",
+            ListenerEvent::Update => "update",
             ListenerEvent::Complete => "complete",
             ListenerEvent::Delete => "delete",
         }

@@ -31,7 +31,8 @@ impl Runtime<'_> {
                 None if !self.inst.is_running() => break,
                 None => {}
             }
-            if !self.check_conditions()? {
+            // A join waiting for a token that ended elsewhere fires now; then conditions.
+            if !self.wake_waiting_joins()? && !self.check_conditions()? {
                 break;
             }
             rounds += 1;

@@ -68,70 +68,8 @@ impl Runtime<'_> {
                 self.agenda.extend(listen);
                 self.agenda.push_back(Op::Leave { exec: task.execution_id, node, skip_async: false });
             }
-            Command::ClaimTask { task_id, assignee } => {
-                let now = self.env.now;
-                let task = self.task(&task_id)?;
-                if let Some(current) = task.assignee.as_ref().filter(|a| **a != assignee) {
-                    return Err(ProcessError::new(
-                        ErrorKind::Conflict,
-                        format!("task {task_id} is already claimed by {current}"),
-                    ));
-                }
-                if let Some(t) = self.inst.tasks.iter_mut().find(|t| t.id == task_id) {
-                    t.assignee = Some(assignee.clone());
-                    t.claim_time = Some(now);
-                }
-                if let Some(a) = self.inst.activities.iter_mut().find(|a| a.task_id.as_deref() == Some(&task_id)) {
-                    a.assignee = Some(assignee);
-                }
-                self.assignment_listeners(&task_id)?;
-            }
-            Command::UpdateTask { task_id, update } => {
-                let now = self.env.now;
-                self.task(&task_id)?;
-                let Some(t) = self.inst.tasks.iter_mut().find(|t| t.id == task_id) else { unreachable!() };
-                if let Some(name) = update.name {
-                    t.name = name;
-                }
-                if let Some(description) = update.description {
-                    t.description = description;
-                }
-                if let Some(owner) = update.owner {
-                    t.owner = owner;
-                }
-                if let Some(priority) = update.priority {
-                    t.priority = priority;
-                }
-                if let Some(due) = update.due_date {
-                    t.due_date = due;
-                }
-                let assignee = update.assignee.clone();
-                if let Some(a) = &assignee {
-                    t.claim_time = a.as_ref().map(|_| now);
-                    t.assignee = a.clone();
-                }
-                for u in update.add_candidate_users {
-                    if !t.candidate_users.contains(&u) {
-                        t.candidate_users.push(u);
-                    }
-                }
-                for g in update.add_candidate_groups {
-                    if !t.candidate_groups.contains(&g) {
-                        t.candidate_groups.push(g);
-                    }
-                }
-                t.candidate_users.retain(|u| !update.remove_candidate_users.contains(u));
-                t.candidate_groups.retain(|g| !update.remove_candidate_groups.contains(g));
-                let assigned = assignee.as_ref().is_some_and(|a| a.is_some());
-                if let Some(a) = assignee
-                    && let Some(r) = self.inst.activities.iter_mut().find(|r| r.task_id.as_deref() == Some(&task_id))
-                {
-                    r.assignee = a;
-                }
-                if assigned {
-                    self.assignment_listeners(&task_id)?;
-                }
-            }
+            Command::ClaimTask { task_id, assignee } => self.claim_task(&task_id, assignee)?,
+            Command::UpdateTask { task_id, update } => self.update_task(&task_id, update)?,
             Command::Trigger { execution_id, variables } => {
                 if suspended {
                     return Err(ProcessError::new(ErrorKind::Conflict, "the process instance is suspended"));
@@ -256,6 +194,8 @@ impl Runtime<'_> {
             Command::SetTaskVariables { task_id, variables, local } => {
                 if local {
                     self.set_task_locals(&task_id, variables)?;
+                    // A task-local variable is a property of the task (Camunda's `update`).
+                    self.task_listeners(&task_id, &[ListenerEvent::Update])?;
                 } else {
                     let exec = self.task(&task_id)?.execution_id.clone();
                     self.set_variables(&exec, variables)?;
@@ -339,15 +279,6 @@ impl Runtime<'_> {
             self.agenda.push_front(Op::Leave { exec, node, skip_async: false });
         }
         self.run()
-    }
-
-    /// Plans the assignment listeners of task `task_id`'s user task.
-    fn assignment_listeners(&mut self, task_id: &str) -> Result<()> {
-        let exec = self.task(task_id)?.execution_id.clone();
-        let node = self.node_of(&exec)?;
-        let listen = self.listen_ops(&exec, ListenerSite::Node(node), ListenerEvent::Assignment, Some(task_id));
-        self.agenda.extend(listen);
-        Ok(())
     }
 
     /// Takes an external-worker job out of the instance (its row is deleted with the command).

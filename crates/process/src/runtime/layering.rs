@@ -10,6 +10,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("top", "migration.rs", include_str!("migration.rs")),
     ("top", "ops.rs", include_str!("ops.rs")),
     ("top", "propagation.rs", include_str!("propagation.rs")),
+    ("top", "task_commands.rs", include_str!("task_commands.rs")),
     ("behaviour", "boundary.rs", include_str!("behaviour/boundary.rs")),
     ("behaviour", "call_activity.rs", include_str!("behaviour/call_activity.rs")),
     ("behaviour", "compensation.rs", include_str!("behaviour/compensation.rs")),

@@ -37,6 +37,7 @@ mod migration;
 mod ops;
 mod primitives;
 mod propagation;
+mod task_commands;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 

@@ -3,6 +3,7 @@
 pub mod camunda;
 pub mod commands;
 pub mod deadletter;
+pub mod dmn;
 pub mod health;
 pub mod history;
 pub mod incidents;

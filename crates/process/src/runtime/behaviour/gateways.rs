@@ -14,6 +14,7 @@ use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, ProcessError, Result};
 use crate::runtime::Runtime;
+use crate::runtime::agenda::Op;
 use crate::state::*;
 
 impl Runtime<'_> {
@@ -268,6 +269,45 @@ impl Runtime<'_> {
             ));
         }
         Ok(false)
+    }
+
+    /// Tokens waiting at an inclusive or complex join that nothing can reach any more (the
+    /// token they waited for ended elsewhere, or left by a boundary event): each such join is
+    /// evaluated again, as Flowable's agenda re-runs its inactive behaviours. True when one
+    /// was, so the agenda has work again.
+    pub(crate) fn wake_waiting_joins(&mut self) -> Result<bool> {
+        let mut joins: Vec<(String, NodeIdx)> = Vec::new();
+        for e in self.inst.executions.iter().filter(|e| !e.is_active && !e.is_event_scope) {
+            let Some(node) = e.activity.as_deref().and_then(|a| self.env.process.node_idx(a)) else { continue };
+            let n = self.node(node);
+            let waits = matches!(n.kind, NodeKind::InclusiveGateway | NodeKind::ComplexGateway(_))
+                && n.incoming.len() > 1
+                && self.inst.children(&e.id).is_empty();
+            if waits && !joins.iter().any(|(x, at)| *at == node && self.parent_of(x) == e.parent_id) {
+                joins.push((e.id.clone(), node));
+            }
+        }
+        let mut woke = false;
+        for (exec, node) in joins {
+            let parent = self.parent_of(&exec);
+            let siblings: Vec<Execution> =
+                self.inst.executions.iter().filter(|e| e.parent_id == parent && !e.is_event_scope).cloned().collect();
+            let id = &self.node(node).id;
+            let waiting: Vec<String> = siblings
+                .iter()
+                .filter(|e| e.activity.as_deref() == Some(id) && !e.is_active)
+                .map(|e| e.id.clone())
+                .collect();
+            if self.arrivals_expected(node, &siblings, &waiting) == 0 {
+                self.agenda.push_back(Op::EnterBody { exec, node });
+                woke = true;
+            }
+        }
+        Ok(woke)
+    }
+
+    fn parent_of(&self, exec: &str) -> Option<String> {
+        self.inst.execution(exec).and_then(|e| e.parent_id.clone())
     }
 
     /// How many tokens of the scope (`siblings`) other than those `waiting` at `node`, or

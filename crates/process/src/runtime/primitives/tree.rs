@@ -226,12 +226,13 @@ impl Runtime<'_> {
     pub(crate) fn end_task(&mut self, task_id: &str, reason: Option<&str>) {
         if let Some(t) = self.inst.task(task_id).filter(|_| reason.is_some()) {
             let node = self.env.process.node_idx(&t.task_def_key);
-            let listens = node.is_some_and(|n| {
-                self.env.process.node(n).listeners.iter().any(|l| l.event == ListenerEvent::Delete)
-            });
+            let listens = node
+                .is_some_and(|n| self.env.process.node(n).listeners.iter().any(|l| l.event == ListenerEvent::Delete));
             if let (Some(node), true) = (node, listens) {
                 let mut chain = vec![t.execution_id.clone()];
-                while let Some(parent) = chain.last().and_then(|e| self.inst.execution(e)).and_then(|e| e.parent_id.clone()) {
+                while let Some(parent) =
+                    chain.last().and_then(|e| self.inst.execution(e)).and_then(|e| e.parent_id.clone())
+                {
                     chain.push(parent);
                 }
                 self.deleted_tasks.push((t.id.clone(), node, chain));
