@@ -27,7 +27,7 @@
 //! # Supported elements
 //! | element | notes |
 //! |---|---|
-//! | `startEvent` | none, timer, message, signal; in an event sub-process also error, escalation and conditional, and `isInterrupting`, and compensate (in an event sub-process of an embedded sub-process); `*:initiator`, `*:formKey` |
+//! | `startEvent` | none, timer, message, signal, conditional; in an event sub-process also error, escalation and conditional, and `isInterrupting`, and compensate (in an event sub-process of an embedded sub-process); `*:initiator`, `*:formKey` |
 //! | `endEvent` | none, terminate, error (`errorRef` → error code; an undeclared `errorRef` is the code), signal, escalation, compensate (`activityRef`); message: a service task when it names a handler or topic, else none |
 //! | `userTask` | `*:assignee`, `*:candidateUsers`, `*:candidateGroups` (comma lists), `*:formKey`, `*:dueDate`, `*:priority`; `humanPerformer` / `potentialOwner` |
 //! | `serviceTask` | handler from `kairos:handler`, `*:class`, `*:delegateExpression="${name}"`, `*:expression="${name}"`; any other `*:expression` is an expression task (evaluated, the value in `*:resultVariable`); external worker from `camunda:type="external" camunda:topic` or `flowable:type="external-worker" flowable:topic`; `*:resultVariable`, `*:field` |
@@ -69,8 +69,8 @@
 //! as shape bounds and edge waypoints by element id ([`Diagram`]).
 //!
 //! Refused with "unsupported element …": anything else with execution
-//! semantics — `adHocSubProcess`, choreographies, conditional starts of a
-//! process, an instantiating event-based gateway, `eventDefinitionRef`,
+//! semantics — `adHocSubProcess`, choreographies, an instantiating
+//! event-based gateway,
 //! scripts in languages other than JavaScript. `docs/compatibility.md` lists
 //! every element and attribute run, refused or ignored, with why.
 //!

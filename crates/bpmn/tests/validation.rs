@@ -150,6 +150,11 @@ const CASES: &[(&str, &str, &str)] = &[
     ),
     (r#"<exclusiveGateway id="g" default="nope"/>"#, "g", "default flow 'nope' does not exist"),
     (
+        r#"<intermediateCatchEvent id="c"><eventDefinitionRef>nope</eventDefinitionRef></intermediateCatchEvent>"#,
+        "c",
+        "eventDefinitionRef 'nope' names no event definition declared in the document",
+    ),
+    (
         r#"<complexGateway id="g"><activationCondition>two</activationCondition></complexGateway>"#,
         "g",
         "activationCondition 'two' must be an expression such as ${activationCount >= 2}",

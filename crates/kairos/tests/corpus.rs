@@ -44,7 +44,7 @@ fn escalations(drive: &str) -> Vec<(String, String)> {
 }
 
 /// Deploys and drives one file; returns the trace or what went wrong.
-async fn run_file(fx: &Fixture, xml: &str) -> Result<Vec<String>, String> {
+async fn run_file(fx: &Fixture, xml: &str, dmn: Option<&str>) -> Result<Vec<String>, String> {
     let defs = kairos_bpmn::parse(xml).map_err(|e| e.to_string())?;
     let drive = comment(xml, "drive").unwrap_or_default();
     const ERROR_CODE: &str = "BPMN error code \"";
@@ -80,7 +80,13 @@ async fn run_file(fx: &Fixture, xml: &str) -> Result<Vec<String>, String> {
     }
     let engine = builder.build().await.map_err(|e| e.to_string())?;
     engine.start().await.map_err(|e| e.to_string())?;
-    let result = drive_file(&engine, &defs, xml, &drive).await;
+    let result = match dmn {
+        Some(dmn) => match engine.processes().deploy("corpus.dmn", dmn).await {
+            Ok(_) => drive_file(&engine, &defs, xml, &drive).await,
+            Err(e) => Err(format!("the DMN file beside it: {e}")),
+        },
+        None => drive_file(&engine, &defs, xml, &drive).await,
+    };
     engine.shutdown(Duration::from_secs(5)).await;
     result
 }
@@ -97,11 +103,19 @@ async fn drive_file(
     let vars: Map<String, Json> =
         comment(xml, "vars").map(|v| serde_json::from_str(&v).expect("vars comment is JSON")).unwrap_or_default();
     let process = &defs.processes[0];
-    // Start the way the process starts: its none start, or its message / signal / timer start.
+    // Start the way the process starts: its none start, or its message / signal / timer /
+    // conditional start.
     let trigger = process.start_events.first().and_then(|&s| process.node(s).kind.trigger().cloned());
     let root = match trigger {
         Some(kairos_bpmn::EventTrigger::Message(m)) => {
             p.message(&m.name, None, Some("BK-1"), vars.clone()).await.map_err(|e| e.to_string())?
+        }
+        Some(kairos_bpmn::EventTrigger::Conditional(_)) => {
+            let started = p
+                .evaluate_start_conditions(vars.clone(), Some("BK-1".into()), None)
+                .await
+                .map_err(|e| e.to_string())?;
+            started.first().ok_or("no conditional start event held")?.id.clone()
         }
         Some(kairos_bpmn::EventTrigger::Signal(s)) => {
             p.signal(&s.name, vars.clone()).await.map_err(|e| e.to_string())?;
@@ -295,7 +309,9 @@ async fn every_corpus_file_runs_its_trace_through_the_engine(backend: Backend) {
         let Some(want) = comment(&xml, "trace") else { continue };
         let want: Vec<String> = want.split(',').map(|s| s.trim().to_string()).collect();
         let Some(fx) = Fixture::new(backend).await else { return };
-        let got = run_file(&fx, &xml).await;
+        // A DMN file beside it (same name, `.dmn`) is deployed first: its decisions.
+        let dmn = std::fs::read_to_string(path.with_extension("dmn")).ok();
+        let got = run_file(&fx, &xml, dmn.as_deref()).await;
         if let Some((_, why)) = REFUSED.iter().find(|(f, _)| *f == name) {
             match got {
                 Err(e) if e.contains(why) => {}

@@ -16,7 +16,7 @@ const PAYMENT: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/201005
     <startEvent id="start"/>
     <sequenceFlow id="a" sourceRef="start" targetRef="charge"/>
     <serviceTask id="charge" camunda:type="external" camunda:topic="charge-card"/>
-    <boundaryEvent id="card_declined" attachedToRef="charge"><errorEventDefinition errorRef="declined"/></boundaryEvent>
+    <boundaryEvent id="card_declined" attachedToRef="charge"><errorEventDefinition errorRef="declined" camunda:errorMessageVariable="declineReason"/></boundaryEvent>
     <sequenceFlow id="b" sourceRef="charge" targetRef="approve"/>
     <userTask id="approve"/>
     <sequenceFlow id="c" sourceRef="approve" targetRef="done"/>
@@ -331,6 +331,13 @@ async fn external_tasks_follow_camundas_rules(backend: Backend) {
         .clone();
     let ids: Vec<&str> = acts.as_array().unwrap().iter().map(|a| a["activityId"].as_str().unwrap()).collect();
     assert!(ids.contains(&"card_declined") && ids.contains(&"declined_end"), "{ids:?}");
+    // The worker's errorMessage reached the boundary event's errorMessageVariable.
+    let vars = s
+        .get(&format!("/engine-rest/history/variable-instance?processInstanceId={pi2}&variableName=declineReason"))
+        .await
+        .ok(200)
+        .clone();
+    assert_eq!(vars[0]["value"], "no", "{vars}");
 }
 
 /// An instance started through Flowable's face is driven through Camunda's and the other way
@@ -695,7 +702,54 @@ async fn executions_signal_and_tasks_throw(backend: Backend) {
     assert_eq!(h.ok(200)[0]["value"], "crushed", "{}", h.text);
 }
 
+/// A process started by the condition `${name > limit}` over variable `name`.
+fn conditional_start(key: &str, name: &str, limit: i64) -> String {
+    format!(
+        r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <process id="{key}" isExecutable="true">
+    <startEvent id="when"><conditionalEventDefinition camunda:variableName="{name}"><condition>${{{name} > {limit}}}</condition></conditionalEventDefinition></startEvent>
+    <sequenceFlow id="a" sourceRef="when" targetRef="act"/>
+    <userTask id="act"/>
+  </process>
+</definitions>"#
+    )
+}
+
+async fn conditions_start_the_processes_whose_start_condition_holds(backend: Backend) {
+    let Some(s) = server(backend).await else { return };
+    let none = s.post("/engine-rest/condition", json!({"variables": {"temperature": {"value": 35}}})).await;
+    camunda_error(&none, 400, "InvalidRequestException", "conditional start event");
+    s.deployed("hot.bpmn", &conditional_start("tooHot", "temperature", 30)).await;
+    s.deployed("pressure.bpmn", &conditional_start("highPressure", "pressure", 2)).await;
+    let evaluate = |vars: Value| s.post("/engine-rest/condition", json!({"variables": vars, "businessKey": "room-7"}));
+    let started = evaluate(json!({"temperature": {"value": 35, "type": "Integer"}})).await.ok(200).clone();
+    let started = started.as_array().unwrap();
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert!(started[0]["definitionId"].as_str().unwrap().starts_with("tooHot"), "{started:?}");
+    assert_eq!(started[0]["businessKey"], "room-7");
+    let pi = started[0]["id"].as_str().unwrap();
+    let tasks = s.get(&format!("/engine-rest/task?processInstanceId={pi}")).await.ok(200).clone();
+    assert_eq!(tasks[0]["taskDefinitionKey"], "act");
+    // Both hold; neither holds (a condition over a variable not given is false, not an error).
+    let both = evaluate(json!({"temperature": {"value": 40}, "pressure": {"value": 3}})).await.ok(200).clone();
+    assert_eq!(both.as_array().unwrap().len(), 2, "{both}");
+    assert_eq!(evaluate(json!({"temperature": {"value": 20}})).await.ok(200).clone(), json!([]));
+    assert_eq!(evaluate(json!({"humidity": {"value": 99}})).await.ok(200).clone(), json!([]));
+    assert_eq!(s.get("/engine-rest/process-instance/count").await.ok(200)["count"], 3);
+    // Bad requests change nothing.
+    let r = s.post("/engine-rest/condition", json!({"processDefinitionId": "nope", "variables": {}})).await;
+    assert_eq!(r.status, 404, "{}", r.text);
+    let r = s
+        .post("/engine-rest/condition", json!({"variables": {"temperature": {"value": "x", "type": "Integer"}}}))
+        .await;
+    camunda_error(&r, 400, "InvalidRequestException", "temperature");
+    let r = s.post("/engine-rest/condition", json!({"tenantId": "acme", "variables": {}})).await;
+    camunda_error(&r, 400, "InvalidRequestException", "tenantId");
+    assert_eq!(s.get("/engine-rest/process-instance/count").await.ok(200)["count"], 3);
+}
+
 on_both_backends!(
+    conditions_start_the_processes_whose_start_condition_holds,
     executions_signal_and_tasks_throw,
     errors_are_camundas_and_name_the_field,
     typed_variables_round_trip,

@@ -7,6 +7,8 @@
 //! builder below lists what its position allows, so everything else is
 //! refused with a message that says what would be accepted.
 
+use std::borrow::Cow;
+
 use kairos_time::{IsoDuration, RepeatCycle, parse_instant};
 
 use super::process::{Pending, ScopeKind};
@@ -67,17 +69,10 @@ impl Def {
     }
 }
 
-/// Event definitions that have execution semantics kairos does not implement.
-fn unsupported_definition_reason(tag: &str) -> Option<&'static str> {
-    Some(match tag {
-        "eventDefinitionRef" => "shared event definitions are not supported: define the event inline",
-        _ => return None,
-    })
-}
-
-/// The single event definition of `el`, if any, checked against `allowed`.
+/// The single event definition of `el`, if any, checked against `allowed`: written inline,
+/// or named by an `eventDefinitionRef` to one declared at the root (BPMN 2.0 §10.5.1).
 /// `Err(())` means a problem was recorded and the caller should use a stand-in.
-fn definition<'e>(ctx: &mut Ctx<'_>, el: &'e Element, allowed: &[Def]) -> Result<Option<(Def, &'e Element)>, ()> {
+fn definition<'e>(ctx: &mut Ctx<'_>, el: &'e Element, allowed: &[Def]) -> Result<Option<(Def, Cow<'e, Element>)>, ()> {
     let defs: Vec<&Element> = el
         .bpmn_children()
         .filter(|c| c.local.ends_with("EventDefinition") || c.local == "eventDefinitionRef")
@@ -87,16 +82,31 @@ fn definition<'e>(ctx: &mut Ctx<'_>, el: &'e Element, allowed: &[Def]) -> Result
         ctx.problem_at(defs[1], el, format!("has {} event definitions; kairos supports one per event", defs.len()));
         return Err(());
     }
-    if let Some(why) = unsupported_definition_reason(&first.local) {
-        ctx.unsupported_in(&first.local, first, el, why);
-        return Err(());
-    }
-    match Def::from_tag(&first.local) {
-        Some(def) if allowed.contains(&def) => Ok(Some((def, first))),
+    let def_el: Cow<'e, Element> = if first.local == "eventDefinitionRef" {
+        let named = first.text.trim();
+        // A QName (`tns:timer1`) names the id after its prefix.
+        let id = named.rsplit_once(':').map_or(named, |(_, local)| local);
+        match ctx.shared_event(named).or_else(|| ctx.shared_event(id)) {
+            Some(shared) => Cow::Owned(shared),
+            None => {
+                ctx.problem_at(
+                    first,
+                    el,
+                    format!("eventDefinitionRef '{}' names no event definition declared in the document", quote(named)),
+                );
+                return Err(());
+            }
+        }
+    } else {
+        Cow::Borrowed(first)
+    };
+    match Def::from_tag(&def_el.local) {
+        Some(def) if allowed.contains(&def) => Ok(Some((def, def_el))),
         _ => {
             let names: Vec<&str> = allowed.iter().map(|d| d.tag()).collect();
             let accepted = if names.is_empty() { "none".to_owned() } else { names.join(", ") };
-            ctx.unsupported_in(&first.local, first, el, &format!("{} accepts: {accepted}", el.local));
+            let local = def_el.local.clone();
+            ctx.unsupported_in(&local, &def_el, el, &format!("{} accepts: {accepted}", el.local));
             Err(())
         }
     }
@@ -170,14 +180,14 @@ fn message_throw(ctx: &mut Ctx<'_>, el: &Element, def_el: &Element) -> Option<No
 
 pub(crate) fn start_event(ctx: &mut Ctx<'_>, el: &Element, scope: ScopeKind) -> NodeKind {
     let allowed: &[Def] = match scope {
-        ScopeKind::Process => &[Def::Timer, Def::Message, Def::Signal],
+        ScopeKind::Process => &[Def::Timer, Def::Message, Def::Signal, Def::Conditional],
         ScopeKind::SubProcess => &[],
         ScopeKind::EventSubProcess => {
             &[Def::Timer, Def::Message, Def::Signal, Def::Error, Def::Escalation, Def::Conditional, Def::Compensate]
         }
     };
     let trigger = match definition(ctx, el, allowed) {
-        Ok(Some((def, def_el))) => trigger(ctx, el, def, def_el).unwrap_or(EventTrigger::None),
+        Ok(Some((def, def_el))) => trigger(ctx, el, def, &def_el).unwrap_or(EventTrigger::None),
         Ok(None) => {
             if scope == ScopeKind::EventSubProcess {
                 ctx.problem(
@@ -210,18 +220,18 @@ pub(crate) fn end_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<Pe
         Ok(Some((Def::Terminate, _))) => EndEvent::Terminate,
         Ok(Some((Def::Cancel, _))) => EndEvent::Cancel,
         Ok(Some((Def::Compensate, def_el))) => {
-            let (compensation, pending) = compensation(ctx, el, def_el);
+            let (compensation, pending) = compensation(ctx, el, &def_el);
             return (NodeKind::EndEvent(EndEvent::Compensate(compensation)), pending);
         }
         Ok(Some((Def::Signal, def_el))) => {
             signal_ref(ctx, el, def_el.attr("signalRef")).map_or(EndEvent::None, EndEvent::Signal)
         }
-        Ok(Some((Def::Message, def_el))) => match message_throw(ctx, el, def_el) {
+        Ok(Some((Def::Message, def_el))) => match message_throw(ctx, el, &def_el) {
             Some(task) => return (task, None),
             None => EndEvent::None,
         },
-        Ok(Some((Def::Escalation, def_el))) => EndEvent::Escalation(escalation_ref(ctx, def_el)),
-        Ok(Some((_, def_el))) => match error_ref(ctx, el, def_el, false) {
+        Ok(Some((Def::Escalation, def_el))) => EndEvent::Escalation(escalation_ref(ctx, &def_el)),
+        Ok(Some((_, def_el))) => match error_ref(ctx, el, &def_el, false) {
             Some(e) => EndEvent::Error(e),
             None => EndEvent::None,
         },
@@ -256,7 +266,7 @@ pub(crate) fn boundary_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Opti
         Def::Cancel,
     ];
     let trigger = match definition(ctx, el, &allowed) {
-        Ok(Some((def, def_el))) => trigger(ctx, el, def, def_el),
+        Ok(Some((def, def_el))) => trigger(ctx, el, def, &def_el),
         Ok(None) => {
             ctx.problem(
                 el,
@@ -289,7 +299,7 @@ pub(crate) fn boundary_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Opti
 
 pub(crate) fn catch_event(ctx: &mut Ctx<'_>, el: &Element) -> NodeKind {
     let trigger = match definition(ctx, el, &[Def::Timer, Def::Message, Def::Signal, Def::Link, Def::Conditional]) {
-        Ok(Some((def, def_el))) => trigger(ctx, el, def, def_el),
+        Ok(Some((def, def_el))) => trigger(ctx, el, def, &def_el),
         Ok(None) => {
             ctx.problem(el, "needs a timer, message, signal, link or conditional event definition");
             None
@@ -308,16 +318,16 @@ pub(crate) fn throw_event(ctx: &mut Ctx<'_>, el: &Element) -> (NodeKind, Option<
     match definition(ctx, el, &[Def::Signal, Def::Message, Def::Link, Def::Escalation, Def::Compensate]) {
         Ok(Some((Def::Signal, def_el))) => signal = signal_ref(ctx, el, def_el.attr("signalRef")),
         Ok(Some((Def::Compensate, def_el))) => {
-            let (c, p) = compensation(ctx, el, def_el);
+            let (c, p) = compensation(ctx, el, &def_el);
             (compensate, pending) = (Some(c), p);
         }
-        Ok(Some((Def::Escalation, def_el))) => escalation = Some(escalation_ref(ctx, def_el)),
+        Ok(Some((Def::Escalation, def_el))) => escalation = Some(escalation_ref(ctx, &def_el)),
         Ok(Some((Def::Message, def_el))) => {
-            if let Some(task) = message_throw(ctx, el, def_el) {
+            if let Some(task) = message_throw(ctx, el, &def_el) {
                 return (task, None);
             }
         }
-        Ok(Some((_, def_el))) => link = link_name(ctx, el, def_el),
+        Ok(Some((_, def_el))) => link = link_name(ctx, el, &def_el),
         Ok(None) | Err(()) => {}
     }
     let pending = pending.or(link.map(Pending::Link));

@@ -34,6 +34,9 @@ pub(crate) struct Ctx<'a> {
     error_defs: BTreeMap<String, ErrorDefinition>,
     /// `<escalation>` declarations: id → `escalationCode`.
     escalations: BTreeMap<String, Option<String>>,
+    /// Event definitions declared at the root (`<timerEventDefinition id="…">` beside the
+    /// processes), which events name by `eventDefinitionRef`.
+    shared_events: HashMap<String, Element>,
     expressions: Vec<ExpressionSite>,
     /// Every id in the document, so that ids made up for elements written
     /// without one ([`Ctx::fresh_id`]) never clash with a real one.
@@ -81,6 +84,11 @@ impl<'a> Ctx<'a> {
 
     /// Records an unsupported child (`compensateEventDefinition`, a listener)
     /// of `owner`: the error names the owner's id, the line is the child's.
+    /// A copy of the event definition declared at the root with `id`.
+    pub(crate) fn shared_event(&self, id: &str) -> Option<Element> {
+        self.shared_events.get(id).cloned()
+    }
+
     pub(crate) fn unsupported_in(&mut self, child: &str, at: &Element, owner: &Element, why: &str) {
         let id = owner.id().map_or(String::new(), |id| format!(" '{}'", quote(id)));
         let mut message = format!("unsupported element {child} in {}{id}", owner.local);
@@ -194,6 +202,7 @@ pub(crate) fn build(
         signals: BTreeMap::new(),
         error_defs: BTreeMap::new(),
         escalations: BTreeMap::new(),
+        shared_events: HashMap::new(),
         expressions: Vec::new(),
         ids: HashSet::new(),
         check: options.expression_check,
@@ -267,7 +276,8 @@ const IGNORED_ROOT_ELEMENTS: &[&str] = &[
 
 fn check_root_child(ctx: &mut Ctx<'_>, child: &Element) {
     let name = child.local.as_str();
-    if matches!(name, "message" | "signal" | "error" | "escalation") || IGNORED_ROOT_ELEMENTS.contains(&name) {
+    let declared = matches!(name, "message" | "signal" | "error" | "escalation") || name.ends_with("EventDefinition");
+    if declared || IGNORED_ROOT_ELEMENTS.contains(&name) {
         return;
     }
     ctx.unsupported(child, "kairos executes processes only");
@@ -299,11 +309,21 @@ fn check_unique_ids(ctx: &mut Ctx<'_>, root: &Element) {
     }
 }
 
-/// Reads `<message>`, `<signal>` and `<error>` declarations first, so that
+/// Reads `<message>`, `<signal>`, `<error>`, `<escalation>` declarations and shared event
+/// definitions first, so that
 /// references to them resolve wherever they appear in the file.
 fn read_declarations(ctx: &mut Ctx<'_>, root: &Element) {
     for child in root.bpmn_children() {
         let kind = child.local.as_str();
+        if kind.ends_with("EventDefinition") {
+            match child.id() {
+                Some(id) => {
+                    ctx.shared_events.insert(id.to_owned(), child.clone());
+                }
+                None => ctx.problem(child, "has no id, so no eventDefinitionRef can name it"),
+            }
+            continue;
+        }
         if !matches!(kind, "message" | "signal" | "error" | "escalation") {
             continue;
         }

@@ -384,8 +384,22 @@ impl Processes {
         code: &str,
         variables: Map<String, Json>,
     ) -> Result<(), Error> {
+        self.external_bpmn_error_with(id, worker, code, None, variables).await
+    }
+
+    /// [`Processes::external_bpmn_error`] with the error's message (Camunda's `errorMessage`),
+    /// which the catching event's `errorMessageVariable` receives.
+    pub async fn external_bpmn_error_with(
+        &self,
+        id: &str,
+        worker: &str,
+        code: &str,
+        message: Option<&str>,
+        variables: Map<String, Json>,
+    ) -> Result<(), Error> {
         let pi = self.locked_by(id, worker).await?;
-        let cmd = Command::ExternalBpmnError { job_id: id.into(), code: code.into(), variables };
+        let message = message.map(str::to_owned);
+        let cmd = Command::ExternalBpmnError { job_id: id.into(), code: code.into(), message, variables };
         self.command_with(self.store.as_ref(), &pi, cmd, &[tables::external_fence(id, worker)], &[]).await
     }
 

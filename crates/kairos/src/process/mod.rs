@@ -16,6 +16,7 @@ mod cache;
 mod calls;
 mod cleanup;
 mod comments;
+mod conditions;
 mod decisions;
 mod deploy;
 mod events;

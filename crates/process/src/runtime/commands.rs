@@ -178,10 +178,10 @@ impl Runtime<'_> {
                 let node = self.node_idx(&job.activity_id)?;
                 self.agenda.push_back(Op::Leave { exec: job.execution_id, node, skip_async: false });
             }
-            Command::ExternalBpmnError { job_id, code, variables } => {
+            Command::ExternalBpmnError { job_id, code, message, variables } => {
                 let job = self.external_job(&job_id, suspended)?;
                 self.set_variables(&job.execution_id, variables)?;
-                self.throw_error(&job.execution_id, &job.activity_id, &code)?;
+                self.throw_error_with(&job.execution_id, &job.activity_id, &code, message.as_deref())?;
             }
             Command::SetBusinessKey { business_key } => {
                 self.inst.business_key = business_key;

@@ -135,6 +135,8 @@ pub enum Command {
     ExternalBpmnError {
         job_id: String,
         code: String,
+        /// The error's message, for the catching event's `errorMessageVariable`.
+        message: Option<String>,
         variables: Map<String, Json>,
     },
     /// Change the instance's business key (SPEC P9).

@@ -59,7 +59,7 @@ impl Runtime<'_> {
                 ProcessError::new(
                     ErrorKind::Conflict,
                     format!(
-                        "process '{}' has no none start event: it starts by a timer, message or signal",
+                        "process '{}' has no none start event: it starts by a timer, message, signal or condition",
                         self.env.process.id
                     ),
                 )

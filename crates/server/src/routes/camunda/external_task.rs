@@ -272,7 +272,7 @@ pub struct BpmnErrorBody {
 
 /// `POST /engine-rest/external-task/{id}/bpmnError` → 204; the error boundary event catching
 /// `errorCode` takes over (422 ProcessEngineException naming the task when none does).
-/// `errorMessage` is accepted; kairos keeps no message with a caught error.
+/// `errorMessage` goes to the catching event's `camunda:errorMessageVariable`.
 pub async fn bpmn_error(
     State(app): State<AppState>,
     Id(id): Id,
@@ -280,9 +280,10 @@ pub async fn bpmn_error(
 ) -> Result<Response, ApiError> {
     let worker = name("workerId", b.worker_id)?;
     let code = name("errorCode", b.error_code)?;
-    let _ = b.error_message;
+    let message = b.error_message.map(|m| super::super::processes::limited("errorMessage", m, 4000)).transpose()?;
     let vars = from_typed("variables", b.variables)?;
-    app.engine.processes().external_bpmn_error(&id, &worker, &code, vars).await.map_err(lock_error)?;
+    let p = app.engine.processes();
+    p.external_bpmn_error_with(&id, &worker, &code, message.as_deref(), vars).await.map_err(lock_error)?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 

@@ -1,4 +1,5 @@
-//! `POST /engine-rest/message` (correlation) and `POST /engine-rest/signal`.
+//! `POST /engine-rest/message` (correlation), `POST /engine-rest/signal` and
+//! `POST /engine-rest/condition` (conditional start events).
 
 use super::process_instance::instance_dto;
 use super::variables::{from_typed, to_typed};
@@ -121,4 +122,33 @@ pub async fn signal(State(app): State<AppState>, Json(b): Json<SignalBody>) -> R
     let vars = from_typed("variables", b.variables)?;
     app.engine.processes().signal(&name, vars).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Camunda's EvaluationConditionDto.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConditionBody {
+    variables: Option<Value>,
+    business_key: Option<String>,
+    tenant_id: Option<String>,
+    without_tenant_id: Option<bool>,
+    process_definition_id: Option<String>,
+}
+
+/// `POST /engine-rest/condition` → 200 `[ProcessInstanceDto]`: an instance of every latest
+/// definition whose conditional start event holds over `variables` (none: an empty list);
+/// 400 when no definition (or not `processDefinitionId`) has a conditional start event.
+pub async fn evaluate_condition(
+    State(app): State<AppState>,
+    Json(b): Json<ConditionBody>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let bk = text("businessKey", b.business_key, MAX_NAME_CHARS)?;
+    let def = text("processDefinitionId", b.process_definition_id, MAX_ID_CHARS)?;
+    if b.tenant_id.as_deref().is_some_and(|t| !t.is_empty()) {
+        return Err(invalid("tenantId", "kairos has no tenants: tenantId is not supported"));
+    }
+    let _ = b.without_tenant_id;
+    let vars = from_typed("variables", b.variables)?;
+    let started = app.engine.processes().evaluate_start_conditions(vars, bk, def.as_deref()).await?;
+    Ok(axum::Json(Value::Array(started.iter().map(instance_dto).collect())))
 }

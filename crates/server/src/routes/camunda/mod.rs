@@ -117,6 +117,7 @@ pub fn router() -> Router<AppState> {
         .route("/execution/{id}/signal", post(execution::signal))
         .route("/message", post(message::correlate))
         .route("/signal", post(message::signal))
+        .route("/condition", post(message::evaluate_condition))
         .route("/job", get(job::list))
         .route("/job/count", get(job::count))
         .route("/job/{id}", get(job::get))
