@@ -59,7 +59,7 @@ pub enum Command {
     /// Run the engine: the job executor and the HTTP API
     #[command(after_help = "Examples:
   kairos serve
-  kairos serve --db postgres://kairos:secret@db:5432/kairos --listen 0.0.0.0:8080 --workers 64
+  KAIROS_API_TOKEN=… kairos serve --db postgres://kairos:secret@db:5432/kairos --listen 0.0.0.0:8080 --workers 64
   kairos serve --no-executor          # API only; jobs wait for another node
 
 Prints one line when ready (the address, node id and store; JSON with --json). On SIGTERM or
@@ -304,6 +304,11 @@ pub struct ServeArgs {
     /// shows in the process list
     #[arg(long, env = "KAIROS_API_TOKEN", hide_env_values = true, value_parser = parse::api_token, value_name = "TOKEN")]
     pub api_token: Option<String>,
+    /// Serve the API without a token on an address beyond loopback: anyone who reaches the
+    /// port can deploy models, run their scripts and delete work. Without this flag (or a
+    /// token) such a node refuses to start
+    #[arg(long, conflicts_with = "api_token")]
+    pub allow_no_auth: bool,
     /// Without an API token, a host name (besides IP addresses, localhost and the --listen
     /// host) the API answers to: requests with another Host are refused, so a web page cannot
     /// reach the node by DNS rebinding. Repeatable; `.example.com` also allows its subdomains

@@ -302,3 +302,40 @@ fn serve_refuses_bad_handler_bindings_before_it_starts() {
         assert!(line.contains(expected), "kairos {args:?}: {line}");
     }
 }
+
+/// Deny by default: without a token, a node asked to listen beyond loopback refuses to start
+/// (and touches no store); `--allow-no-auth` serves it open on purpose, loopback needs neither.
+#[test]
+fn serve_beyond_loopback_needs_a_token_or_allow_no_auth() {
+    let k = Kairos::new();
+    for listen in ["0.0.0.0:0", "[::]:0"] {
+        let line = assert_one_line_error(&k.run(&["serve", "--listen", listen]), 2, listen);
+        assert!(line.contains("--allow-no-auth") && line.contains("KAIROS_API_TOKEN"), "{line}");
+    }
+    assert!(!k.path("kairos.db").exists(), "the refused start created no store");
+    let line = assert_one_line_error(
+        &k.run(&["serve", "--listen", "0.0.0.0:0", "--allow-no-auth", "--api-token", "cli-test-token-0123456789"]),
+        2,
+        "both",
+    );
+    assert!(line.contains("--allow-no-auth"), "{line}");
+
+    let mut guard = ChildGuard(
+        k.command()
+            .args(["serve", "--listen", "0.0.0.0:0", "--allow-no-auth", "--json", "--no-executor"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
+    let child = &mut guard.0;
+    let ready = first_line(child, Duration::from_secs(30)).expect("serve printed no start line");
+    let ready: serde_json::Value = serde_json::from_str(&ready).unwrap();
+    let port = ready["listen"].as_str().unwrap().rsplit(':').next().unwrap().to_string();
+    let addr = format!("127.0.0.1:{port}");
+    let health = eventually(Duration::from_secs(10), || http_get(&addr, "/health").ok().filter(|(s, _)| *s == 200));
+    assert!(health.is_some(), "an open node on purpose serves");
+    let kill = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    assert!(wait_for_exit(child, Duration::from_secs(10)).is_some_and(|s| s.success()));
+}

@@ -19,6 +19,9 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     // should not bound a node whose hard limit allows more (the HTTP connection limit is fitted
     // to what is in force).
     kairos_server::raise_descriptor_limit();
+    // Deny by default: an open API on a network is a choice made out loud, before anything
+    // starts or touches the store.
+    refuse_open_network_api(&args).await?;
     // Read before anything starts: a bad configuration is a bad start, naming the field.
     let reconcile = match &args.reconcile {
         Some(path) => Some(super::reconcile::load(path)?),
@@ -93,6 +96,28 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     }
     tracing::info!("stopped");
     Ok(code)
+}
+
+/// Refuses a node that would serve its API beyond loopback with no token, unless
+/// `--allow-no-auth` says so: every address `--listen` resolves to must be loopback.
+async fn refuse_open_network_api(args: &ServeArgs) -> Result<(), CliError> {
+    if args.api_token.is_some() || args.allow_no_auth {
+        return Ok(());
+    }
+    let addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host(&args.listen)
+        .await
+        .map_err(|e| CliError::failure(format!("cannot resolve --listen {}: {e}", args.listen)))?
+        .collect();
+    if addrs.iter().all(|a| a.ip().is_loopback()) && !addrs.is_empty() {
+        return Ok(());
+    }
+    Err(CliError::bad_input(format!(
+        "--listen {} is reachable beyond this machine and the API has no token: anyone who reaches it \
+         could deploy models, run their scripts and delete work. Set KAIROS_API_TOKEN (or --api-token, \
+         at least 16 printable characters), listen on 127.0.0.1, or pass --allow-no-auth to serve it \
+         open on purpose",
+        args.listen
+    )))
 }
 
 /// Who the HTTP API answers and what one connection may hold, from the flags. The --listen
