@@ -170,6 +170,11 @@ const CASES: &[(&str, &str, &str)] = &[
         "loopCondition 'count < 3' must be an expression such as ${loopCounter < 3}",
     ),
     (
+        r#"<subProcess id="esp" triggeredByEvent="true"><standardLoopCharacteristics loopMaximum="2"/><startEvent id="es"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></startEvent></subProcess>"#,
+        "esp",
+        "an event sub-process runs once per event: it cannot have loop characteristics",
+    ),
+    (
         r#"<task id="t"><standardLoopCharacteristics loopMaximum="many"/></task>"#,
         "t",
         "loopMaximum 'many' must be a whole number",

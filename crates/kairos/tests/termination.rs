@@ -61,6 +61,7 @@ async fn a_termination_records_what_the_instance_still_had(backend: Backend) {
         business_state: Some("APPROVING".into()),
         pending_actions: Some("contract number C-77 reserved".into()),
         compensation_plan: Some("release C-77; notify the requester".into()),
+        ..Default::default()
     };
     let r = p.terminate(&pi, &req).await.unwrap();
     assert_eq!(

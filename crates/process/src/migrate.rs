@@ -67,6 +67,19 @@ pub fn plan(inst: &Instance, source: &Process, target: &Process, mappings: &[(St
             migration.source_timers.insert(n.id.clone(), t.text.clone());
         }
     }
+    // A complex gateway that fired keeps markers for its late tokens (event-scope executions
+    // at it); they are not moved, so a migration would let those tokens fire it again.
+    if let Some(at) = inst.executions.iter().filter(|e| e.is_event_scope).find_map(|e| {
+        let n = e.activity.as_deref().and_then(|a| source.node_by_id(a))?;
+        matches!(n.kind, NodeKind::ComplexGateway(_)).then_some(n.id.as_str())
+    }) {
+        return Err(invalid(
+            at,
+            format!(
+                "complex gateway '{at}' fired and still absorbs tokens on their way to it: migrate after they arrived"
+            ),
+        ));
+    }
     // Boundary events' waits are re-armed from the target; the activities tokens are at (or
     // inside, or that a pending async or external job continues at) move.
     let mut active: Vec<&str> =

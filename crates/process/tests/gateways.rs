@@ -287,3 +287,48 @@ fn an_inclusive_join_fires_when_the_token_it_waited_for_ends_elsewhere() {
     assert!(d.ended(), "the join fired once nothing could reach it: {}", d.tree());
     assert_eq!(d.trace(), ["start", "fork", "a", "b", "keep", "dropped", "join", "end"]);
 }
+
+#[test]
+fn an_async_inclusive_join_counts_a_token_waiting_for_its_job_as_on_its_way() {
+    let mut d = Driver::of(
+        &INCLUSIVE
+            .replace(r#"<inclusiveGateway id="join"/>"#, r#"<inclusiveGateway id="join" camunda:asyncBefore="true"/>"#),
+    );
+    d.start(json!({"x": 1, "y": 1}));
+    d.complete("a", json!({}));
+    d.complete("b", json!({}));
+    assert_eq!(d.jobs(), ["async-continuation@join", "async-continuation@join"], "{}", d.tree());
+    d.run_job("join", kairos_process::JobKind::AsyncBefore);
+    assert!(!d.ended(), "the other token's job has not run: it is still on its way");
+    d.run_job("join", kairos_process::JobKind::AsyncBefore);
+    assert!(d.ended(), "{}", d.tree());
+    assert!(d.jobs().is_empty());
+    assert_eq!(d.trace(), ["start", "fork", "a", "b", "join", "end"]);
+}
+
+#[test]
+fn a_fired_complex_join_lets_go_of_the_marker_of_a_token_that_ended_elsewhere() {
+    let mut d = Driver::of(
+        r#"<startEvent id="start"/>
+    <sequenceFlow id="f0" sourceRef="start" targetRef="fork"/>
+    <parallelGateway id="fork"/>
+    <sequenceFlow id="fa" sourceRef="fork" targetRef="a"/>
+    <sequenceFlow id="fb" sourceRef="fork" targetRef="b"/>
+    <userTask id="a"/>
+    <userTask id="b"/>
+    <sequenceFlow id="fa2" sourceRef="a" targetRef="first"/>
+    <sequenceFlow id="fb2" sourceRef="b" targetRef="keep"/>
+    <exclusiveGateway id="keep" default="fb3"/>
+    <sequenceFlow id="fb3" sourceRef="keep" targetRef="first"/>
+    <sequenceFlow id="fb4" sourceRef="keep" targetRef="dropped"><conditionExpression>${drop}</conditionExpression></sequenceFlow>
+    <endEvent id="dropped"/>
+    <complexGateway id="first"><activationCondition>${activationCount >= 1}</activationCondition></complexGateway>
+    <sequenceFlow id="f5" sourceRef="first" targetRef="review"/>
+    <userTask id="review"/>"#,
+    );
+    d.start(json!({}));
+    d.complete("a", json!({}));
+    assert_eq!(d.tree(), "- scope inactive\n  review concurrent\n  b concurrent\n  first event-scope inactive");
+    d.complete("b", json!({"drop": true}));
+    assert_eq!(d.tree(), "- scope inactive\n  review", "nothing can reach the gateway: its marker went");
+}

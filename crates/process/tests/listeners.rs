@@ -150,7 +150,7 @@ fn a_delete_listener_runs_before_a_terminate_end_or_a_deletion_ends_the_instance
 
     let mut d = Driver::of(DELETED);
     d.start(json!({}));
-    d.run(Command::Delete { reason: "order withdrawn".into() });
+    d.run(Command::Delete { reason: "order withdrawn".into(), skip_listeners: false });
     assert_eq!(handlers(&d), ["com.acme.Withdrawn@review"]);
     assert!(d.ended());
     assert_eq!(d.inst.delete_reason.as_deref(), Some("order withdrawn"));
@@ -159,9 +159,13 @@ fn a_delete_listener_runs_before_a_terminate_end_or_a_deletion_ends_the_instance
     let mut d = Driver::of(DELETED);
     d.start(json!({}));
     d.answers.push_back(ServiceResult::Failed("inbox is down".into()));
-    let e = d.try_run(Command::Delete { reason: "order withdrawn".into() }).unwrap_err();
+    let e = d.try_run(Command::Delete { reason: "order withdrawn".into(), skip_listeners: false }).unwrap_err();
     assert!(e.to_string().contains("the delete listener of 'review' failed: inbox is down"), "{e}");
     assert_eq!(d.tasks(), ["review", "stop"]);
+    // Camunda's skipCustomListeners: the deletion goes through without them.
+    d.run(Command::Delete { reason: "order withdrawn".into(), skip_listeners: true });
+    assert!(handlers(&d).is_empty());
+    assert!(d.ended());
 }
 
 #[test]

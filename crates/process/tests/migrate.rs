@@ -88,6 +88,19 @@ fn a_waiting_join_needs_as_many_incoming_flows() {
 }
 
 #[test]
+fn a_complex_gateway_absorbing_late_tokens_is_not_migrated() {
+    let body = JOIN.replace("EXTRA", "").replace(
+        r#"<parallelGateway id="join"/>"#,
+        r#"<complexGateway id="join"><activationCondition>${activationCount >= 1}</activationCondition></complexGateway>"#,
+    );
+    let source = model(&body);
+    let inst = started(&source, serde_json::json!({}));
+    assert!(inst.executions.iter().any(|e| e.is_event_scope), "the gateway fired and waits for the task's token");
+    let why = refusal(&source, &source, &inst, &[]);
+    assert!(why.contains("complex gateway 'join' fired and still absorbs tokens"), "{why}");
+}
+
+#[test]
 fn a_catch_event_moves_only_to_one_that_can_be_armed() {
     let body = r#"<sequenceFlow id="f1" sourceRef="start" targetRef="wait"/>
     <intermediateCatchEvent id="wait"><messageEventDefinition messageRef="m"/></intermediateCatchEvent>

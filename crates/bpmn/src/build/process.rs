@@ -168,6 +168,10 @@ fn add_node<'e>(
     if multi_instance.is_some() && standard_loop.is_some() {
         ctx.problem(el, "has both multiInstanceLoopCharacteristics and standardLoopCharacteristics: keep one");
     }
+    let event_sub_process = tag == "subProcess" && el.attr("triggeredByEvent").is_some_and(|v| v.trim() == "true");
+    if event_sub_process && (multi_instance.is_some() || standard_loop.is_some()) {
+        ctx.problem(el, "an event sub-process runs once per event: it cannot have loop characteristics");
+    }
     let io = vendor::io_mapping(ctx, el);
     let listeners = super::listeners::listeners(ctx, el);
     let for_compensation =

@@ -108,7 +108,7 @@ async fn refuse_open_network_api(args: &ServeArgs) -> Result<(), CliError> {
         .await
         .map_err(|e| CliError::failure(format!("cannot resolve --listen {}: {e}", args.listen)))?
         .collect();
-    if addrs.iter().all(|a| a.ip().is_loopback()) && !addrs.is_empty() {
+    if addrs.iter().all(|a| a.ip().to_canonical().is_loopback()) && !addrs.is_empty() {
         return Ok(());
     }
     Err(CliError::bad_input(format!(

@@ -74,7 +74,7 @@ impl Processes {
             return Ok(called);
         }
         let now = db.db_now().await?;
-        Ok(Box::pin(self.apply(db, &called, Command::Delete { reason }, now)).await?.0)
+        Ok(Box::pin(self.apply(db, &called, Command::Delete { reason, skip_listeners: false }, now)).await?.0)
     }
 
     /// Finishes a command that took instance `before` to `after` (`staged`: what its handlers
@@ -142,7 +142,7 @@ impl Processes {
                     Some(r) => r.to_string(),
                     None => interrupted(activity, before.super_instance.as_deref().unwrap_or("?")),
                 };
-                let delete = Command::Delete { reason: reason.clone() };
+                let delete = Command::Delete { reason: reason.clone(), skip_listeners: false };
                 let (after, changes) = Box::pin(self.run_command(db, &before, delete, now)).await?;
                 writes.extend(changes);
                 Box::pin(self.cancel_called(db, &after.interrupted_calls, Some(&reason), writes)).await?;

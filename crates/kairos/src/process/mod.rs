@@ -694,7 +694,28 @@ impl Processes {
     /// [`Processes::delete_instance`] on session `db`: a termination of kind DELETE, recorded
     /// with what the instance still had open (seed 002 §27).
     pub(crate) async fn delete_instance_on(&self, db: &dyn Sql, id: &str, reason: &str) -> Result<(), Error> {
-        let req = TerminateRequest { kind: TerminationKind::Delete, reason: reason.to_owned(), ..Default::default() };
+        self.delete_instance_with(db, id, reason, false).await
+    }
+
+    /// [`Processes::delete_instance`] without running its tasks' delete listeners (Camunda's
+    /// `skipCustomListeners=true`) when `skip_listeners`.
+    pub async fn delete_instance_skipping_listeners(&self, id: &str, reason: &str) -> Result<(), Error> {
+        self.delete_instance_with(self.store.as_ref(), id, reason, true).await
+    }
+
+    pub(crate) async fn delete_instance_with(
+        &self,
+        db: &dyn Sql,
+        id: &str,
+        reason: &str,
+        skip_listeners: bool,
+    ) -> Result<(), Error> {
+        let req = TerminateRequest {
+            kind: TerminationKind::Delete,
+            reason: reason.to_owned(),
+            skip_listeners,
+            ..Default::default()
+        };
         Box::pin(self.terminate_on(db, id, &req)).await
     }
 

@@ -124,12 +124,23 @@ impl Processes {
     /// Deletes deployment `id` (see the module's doc); a 404 when there is none, a 409 naming
     /// running instances without `cascade`.
     pub async fn delete_deployment(&self, id: &str, cascade: bool) -> Result<DeploymentDeleted, Error> {
+        self.delete_deployment_with(id, cascade, false).await
+    }
+
+    /// [`Processes::delete_deployment`]; with `skip_listeners` the cascade deletes its
+    /// instances without running their tasks' delete listeners (Camunda's `skipCustomListeners`).
+    pub async fn delete_deployment_with(
+        &self,
+        id: &str,
+        cascade: bool,
+        skip_listeners: bool,
+    ) -> Result<DeploymentDeleted, Error> {
         self.deployment(id).await?;
         let store = self.store.as_ref();
         let mut done = DeploymentDeleted::default();
         for _ in 0..ROUNDS {
             if cascade {
-                done.instances += self.delete_running(id).await?;
+                done.instances += self.delete_running(id, skip_listeners).await?;
                 done.histories += self.delete_histories(id).await?;
             } else {
                 let running = tables::deployment_running_instances(store, id, NAMED as u64 + 1).await?;
@@ -158,7 +169,7 @@ impl Processes {
     }
 
     /// Deletes the running instances of deployment `id`'s definitions; returns how many.
-    async fn delete_running(&self, id: &str) -> Result<usize, Error> {
+    async fn delete_running(&self, id: &str, skip_listeners: bool) -> Result<usize, Error> {
         let mut n = 0;
         let mut tried = HashSet::new();
         loop {
@@ -168,7 +179,7 @@ impl Processes {
             }
             stuck(&mut tried, batch.iter().map(|pi| pi.id.as_str()))?;
             for pi in batch {
-                match self.delete_instance(&pi.id, DEPLOYMENT_DELETED).await {
+                match self.delete_instance_with(self.store.as_ref(), &pi.id, DEPLOYMENT_DELETED, skip_listeners).await {
                     Ok(()) => n += 1,
                     // Deleted with its caller, or ended meanwhile.
                     Err(Error::Process(p)) if p.kind == ErrorKind::NotFound => {}

@@ -57,6 +57,10 @@ pub struct TerminateRequest {
     pub pending_actions: Option<String>,
     /// How those are compensated.
     pub compensation_plan: Option<String>,
+    /// Camunda's `skipCustomListeners`: the delete listeners of its tasks (and of its called
+    /// instances' tasks) do not run. Not a field of the REST body.
+    #[serde(skip)]
+    pub skip_listeners: bool,
 }
 
 /// The record as the API shows it (its JSON columns as JSON).
@@ -207,9 +211,10 @@ impl Processes {
             kind => format!("{}: {}", kind.as_str().to_lowercase(), req.reason),
         };
         for c in tables::called_by_instance(db, id).await? {
-            Box::pin(self.delete_instance_on(db, &c, &reason)).await?;
+            Box::pin(self.delete_instance_with(db, &c, &reason, req.skip_listeners)).await?;
         }
-        self.command_with(db, id, Command::Delete { reason }, &[], &[write]).await
+        let delete = Command::Delete { reason, skip_listeners: req.skip_listeners };
+        self.command_with(db, id, delete, &[], &[write]).await
     }
 
     /// The termination record of instance `id`, if it was withdrawn, terminated or deleted.

@@ -32,7 +32,7 @@ impl Runtime<'_> {
                 None => {}
             }
             // A join waiting for a token that ended elsewhere fires now; then conditions.
-            if !self.wake_waiting_joins()? && !self.check_conditions()? {
+            if !self.settle_joins()? && !self.check_conditions()? {
                 break;
             }
             rounds += 1;
@@ -49,6 +49,8 @@ impl Runtime<'_> {
 
     /// Runs the agenda until it is empty (`None`) or a service task or call activity pauses it.
     pub(crate) fn drain(&mut self, budget: &mut usize) -> Result<Option<Step>> {
+        // Tasks cancelled before the agenda ran (a boundary event fired by a command).
+        self.plan_delete_listeners();
         while let Some(op) = self.agenda.pop_front() {
             *budget -= 1;
             if *budget == 0 {

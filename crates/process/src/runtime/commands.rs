@@ -201,10 +201,13 @@ impl Runtime<'_> {
                     self.set_variables(&exec, variables)?;
                 }
             }
-            Command::Delete { reason } => {
+            Command::Delete { reason, skip_listeners } => {
                 // Tokens first, then (after the delete listeners of the tasks that go) the end.
                 let root = self.inst.id.clone();
                 self.remove_children(&root, Some(&reason));
+                if skip_listeners {
+                    self.deleted_tasks.clear();
+                }
                 self.plan_delete_listeners();
                 self.agenda.push_back(Op::EndProcess { activity: None, reason: Some(reason) });
             }

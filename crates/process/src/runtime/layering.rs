@@ -24,6 +24,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("primitives", "history.rs", include_str!("primitives/history.rs")),
     ("primitives", "listeners.rs", include_str!("primitives/listeners.rs")),
     ("primitives", "scripts.rs", include_str!("primitives/scripts.rs")),
+    ("primitives", "tokens.rs", include_str!("primitives/tokens.rs")),
     ("primitives", "tree.rs", include_str!("primitives/tree.rs")),
     ("primitives", "variables.rs", include_str!("primitives/variables.rs")),
     ("primitives", "waits.rs", include_str!("primitives/waits.rs")),

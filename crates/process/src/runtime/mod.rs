@@ -158,6 +158,8 @@ pub enum Command {
     /// End the instance with a reason, cascading through everything it holds (SPEC P10).
     Delete {
         reason: String,
+        /// Camunda's `skipCustomListeners`: the tasks' delete listeners do not run.
+        skip_listeners: bool,
     },
     /// Suspend or activate the instance (SPEC P8).
     Suspend,

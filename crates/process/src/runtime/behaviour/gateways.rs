@@ -7,8 +7,8 @@
 //! arrive any more the rest go. Counting, rather than asking "can any token still come?",
 //! keeps a gateway in a loop from absorbing the next round's tokens.
 
-use kairos_bpmn::{ComplexGateway, FlowIdx, FlowNode, NodeIdx, NodeKind, ThrowEvent};
-use std::collections::HashSet;
+use kairos_bpmn::{ComplexGateway, FlowIdx, FlowNode, NodeIdx, NodeKind};
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value as Json;
 
@@ -166,46 +166,22 @@ impl Runtime<'_> {
     /// goes on and the others end. True when this token goes on.
     pub(crate) fn join_parallel(&mut self, exec: &str, node: NodeIdx) -> bool {
         let incoming = self.node(node).incoming.len();
-        let id = self.node(node).id.clone();
-        let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone());
-        if let Some(e) = self.inst.execution_mut(exec) {
-            e.is_active = false;
-        }
-        let waiting: Vec<String> = self
-            .inst
-            .executions
-            .iter()
-            .filter(|e| {
-                e.parent_id == parent && e.activity.as_deref() == Some(&id) && !e.is_active && !e.is_event_scope
-            })
-            .map(|e| e.id.clone())
-            .collect();
+        let waiting = self.arrive(exec, node).1;
         if waiting.len() < incoming {
             return false;
         }
-        self.merge_at(exec, &id, &waiting);
+        self.merge_at(exec, &waiting);
         true
     }
 
     /// Inclusive join: the token waits until no other token of the scope can still reach the
     /// gateway. True when this token goes on.
     pub(crate) fn join_inclusive(&mut self, exec: &str, node: NodeIdx) -> Result<bool> {
-        let id = self.node(node).id.clone();
-        let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone());
-        if let Some(e) = self.inst.execution_mut(exec) {
-            e.is_active = false;
-        }
-        let siblings: Vec<Execution> =
-            self.inst.executions.iter().filter(|e| e.parent_id == parent && !e.is_event_scope).cloned().collect();
-        let waiting: Vec<String> = siblings
-            .iter()
-            .filter(|e| e.activity.as_deref() == Some(&id) && !e.is_active)
-            .map(|e| e.id.clone())
-            .collect();
-        if self.arrivals_expected(node, &siblings, &waiting) > 0 {
+        let (tokens, waiting) = self.arrive(exec, node);
+        if self.arrivals_expected(node, &tokens, &waiting, &self.moving()) > 0 {
             return Ok(false);
         }
-        self.merge_at(exec, &id, &waiting);
+        self.merge_at(exec, &waiting);
         Ok(true)
     }
 
@@ -215,24 +191,9 @@ impl Runtime<'_> {
     fn join_complex(&mut self, exec: &str, node: NodeIdx, activation: &str) -> Result<bool> {
         let id = self.node(node).id.clone();
         let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone());
-        if let Some(e) = self.inst.execution_mut(exec) {
-            e.is_active = false;
-        }
-        let siblings: Vec<Execution> =
-            self.inst.executions.iter().filter(|e| e.parent_id == parent && !e.is_event_scope).cloned().collect();
-        let waiting: Vec<String> = siblings
-            .iter()
-            .filter(|e| e.activity.as_deref() == Some(&id) && !e.is_active)
-            .map(|e| e.id.clone())
-            .collect();
-        let expected = self.arrivals_expected(node, &siblings, &waiting);
-        let absorb: Vec<String> = self
-            .inst
-            .executions
-            .iter()
-            .filter(|e| e.parent_id == parent && e.is_event_scope && e.activity.as_deref() == Some(&id))
-            .map(|e| e.id.clone())
-            .collect();
+        let (tokens, waiting) = self.arrive(exec, node);
+        let expected = self.arrivals_expected(node, &tokens, &waiting, &self.moving());
+        let absorb = self.markers_at(parent.as_deref(), &id);
         if !absorb.is_empty() {
             // Waiting for reset: the gateway fired already; these tokens were on their way.
             let used = if expected == 0 { absorb.len() } else { waiting.len().min(absorb.len()) };
@@ -247,7 +208,7 @@ impl Runtime<'_> {
         let holds = self.eval_bool(exec, &id, activation);
         self.drop_local(exec, ACTIVATION_COUNT);
         if holds? {
-            self.merge_at(exec, &id, &waiting);
+            self.merge_at(exec, &waiting);
             // One marker per token still on its way: each absorbs one arrival.
             for _ in 0..expected {
                 let marker = self.new_token(parent.as_deref().unwrap_or_default(), node);
@@ -271,101 +232,79 @@ impl Runtime<'_> {
         Ok(false)
     }
 
-    /// Tokens waiting at an inclusive or complex join that nothing can reach any more (the
-    /// token they waited for ended elsewhere, or left by a boundary event): each such join is
-    /// evaluated again, as Flowable's agenda re-runs its inactive behaviours. True when one
-    /// was, so the agenda has work again.
-    pub(crate) fn wake_waiting_joins(&mut self) -> Result<bool> {
-        let mut joins: Vec<(String, NodeIdx)> = Vec::new();
-        for e in self.inst.executions.iter().filter(|e| !e.is_active && !e.is_event_scope) {
+    /// The token `exec` waits at join `node`: the tokens of its scope, and those waiting there.
+    fn arrive(&mut self, exec: &str, node: NodeIdx) -> (Vec<Execution>, Vec<String>) {
+        let parent = self.inst.execution(exec).and_then(|e| e.parent_id.clone());
+        if let Some(e) = self.inst.execution_mut(exec) {
+            e.is_active = false;
+        }
+        let tokens = self.tokens_of(parent.as_deref());
+        let waiting = self.waiting_at(node, &tokens);
+        (tokens, waiting)
+    }
+
+    /// The moves the agenda has planned: (execution, node).
+    fn moving(&self) -> Vec<(String, NodeIdx)> {
+        self.planned_moves().map(|(x, at)| (x.to_string(), at)).collect()
+    }
+
+    /// The markers a complex gateway `id` that fired keeps in scope `parent`.
+    fn markers_at(&self, parent: Option<&str>, id: &str) -> Vec<String> {
+        self.inst
+            .executions
+            .iter()
+            .filter(|e| e.parent_id.as_deref() == parent && e.is_event_scope && e.activity.as_deref() == Some(id))
+            .map(|e| e.id.clone())
+            .collect()
+    }
+
+    /// After a command's agenda drained, the joins whose counts its moves changed (as
+    /// Flowable's agenda re-runs its inactive behaviours): an inclusive or complex join with
+    /// tokens waiting that nothing can reach any more (the awaited token ended elsewhere, or
+    /// left by a boundary event) is evaluated again, and a fired complex gateway keeps only
+    /// the markers of tokens still on their way. True when a join was planned, so the agenda
+    /// has work again.
+    pub(crate) fn settle_joins(&mut self) -> Result<bool> {
+        let mut seen = HashSet::new();
+        let (mut waiting_joins, mut fired) = (Vec::new(), Vec::new());
+        for e in self.inst.executions.iter().filter(|e| !e.is_active) {
             let Some(node) = e.activity.as_deref().and_then(|a| self.env.process.node_idx(a)) else { continue };
             let n = self.node(node);
-            let waits = matches!(n.kind, NodeKind::InclusiveGateway | NodeKind::ComplexGateway(_))
-                && n.incoming.len() > 1
-                && self.inst.children(&e.id).is_empty();
-            if waits && !joins.iter().any(|(x, at)| *at == node && self.parent_of(x) == e.parent_id) {
-                joins.push((e.id.clone(), node));
+            let join =
+                matches!(n.kind, NodeKind::InclusiveGateway | NodeKind::ComplexGateway(_)) && n.incoming.len() > 1;
+            if join && seen.insert((e.parent_id.clone(), e.is_event_scope, node.index())) {
+                let group = (e.parent_id.clone(), node);
+                if e.is_event_scope { fired.push(group) } else { waiting_joins.push(group) }
+            }
+        }
+        if waiting_joins.is_empty() && fired.is_empty() {
+            return Ok(false);
+        }
+        let mut scopes: HashMap<Option<String>, Vec<Execution>> = HashMap::new();
+        for e in self.inst.executions.iter().filter(|e| !e.is_event_scope) {
+            scopes.entry(e.parent_id.clone()).or_default().push(e.clone());
+        }
+        let none = Vec::new();
+        for (parent, node) in fired {
+            let tokens = scopes.get(&parent).unwrap_or(&none);
+            let expected = self.arrivals_expected(node, tokens, &self.waiting_at(node, tokens), &[]);
+            let markers = self.markers_at(parent.as_deref(), &self.node(node).id);
+            if markers.len() > expected {
+                self.inst.executions.retain(|e| !markers[expected..].contains(&e.id));
             }
         }
         let mut woke = false;
-        for (exec, node) in joins {
-            let parent = self.parent_of(&exec);
-            let siblings: Vec<Execution> =
-                self.inst.executions.iter().filter(|e| e.parent_id == parent && !e.is_event_scope).cloned().collect();
-            let id = &self.node(node).id;
-            let waiting: Vec<String> = siblings
-                .iter()
-                .filter(|e| e.activity.as_deref() == Some(id) && !e.is_active)
-                .map(|e| e.id.clone())
-                .collect();
-            if self.arrivals_expected(node, &siblings, &waiting) == 0 {
-                self.agenda.push_back(Op::EnterBody { exec, node });
+        for (parent, node) in waiting_joins {
+            let tokens = scopes.get(&parent).unwrap_or(&none);
+            let waiting = self.waiting_at(node, tokens);
+            if let Some(first) = waiting.first()
+                && self.arrivals_expected(node, tokens, &waiting, &[]) == 0
+            {
+                self.agenda.push_back(Op::EnterBody { exec: first.clone(), node });
                 woke = true;
             }
         }
         Ok(woke)
-    }
-
-    fn parent_of(&self, exec: &str) -> Option<String> {
-        self.inst.execution(exec).and_then(|e| e.parent_id.clone())
-    }
-
-    /// How many tokens of the scope (`siblings`) other than those `waiting` at `node`, or
-    /// moving on the agenda, can still reach it.
-    fn arrivals_expected(&self, node: NodeIdx, siblings: &[Execution], waiting: &[String]) -> usize {
-        let mut coming: HashSet<&str> = siblings
-            .iter()
-            .filter(|e| !waiting.contains(&e.id))
-            .filter(|e| {
-                let at = e.activity.as_deref().and_then(|a| self.env.process.node_idx(a));
-                at.is_some_and(|a| self.reaches(a, node))
-            })
-            .map(|e| e.id.as_str())
-            .collect();
-        coming.extend(
-            self.planned_moves()
-                .filter(|(x, at)| {
-                    !waiting.iter().any(|w| w == x) && siblings.iter().any(|s| s.id == *x) && self.reaches(*at, node)
-                })
-                .map(|(x, _)| x),
-        );
-        coming.len()
-    }
-
-    /// The tokens `waiting` at a join become `exec` alone.
-    pub(crate) fn merge_at(&mut self, exec: &str, _gateway: &str, waiting: &[String]) {
-        for w in waiting.iter().filter(|w| w.as_str() != exec) {
-            self.inst.executions.retain(|e| &e.id != w);
-        }
-        if let Some(e) = self.inst.execution_mut(exec) {
-            e.is_active = true;
-        }
-    }
-
-    /// Whether a token at `from` can reach `to` along sequence flows (and links).
-    pub(crate) fn reaches(&self, from: NodeIdx, to: NodeIdx) -> bool {
-        let mut seen = vec![false; self.env.process.nodes.len()];
-        let mut stack = vec![from];
-        while let Some(n) = stack.pop() {
-            if n == to && n != from {
-                return true;
-            }
-            if std::mem::replace(&mut seen[n.index()], true) {
-                continue;
-            }
-            let node = self.node(n);
-            let link = match &node.kind {
-                NodeKind::IntermediateThrowEvent(ThrowEvent { link: Some(link), .. }) => Some(link.target),
-                _ => None,
-            };
-            for t in node.outgoing.iter().map(|&f| self.flow_target(f)).chain(link) {
-                if t == to {
-                    return true;
-                }
-                stack.push(t);
-            }
-        }
-        false
     }
 }
 

@@ -7,6 +7,7 @@ pub(crate) mod expressions;
 pub(crate) mod history;
 pub(crate) mod listeners;
 pub(crate) mod scripts;
+pub(crate) mod tokens;
 pub(crate) mod tree;
 pub(crate) mod variables;
 pub(crate) mod waits;

@@ -231,7 +231,7 @@ pub async fn get(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeleteQuery {
     cascade: Option<String>,
-    /// Ignored: kairos runs no custom listeners.
+    /// The cascade deletes the instances without their tasks' delete listeners.
     skip_custom_listeners: Option<String>,
     skip_io_mappings: Option<String>,
 }
@@ -246,8 +246,9 @@ pub async fn delete(
     crate::extract::Query(q): crate::extract::Query<DeleteQuery>,
 ) -> Result<StatusCode, ApiError> {
     let cascade = super::flag("cascade", q.cascade.as_deref())?.unwrap_or(false);
-    super::flag("skipCustomListeners", q.skip_custom_listeners.as_deref())?;
+    let skip = super::flag("skipCustomListeners", q.skip_custom_listeners.as_deref())?.unwrap_or(false);
     super::flag("skipIoMappings", q.skip_io_mappings.as_deref())?;
-    app.engine.processes().delete_deployment(&id, cascade).await.map_err(super::conflict_is_bad_request)?;
+    let p = app.engine.processes();
+    p.delete_deployment_with(&id, cascade, skip).await.map_err(super::conflict_is_bad_request)?;
     Ok(StatusCode::NO_CONTENT)
 }

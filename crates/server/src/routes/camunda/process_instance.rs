@@ -157,7 +157,7 @@ pub async fn get(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<V
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeleteQuery {
-    /// Ignored: kairos runs no custom listeners.
+    /// The tasks' delete listeners do not run.
     skip_custom_listeners: Option<String>,
     skip_io_mappings: Option<String>,
     /// Called instances are always deleted with their caller in kairos.
@@ -172,7 +172,7 @@ pub async fn delete(
     Id(id): Id,
     Query(q): Query<DeleteQuery>,
 ) -> Result<StatusCode, ApiError> {
-    flag("skipCustomListeners", q.skip_custom_listeners.as_deref())?;
+    let skip_listeners = flag("skipCustomListeners", q.skip_custom_listeners.as_deref())?.unwrap_or(false);
     flag("skipIoMappings", q.skip_io_mappings.as_deref())?;
     if flag("skipSubprocesses", q.skip_subprocesses.as_deref())? == Some(true) {
         return Err(invalid(
@@ -184,7 +184,12 @@ pub async fn delete(
     if let Err(e) = running(&app, &id).await {
         return if fail { Err(e) } else { Ok(StatusCode::NO_CONTENT) };
     }
-    app.engine.processes().delete_instance(&id, "deleted").await?;
+    let processes = app.engine.processes();
+    if skip_listeners {
+        processes.delete_instance_skipping_listeners(&id, "deleted").await?;
+    } else {
+        processes.delete_instance(&id, "deleted").await?;
+    }
     Ok(StatusCode::NO_CONTENT)
 }
 
