@@ -20,6 +20,9 @@ pub const ACTIVITI: &str = "http://activiti.org/bpmn";
 pub const FLOWABLE: &str = "http://flowable.org/bpmn";
 /// Camunda Modeler extensions.
 pub const CAMUNDA: &str = "http://camunda.org/schema/1.0/bpmn";
+/// The namespace early Camunda Modeler versions (2.x) and many of Camunda 7's own engine test
+/// models declare for the same extensions.
+pub const CAMUNDA_EARLY: &str = "http://camunda.org/bpmn";
 /// kairos' own extensions (`kairos:handler`).
 pub const KAIROS: &str = "urn:kairos:bpmn";
 
@@ -78,7 +81,7 @@ pub(crate) fn classify(uri: &[u8]) -> Ns {
         u if u == DC.as_bytes() => Ns::Dc,
         u if u == DI.as_bytes() => Ns::Di,
         u if u == KAIROS.as_bytes() => Ns::Vendor(Vendor::Kairos),
-        u if u == CAMUNDA.as_bytes() => Ns::Vendor(Vendor::Camunda),
+        u if u == CAMUNDA.as_bytes() || u == CAMUNDA_EARLY.as_bytes() => Ns::Vendor(Vendor::Camunda),
         u if u == FLOWABLE.as_bytes() => Ns::Vendor(Vendor::Flowable),
         u if u == ACTIVITI.as_bytes() => Ns::Vendor(Vendor::Activiti),
         _ => Ns::Other,

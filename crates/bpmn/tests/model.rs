@@ -524,3 +524,20 @@ fn business_rule_tasks_name_decisions_the_camunda_and_flowable_ways() {
         ("approve", &DecisionBinding::Deployment, DecisionMapping::Flowable { throw_on_no_hits: true })
     );
 }
+
+/// Early Camunda Modeler versions and many of Camunda 7's engine test models declare the
+/// extensions as `http://camunda.org/bpmn`: read as Camunda's, not silently dropped.
+#[test]
+fn the_early_camunda_namespace_is_camundas() {
+    let xml = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/bpmn">
+  <process id="p">
+    <startEvent id="s"/>
+    <sequenceFlow id="f1" sourceRef="s" targetRef="t"/>
+    <userTask id="t" camunda:assignee="${assignee}" camunda:asyncBefore="true"/>
+  </process>
+</definitions>"#;
+    let defs = parse(xml).unwrap();
+    let t = node(&defs.processes[0], "t");
+    assert!(t.async_before);
+    assert!(matches!(&t.kind, NodeKind::UserTask(u) if u.assignee.as_deref() == Some("${assignee}")), "{:?}", t.kind);
+}

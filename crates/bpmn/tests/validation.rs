@@ -150,6 +150,16 @@ const CASES: &[(&str, &str, &str)] = &[
     ),
     (r#"<exclusiveGateway id="g" default="nope"/>"#, "g", "default flow 'nope' does not exist"),
     (
+        r#"<exclusiveGateway id="g"/><sequenceFlow id="cond" sourceRef="g" targetRef="e"><conditionExpression>u &gt; 0</conditionExpression></sequenceFlow>"#,
+        "cond",
+        "condition 'u > 0' is plain text, not an expression: write it as ${u > 0}",
+    ),
+    (
+        r#"<intermediateCatchEvent id="c"><conditionalEventDefinition><condition language="groovy">variable == 1</condition></conditionalEventDefinition></intermediateCatchEvent>"#,
+        "c",
+        "a conditional event's condition is an expression such as ${amount > 100}, not a script (language 'groovy')",
+    ),
+    (
         r#"<intermediateCatchEvent id="c"><eventDefinitionRef>nope</eventDefinitionRef></intermediateCatchEvent>"#,
         "c",
         "eventDefinitionRef 'nope' names no event definition declared in the document",

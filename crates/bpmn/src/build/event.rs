@@ -142,7 +142,17 @@ fn conditional(ctx: &mut Ctx<'_>, el: &Element, def_el: &Element) -> Option<Cond
         ctx.unsupported_in(&format!("{}:variableEvents", v.prefix()), def_el, el, why);
         return None;
     }
-    let text = def_el.bpmn_child("condition").map(|c| c.text.trim()).unwrap_or_default();
+    let condition = def_el.bpmn_child("condition");
+    let language = condition.and_then(|c| c.attr("language")).map(str::trim).filter(|l| !l.is_empty());
+    if let Some(lang) = language.filter(|l| !l.eq_ignore_ascii_case("juel")) {
+        let why = format!(
+            "a conditional event's condition is an expression such as ${{amount > 100}}, not a script (language '{}')",
+            quote(lang)
+        );
+        ctx.problem_at(def_el, el, why);
+        return None;
+    }
+    let text = condition.map(|c| c.text.trim()).unwrap_or_default();
     if !is_expression(text) {
         let what = if text.is_empty() { "no condition".to_string() } else { format!("condition '{}'", quote(text)) };
         ctx.problem_at(def_el, el, format!("conditionalEventDefinition has {what}; it needs a ${{...}} expression"));

@@ -135,6 +135,15 @@ fn condition(ctx: &mut Ctx<'_>, el: &Element) -> Option<Condition> {
     if text.is_empty() {
         return None;
     }
+    // Text without `${…}` is a literal: never true, so the flow could never be taken (Camunda
+    // fails when it evaluates it; SpiffWorkflow reads it as Python). Said at deploy instead.
+    if !super::is_expression(text) && !text.eq_ignore_ascii_case("true") && !text.eq_ignore_ascii_case("false") {
+        ctx.problem(
+            el,
+            format!("condition '{}' is plain text, not an expression: write it as ${{{}}}", quote(text), quote(text)),
+        );
+        return None;
+    }
     ctx.note_expression(el, "condition", text);
     Some(Condition::Expression(text.to_owned()))
 }
