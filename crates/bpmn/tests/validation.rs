@@ -155,9 +155,9 @@ const CASES: &[(&str, &str, &str)] = &[
         "condition 'u > 0' is plain text, not an expression: write it as ${u > 0}",
     ),
     (
-        r#"<intermediateCatchEvent id="c"><conditionalEventDefinition><condition language="groovy">variable == 1</condition></conditionalEventDefinition></intermediateCatchEvent>"#,
-        "c",
-        "a conditional event's condition is an expression such as ${amount > 100}, not a script (language 'groovy')",
+        r#"<startEvent id="cs"><conditionalEventDefinition><condition language="javascript">x &gt; 1</condition></conditionalEventDefinition></startEvent>"#,
+        "cs",
+        "a process's conditional start event takes an expression such as ${temperature > 30}",
     ),
     (
         r#"<intermediateCatchEvent id="c"><eventDefinitionRef>nope</eventDefinitionRef></intermediateCatchEvent>"#,

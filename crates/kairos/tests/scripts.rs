@@ -1,6 +1,6 @@
 //! JavaScript in models (issue 19, item 4) on both backends: a script task sets variables and
-//! its result variable, a script condition picks a gateway's flow, a `camunda:script` input
-//! parameter computes a local. A format the sandbox does not run, a syntax error, or any script
+//! its result variable, a script condition picks a gateway's flow and another fires a
+//! conditional boundary event, a `camunda:script` input parameter computes a local. A format the sandbox does not run, a syntax error, or any script
 //! on an engine with scripts switched off is refused at deploy with its element and line. A
 //! hostile script (endless loop, memory bomb, host access, import, pollution, huge output)
 //! fails its command with a clear error and leaves the store as it was.
@@ -47,6 +47,13 @@ total;
       </bpmn:extensionElements>
     </bpmn:userTask>
     <bpmn:sequenceFlow id="f3" sourceRef="approve" targetRef="ship" />
+    <bpmn:boundaryEvent id="urgent" attachedToRef="approve" cancelActivity="false">
+      <bpmn:conditionalEventDefinition>
+        <bpmn:condition language="javascript">execution.getVariable("rush") === true</bpmn:condition>
+      </bpmn:conditionalEventDefinition>
+    </bpmn:boundaryEvent>
+    <bpmn:sequenceFlow id="f4" sourceRef="urgent" targetRef="expedite" />
+    <bpmn:userTask id="expedite" name="Expedite" />
     <bpmn:userTask id="ship" name="Ship" />
   </bpmn:process>
 </bpmn:definitions>"#;
@@ -67,6 +74,12 @@ async fn scripts_set_variables_choose_flows_and_compute_parameters(backend: Back
     let task = &p.tasks(Some(&big.id), None, None, None).await.unwrap()[0];
     let local = p.task_variables(&task.id, kairos::process::TaskScope::All).await.unwrap();
     assert_eq!(local.get("summary"), Some(&json!("Ada orders 2 lines for 125")), "{local:?}");
+
+    // A JavaScript condition on a conditional event: checked when variables change.
+    p.set_variables(&big.id, json!({"rush": false}).as_object().unwrap().clone()).await.unwrap();
+    assert_eq!(trace(&engine, &big.id).await, ["start", "price", "gw", "approve"]);
+    p.set_variables(&big.id, json!({"rush": true}).as_object().unwrap().clone()).await.unwrap();
+    assert_eq!(trace(&engine, &big.id).await, ["start", "price", "gw", "approve", "urgent", "expedite"]);
 
     // The same condition, false: the default flow.
     let small = p.start(start("scripted", "O-2", json!({"items": [], "customer": {"vip": true}}))).await.unwrap();

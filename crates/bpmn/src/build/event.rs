@@ -144,13 +144,10 @@ fn conditional(ctx: &mut Ctx<'_>, el: &Element, def_el: &Element) -> Option<Cond
     }
     let condition = def_el.bpmn_child("condition");
     let language = condition.and_then(|c| c.attr("language")).map(str::trim).filter(|l| !l.is_empty());
-    if let Some(lang) = language.filter(|l| !l.eq_ignore_ascii_case("juel")) {
-        let why = format!(
-            "a conditional event's condition is an expression such as ${{amount > 100}}, not a script (language '{}')",
-            quote(lang)
-        );
-        ctx.problem_at(def_el, el, why);
-        return None;
+    let variable_name = def_el.vendor_attr("variableName").map(|(_, v)| v.trim().to_owned()).filter(|v| !v.is_empty());
+    if let (Some(lang), Some(c)) = (language.filter(|l| !l.eq_ignore_ascii_case("juel")), condition) {
+        let script = ctx.script(c, el, "the condition's script", lang)?;
+        return Some(Conditional { condition: script.source.clone(), script: Some(script), variable_name });
     }
     let text = condition.map(|c| c.text.trim()).unwrap_or_default();
     if !is_expression(text) {
@@ -159,8 +156,7 @@ fn conditional(ctx: &mut Ctx<'_>, el: &Element, def_el: &Element) -> Option<Cond
         return None;
     }
     ctx.note_expression(el, "condition", text);
-    let variable_name = def_el.vendor_attr("variableName").map(|(_, v)| v.trim().to_owned()).filter(|v| !v.is_empty());
-    Some(Conditional { condition: text.to_owned(), variable_name })
+    Some(Conditional { condition: text.to_owned(), script: None, variable_name })
 }
 
 /// The `name` of a `linkEventDefinition`: what pairs a throwing link event
@@ -209,6 +205,12 @@ pub(crate) fn start_event(ctx: &mut Ctx<'_>, el: &Element, scope: ScopeKind) -> 
         }
         Err(()) => EventTrigger::None,
     };
+    if let (ScopeKind::Process, EventTrigger::Conditional(Conditional { script: Some(_), .. })) = (scope, &trigger) {
+        ctx.problem(
+            el,
+            "a process's conditional start event takes an expression such as ${temperature > 30}: it is evaluated over the variables given, outside any instance",
+        );
+    }
     let interrupting = ctx.boolean(el, "isInterrupting", el.attr("isInterrupting"), true);
     if !interrupting && matches!(trigger, EventTrigger::Error(_)) {
         ctx.problem(el, "an error start event is always interrupting (isInterrupting=\"false\" is not allowed)");

@@ -573,8 +573,11 @@ pub struct Compensation {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Conditional {
-    /// The `${…}` condition.
+    /// The `${…}` condition (a script's source when `script` is set).
     pub condition: String,
+    /// A JavaScript condition (`<condition language="javascript">`), run in the engine's
+    /// sandbox instead of the expression; its value must be a boolean.
+    pub script: Option<crate::Script>,
     /// `camunda:variableName`: only a change of this variable makes it check again.
     pub variable_name: Option<String>,
 }

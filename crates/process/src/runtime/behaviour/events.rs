@@ -132,8 +132,13 @@ impl Runtime<'_> {
             }
             // Edge-triggered (BPMN 2.0 §10.5.2: "when the condition becomes true"): a
             // non-interrupting event that stays true does not fire again on every change.
-            let (was, now) =
-                (s.event_name == "true", self.event_condition(&s.execution_id, &s.activity_id, &c.condition)?);
+            let (was, now) = (
+                s.event_name == "true",
+                match &c.script {
+                    Some(script) => self.script_condition(&s.execution_id, &s.activity_id, script)?,
+                    None => self.event_condition(&s.execution_id, &s.activity_id, &c.condition)?,
+                },
+            );
             if now && !was {
                 self.fire(&s.execution_id, &s.activity_id, Some(&s.id))?;
                 fired = true;
