@@ -154,8 +154,10 @@ impl Runtime<'_> {
             NodeKind::ScriptTask(s) => self.enter_script_task(exec, node, &n, s)?,
             NodeKind::ReceiveTask(r) => self.enter_receive_task(exec, &n, r),
             NodeKind::ExclusiveGateway => self.enter_exclusive_gateway(exec, &n)?,
-            NodeKind::InclusiveGateway => self.enter_inclusive_gateway(exec, node, &n, join)?,
-            NodeKind::ComplexGateway(g) => self.enter_complex_gateway(exec, node, &n, g, join)?,
+            NodeKind::InclusiveGateway => self.enter_inclusive_gateway(exec, node, &n, None, join)?,
+            NodeKind::ComplexGateway(g) => {
+                self.enter_inclusive_gateway(exec, node, &n, g.activation.as_deref(), join)?;
+            }
             NodeKind::ParallelGateway => self.enter_parallel_gateway(exec, node, &n, join),
             NodeKind::EventBasedGateway => self.enter_event_based_gateway(exec, &n)?,
             NodeKind::CallActivity(ca) => {

@@ -7,7 +7,7 @@
 //! arrive any more the rest go. Counting, rather than asking "can any token still come?",
 //! keeps a gateway in a loop from absorbing the next round's tokens.
 
-use kairos_bpmn::{ComplexGateway, FlowIdx, FlowNode, NodeIdx, NodeKind};
+use kairos_bpmn::{FlowIdx, FlowNode, NodeIdx, NodeKind};
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value as Json;
@@ -26,40 +26,19 @@ impl Runtime<'_> {
         Ok(())
     }
 
-    /// An inclusive gateway: a join (`join`) waits for the tokens that can still arrive; then
-    /// one token takes every flow whose condition holds.
+    /// An inclusive gateway, or a complex one (`activation`: its activation condition): a join
+    /// (`join`) waits for the tokens that can still arrive, or until the activation condition
+    /// holds; then one token takes every flow whose condition holds.
     pub(crate) fn enter_inclusive_gateway(
         &mut self,
         exec: &str,
         node: NodeIdx,
         n: &FlowNode,
+        activation: Option<&str>,
         join: bool,
     ) -> Result<()> {
         if join {
-            if !self.join_inclusive(exec, node)? {
-                return Ok(());
-            }
-            self.open_record(exec, n, None);
-        }
-        let flows = self.choose_inclusive(exec, n)?;
-        self.close_record(exec, &n.id, None);
-        self.take(exec, flows);
-        Ok(())
-    }
-
-    /// A complex gateway: a join (`join`) waits until its activation condition holds (an
-    /// inclusive join when it has none); then one token takes every flow whose condition
-    /// holds, as from an inclusive gateway.
-    pub(crate) fn enter_complex_gateway(
-        &mut self,
-        exec: &str,
-        node: NodeIdx,
-        n: &FlowNode,
-        g: &ComplexGateway,
-        join: bool,
-    ) -> Result<()> {
-        if join {
-            let goes_on = match &g.activation {
+            let goes_on = match activation {
                 Some(activation) => self.join_complex(exec, node, activation)?,
                 None => self.join_inclusive(exec, node)?,
             };
