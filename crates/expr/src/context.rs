@@ -46,6 +46,16 @@ pub trait Context {
     fn now(&self) -> Option<jiff::Timestamp> {
         None
     }
+
+    /// `execution.setVariable('x', v)` (`local`: `setVariableLocal`), Camunda's inline way to
+    /// set a variable from a listener or an expression task. The context records it for its
+    /// caller to apply once the expression is done (an expression itself changes nothing).
+    /// `Err` says why it cannot here — by default everywhere: a condition, an assignee or a
+    /// timer must not change the instance while it is read.
+    fn set_variable(&self, name: &str, value: Json, local: bool) -> Result<(), String> {
+        let _ = (name, value, local);
+        Err("execution.setVariable is allowed only in a listener's or a service task's expression".into())
+    }
 }
 
 /// The fields of `execution` an expression may read.

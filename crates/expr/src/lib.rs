@@ -50,6 +50,8 @@
 //!   a date-time, read from [`Context::now`] (the engine's database clock;
 //!   without one it is [`EvalError::NoClock`]), cut to the millisecond.
 //! * **Methods**: `execution`/`task` `.getVariable('x')` (null when absent),
+//!   `.setVariable('x', v)` / `.setVariableLocal('x', v)` where the context allows effects
+//!   ([`Context::set_variable`]: a listener's or a service task's expression),
 //!   `.getVariableLocal('x')`, `.hasVariable('x')`; on strings `contains`,
 //!   `startsWith`, `endsWith`, `length()`/`size()`, `isEmpty()`,
 //!   `toUpperCase()`, `toLowerCase()`, `trim()`, `equals`,

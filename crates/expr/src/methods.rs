@@ -22,6 +22,10 @@ use crate::value::{Num, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Method {
+    /// `execution.setVariable(name, value)`; `local`: `setVariableLocal`.
+    SetVariable {
+        local: bool,
+    },
     GetVariable,
     GetVariableLocal,
     HasVariable,
@@ -103,6 +107,8 @@ impl Method {
 /// Every callable method: its name, what it does and how many arguments it
 /// takes. `size()` is `length()` under its Java collection name.
 const METHODS: &[(&str, Method, usize)] = &[
+    ("setVariable", Method::SetVariable { local: false }, 2),
+    ("setVariableLocal", Method::SetVariable { local: true }, 2),
     ("getVariable", Method::GetVariable, 1),
     ("getVariableLocal", Method::GetVariableLocal, 1),
     ("hasVariable", Method::HasVariable, 1),
@@ -174,9 +180,19 @@ impl Evaluator<'_> {
         args: Vec<Value>,
         pos: usize,
     ) -> Result<Value, EvalError> {
-        let arg = args.into_iter().next().unwrap_or(Value::Null);
         let wrong =
             |target: &Value| EvalError::type_error(pos, format!("cannot call '{name}' on {}", target.describe()));
+        if let Method::SetVariable { local } = method {
+            if !matches!(target, Value::Execution | Value::Task) {
+                return Err(wrong(&target));
+            }
+            let mut args = args.into_iter();
+            let var = string_arg(name, &args.next().unwrap_or(Value::Null), pos)?;
+            let value = args.next().unwrap_or(Value::Null).into_json()?;
+            self.ctx.set_variable(&var, value, local).map_err(|why| EvalError::type_error(pos, why))?;
+            return Ok(Value::Null);
+        }
+        let arg = args.into_iter().next().unwrap_or(Value::Null);
         if let Value::DateTime(at) = target {
             return date_time_call(method, name, at, &arg, pos);
         }

@@ -52,7 +52,7 @@ fn only_whitelisted_methods_parse() {
         ("${''.getClass()}", "getClass", 5),
         ("${''.getClass().forName('java.lang.Runtime').getMethod('exec',''.getClass())}", "getClass", 5),
         ("${execution.getEngineServices()}", "getEngineServices", 12),
-        ("${execution.setVariable('x', 1)}", "setVariable", 12),
+        ("${execution.removeVariable('x')}", "removeVariable", 12),
         ("${dateTime().getClass()}", "getClass", 13),
         ("${obj.notify()}", "notify", 6),
     ] {

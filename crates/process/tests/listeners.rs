@@ -196,3 +196,32 @@ fn update_listeners_run_when_an_open_task_changes_before_assignment_ones() {
     d.run(Command::SetTaskVariables { task_id: task, variables: vars(json!({"note": "x"})), local: false });
     assert!(handlers(&d).is_empty(), "an instance variable is not");
 }
+
+#[test]
+fn listener_and_task_expressions_set_variables_as_camunda_models_do() {
+    let mut d = Driver::checked(
+        r#"<startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="mark"/>
+    <serviceTask id="mark" camunda:expression="${execution.setVariable('marked', amount * 2)}"/>
+    <sequenceFlow id="f2" sourceRef="mark" targetRef="review"/>
+    <userTask id="review">
+      <extensionElements>
+        <camunda:executionListener event="start" expression="${execution.setVariable('listenerStartInvoked', true)}"/>
+        <camunda:executionListener event="end" expression="${execution.setVariableLocal('left', 'yes')}"/>
+      </extensionElements>
+    </userTask>
+    <sequenceFlow id="f3" sourceRef="review" targetRef="gw"/>
+    <exclusiveGateway id="gw" default="f5"/>
+    <sequenceFlow id="f4" sourceRef="gw" targetRef="end"><conditionExpression>${execution.setVariable('sneaky', 1) == null}</conditionExpression></sequenceFlow>
+    <sequenceFlow id="f5" sourceRef="gw" targetRef="end"/>
+    <endEvent id="end"/>"#,
+    );
+    d.start(json!({"amount": 21}));
+    assert!(handlers(&d).is_empty(), "they are expressions, not handler names");
+    assert_eq!(d.var("marked"), Some(&json!(42)));
+    assert_eq!(d.var("listenerStartInvoked"), Some(&json!(true)));
+    // A condition must not change the instance while it is read.
+    let task = d.task_id("review");
+    let e = d.try_run(Command::CompleteTask { task_id: task, variables: Map::new() }).unwrap_err();
+    assert!(e.to_string().contains("allowed only in a listener's or a service task's expression"), "{e}");
+}

@@ -541,6 +541,12 @@ pub(crate) fn multi_instance(ctx: &mut Ctx<'_>, el: &Element) -> Option<MultiIns
         .or_else(|| mi.bpmn_child("inputDataItem").and_then(|i| i.attr("name")).map(str::to_owned));
     let cardinality = text_of("loopCardinality");
     let completion_condition = text_of("completionCondition");
+    // Flowable's `<flowable:collection flowable:class="…">`: a Java class makes the collection.
+    if let Some((v, c)) = mi.vendor_extensions().find(|(_, c)| c.local == "collection") {
+        let why = "a collection made by a Java collection handler is not supported: give the collection as an expression or a variable name in the collection attribute";
+        ctx.unsupported_in(&format!("{}:collection", v.prefix()), c, el, why);
+        return None;
+    }
     if collection.is_none() && cardinality.is_none() {
         ctx.problem_at(mi, el, "multiInstanceLoopCharacteristics needs a collection or a loopCardinality");
     }

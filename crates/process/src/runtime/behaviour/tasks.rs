@@ -173,7 +173,7 @@ impl Runtime<'_> {
             }
             Implementation::Expression { text } => {
                 // Flowable's expression service task: its value goes to resultVariable.
-                let value = self.eval(exec, &n.id, text)?;
+                let value = self.eval_with_effects(exec, &n.id, text)?;
                 if let Some(name) = &s.result_variable {
                     self.set_variables(exec, Map::from_iter([(name.clone(), value)]))?;
                 }

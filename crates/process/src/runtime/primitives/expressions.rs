@@ -2,6 +2,8 @@
 //! execution's own facts, and the readings of its result a model needs (a value, a string, a
 //! condition, a list of people).
 
+use std::cell::RefCell;
+
 use jiff::Timestamp;
 use kairos_expr::{Context, ExecutionInfo, Expression};
 use serde_json::Value as Json;
@@ -30,6 +32,30 @@ impl Runtime<'_> {
 
     pub(crate) fn eval(&self, exec: &str, element: &str, text: &str) -> Result<Json> {
         self.evaluate(exec, element, text, "expression", |e, c| e.eval(c))
+    }
+
+    /// [`Runtime::eval`] for a listener's or a service task's expression, which may set
+    /// variables (`${execution.setVariable('approved', true)}`): they are set once the
+    /// expression is done, in the order it set them.
+    pub(crate) fn eval_with_effects(&mut self, exec: &str, element: &str, text: &str) -> Result<Json> {
+        let fail = |e: &dyn std::fmt::Display| {
+            ProcessError::at(ErrorKind::Model, element, format!("expression '{text}' of '{element}': {e}"))
+        };
+        let expr = Expression::parse(text).map_err(|e| fail(&e))?;
+        let (value, sets) = {
+            let mut ctx = self.context(exec);
+            ctx.effects = Some(RefCell::new(Vec::new()));
+            let value = expr.eval(&ctx).map_err(|e| fail(&e))?;
+            (value, ctx.effects.map(RefCell::into_inner).unwrap_or_default())
+        };
+        for (name, value, local) in sets {
+            if local {
+                self.set_local(exec, &name, value);
+            } else {
+                self.set_variables(exec, serde_json::Map::from_iter([(name, value)]))?;
+            }
+        }
+        Ok(value)
     }
 
     pub(crate) fn eval_string(&self, exec: &str, element: &str, text: &str) -> Result<String> {
@@ -109,6 +135,7 @@ impl Runtime<'_> {
             inst: &self.inst,
             now: self.env.now,
             exec: exec.to_string(),
+            effects: None,
             info: ExecutionInfo {
                 id: exec.to_string(),
                 process_instance_id: self.inst.id.clone(),
@@ -126,6 +153,9 @@ pub(crate) struct VarContext<'i> {
     now: Timestamp,
     exec: String,
     info: ExecutionInfo,
+    /// The variables `execution.setVariable` set, when this evaluation may set any
+    /// ([`Runtime::eval_with_effects`]): (name, value, local).
+    effects: Option<RefCell<Vec<(String, Json, bool)>>>,
 }
 
 impl Context for VarContext<'_> {
@@ -143,6 +173,15 @@ impl Context for VarContext<'_> {
 
     fn now(&self) -> Option<Timestamp> {
         Some(self.now)
+    }
+
+    fn set_variable(&self, name: &str, value: Json, local: bool) -> std::result::Result<(), String> {
+        let Some(effects) = &self.effects else {
+            return Err("execution.setVariable is allowed only in a listener's or a service task's expression".into());
+        };
+        crate::validate_variable_name(name).map_err(|e| e.message)?;
+        effects.borrow_mut().push((name.to_string(), value, local));
+        Ok(())
     }
 }
 

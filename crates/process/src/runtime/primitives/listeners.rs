@@ -103,7 +103,7 @@ impl Runtime<'_> {
                 }
             }
             ListenerAction::Expression(text) => {
-                self.eval(exec, &element, text)?;
+                self.eval_with_effects(exec, &element, text)?;
             }
             ListenerAction::Handler { name, arguments, .. } => {
                 let mut payload = self.inst.visible_variables(exec);
