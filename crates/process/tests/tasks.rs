@@ -130,3 +130,17 @@ fn an_external_task_waits_for_its_worker_through_a_job_with_its_topic() {
     assert_eq!(d.tasks(), ["after"]);
     assert_eq!(d.last.changes.jobs_deleted, [job.id]);
 }
+
+#[test]
+fn a_user_task_name_that_is_an_expression_is_evaluated() {
+    let mut d = Driver::of(
+        r#"<startEvent id="start"/>
+    <sequenceFlow id="f0" sourceRef="start" targetRef="review"/>
+    <userTask id="review" name="Review ${customer} (${loopCounter})">
+      <multiInstanceLoopCharacteristics><loopCardinality>2</loopCardinality></multiInstanceLoopCharacteristics>
+    </userTask>"#,
+    );
+    d.start(json!({"customer": "Ada"}));
+    let names: Vec<_> = d.inst.tasks.iter().map(|t| t.name.clone().unwrap_or_default()).collect();
+    assert_eq!(names, ["Review Ada (0)", "Review Ada (1)"]);
+}

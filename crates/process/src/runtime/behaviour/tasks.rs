@@ -8,6 +8,7 @@ use kairos_bpmn::{
 use serde_json::{Map, Value as Json};
 
 use crate::error::{ErrorKind, ProcessError, Result};
+use crate::runtime::primitives::expressions::is_expression;
 use crate::runtime::primitives::listeners::ListenerSite;
 use crate::runtime::{DecisionCall, Runtime, ServiceCall};
 use crate::state::*;
@@ -53,12 +54,17 @@ impl Runtime<'_> {
             }
             None => None,
         };
+        // A task's name may be an expression, as in Camunda and Flowable (`Review ${loopCounter}`).
+        let name = match &n.name {
+            Some(text) if is_expression(text) => Some(self.eval_string(exec, &n.id, text)?),
+            other => other.clone(),
+        };
         let id = (self.env.ids)();
         self.inst.tasks.push(Task {
             id: id.clone(),
             rev: 0,
             execution_id: exec.into(),
-            name: n.name.clone(),
+            name,
             task_def_key: n.id.clone(),
             assignee: assignee.clone(),
             owner: None,
