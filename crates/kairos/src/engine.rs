@@ -407,6 +407,11 @@ impl Engine {
         crate::reconcile::incidents::Incidents { engine: self }
     }
 
+    /// Users, groups and memberships (SPEC I7).
+    pub fn identity(&self) -> crate::identity::Identity {
+        crate::identity::Identity::new(self.store.clone())
+    }
+
     pub fn processes(&self) -> &crate::process::Processes {
         &self.processes
     }

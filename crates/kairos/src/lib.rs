@@ -22,6 +22,7 @@ pub mod commands;
 pub mod doctor;
 mod engine;
 mod error;
+pub mod identity;
 pub mod outbox;
 pub mod process;
 pub mod reconcile;

@@ -53,6 +53,9 @@
 //! | `GET /scheduler/calendars`, `GET, PUT, DELETE /scheduler/calendars/{name}` | calendars |
 //! | `GET /scheduler/fired-triggers`, `GET /scheduler/nodes` | firings under way, node check-ins |
 //! | `POST /scheduler/cron/next` | the next fire times of a Quartz cron expression |
+//! | `GET, POST /identity/users`, `GET, PUT, DELETE /identity/users/{userId}` | users (Flowable's identity REST; passwords stored as Argon2id hashes, never answered) |
+//! | `GET, POST /identity/groups`, `GET, PUT, DELETE /identity/groups/{groupId}` | groups |
+//! | `POST /identity/groups/{groupId}/members`, `DELETE …/members/{userId}` | memberships: a user's candidate tasks include their groups' |
 //! | `/engine-rest/…` | Camunda 7's REST API: external tasks, deployments, definitions, instances, tasks, messages, history ([`routes::camunda`], docs/camunda.md) |
 
 pub mod access;
@@ -238,6 +241,18 @@ fn routes(engine: Arc<Engine>) -> Router {
         )
         .route("/scheduler/fired-triggers", get(scheduler::fired))
         .route("/scheduler/nodes", get(scheduler::nodes))
+        .route("/identity/users", get(routes::identity::users).post(routes::identity::create_user))
+        .route(
+            "/identity/users/{id}",
+            get(routes::identity::user).put(routes::identity::update_user).delete(routes::identity::delete_user),
+        )
+        .route("/identity/groups", get(routes::identity::groups).post(routes::identity::create_group))
+        .route(
+            "/identity/groups/{id}",
+            get(routes::identity::group).put(routes::identity::update_group).delete(routes::identity::delete_group),
+        )
+        .route("/identity/groups/{id}/members", post(routes::identity::add_member))
+        .route("/identity/groups/{id}/members/{userId}", axum::routing::delete(routes::identity::remove_member))
         .route("/dmn-api/dmn-repository/decisions", get(routes::dmn::decisions))
         .route("/dmn-api/dmn-repository/decisions/{id}", get(routes::dmn::decision))
         .route("/dmn-api/dmn-repository/decisions/{id}/resourcedata", get(routes::dmn::resource))

@@ -18,6 +18,7 @@ mod row;
 
 pub mod commands;
 pub mod doctor;
+pub mod identity;
 pub mod incidents;
 pub mod outbox;
 pub mod process;

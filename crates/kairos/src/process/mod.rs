@@ -47,6 +47,7 @@ pub use kairos_store_engine::business::Binding;
 pub use kairos_store_engine::process::Comment;
 pub use kairos_store_engine::process::DecisionDefinition;
 pub use kairos_store_engine::process::HistoryLevel;
+pub use kairos_store_engine::process::TaskFilter;
 pub use migrate::{MigrateRequest, MigrationOutcome};
 pub use repository::{DEPLOYMENT_DELETED, DefinitionFilter, DeploymentDeleted, DeploymentRow, ResourceRow};
 pub use requests::{MAX_REQUEST_ID_CHARS, REQUEST_RETENTION, check_request_id};

@@ -39,8 +39,14 @@ impl Processes {
         candidate_user: Option<&str>,
         candidate_group: Option<&str>,
     ) -> Result<Vec<TaskView>, Error> {
-        let filter = TaskFilter { instance, assignee, candidate_user, candidate_group };
-        Ok(tables::task_list(self.store.as_ref(), &filter).await?)
+        let filter = TaskFilter { instance, assignee, candidate_user, candidate_group, ..TaskFilter::default() };
+        self.task_list(&filter).await
+    }
+
+    /// Open tasks by every filter [`TaskFilter`] has, oldest first. A candidate user's tasks
+    /// include those of the groups they are a member of.
+    pub async fn task_list(&self, filter: &TaskFilter<'_>) -> Result<Vec<TaskView>, Error> {
+        Ok(tables::task_list(self.store.as_ref(), filter).await?)
     }
 
     pub async fn task(&self, id: &str) -> Result<TaskView, Error> {

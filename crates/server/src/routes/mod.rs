@@ -6,6 +6,7 @@ pub mod deadletter;
 pub mod dmn;
 pub mod health;
 pub mod history;
+pub mod identity;
 pub mod incidents;
 pub mod jobs;
 pub mod management;

@@ -113,8 +113,12 @@ pub struct InstanceFilter<'a> {
 pub struct TaskFilter<'a> {
     pub instance: Option<&'a str>,
     pub assignee: Option<&'a str>,
-    /// Unassigned tasks this user is a candidate for.
+    /// Unassigned tasks this user is a candidate for, named or through a group they are a
+    /// member of (Flowable's and Camunda's `candidateUser`).
     pub candidate_user: Option<&'a str>,
+    /// Tasks assigned to this user, and unassigned ones they are a candidate for (named or
+    /// through a group): Flowable's `candidateOrAssigned`, a person's tasklist.
+    pub candidate_or_assigned: Option<&'a str>,
     /// Unassigned tasks this group is a candidate for.
     pub candidate_group: Option<&'a str>,
 }
@@ -171,6 +175,11 @@ pub async fn instance_list(store: &dyn Sql, filter: &InstanceFilter<'_>) -> Resu
     rows.iter().map(|r| instance_row(&r)).collect()
 }
 
+/// A candidate link of task `t` for user `?`: named, or through a group the user is in (two
+/// binds: the user twice).
+const CANDIDATE: &str = "SELECT 1 FROM ACT_RU_IDENTITYLINK l WHERE l.TASK_ID_ = t.ID_ AND l.TYPE_ = 'candidate' \
+     AND (l.USER_ID_ = ? OR l.GROUP_ID_ IN (SELECT m.GROUP_ID_ FROM ACT_ID_MEMBERSHIP m WHERE m.USER_ID_ = ?))";
+
 /// Open tasks by `filter`, oldest first.
 pub async fn task_list(store: &dyn Sql, filter: &TaskFilter<'_>) -> Result<Vec<TaskView>> {
     const COLUMNS: &[&str] = &[
@@ -190,21 +199,38 @@ pub async fn task_list(store: &dyn Sql, filter: &TaskFilter<'_>) -> Result<Vec<T
         "DESCRIPTION_",
     ];
     let (pi, user, group) = (opt(filter.instance), opt(filter.candidate_user), opt(filter.candidate_group));
-    let assignee = opt(filter.assignee);
-    let rows = Rows::read(
-        store,
-        "ACT_RU_TASK",
-        COLUMNS,
+    let (assignee, mine) = (opt(filter.assignee), opt(filter.candidate_or_assigned));
+    let sql = format!(
         "SELECT t.ID_, t.NAME_, t.TASK_DEF_KEY_, t.PROC_INST_ID_, t.PROC_DEF_ID_, t.EXECUTION_ID_, t.ASSIGNEE_, \
          t.PRIORITY_, t.CREATE_TIME_, t.DUE_DATE_, t.FORM_KEY_, t.SUSPENSION_STATE_, t.OWNER_, t.DESCRIPTION_ FROM ACT_RU_TASK t \
          WHERE (CAST(? AS VARCHAR(64)) IS NULL OR t.PROC_INST_ID_ = ?) \
          AND (CAST(? AS VARCHAR(255)) IS NULL OR t.ASSIGNEE_ = ?) \
-         AND (CAST(? AS VARCHAR(255)) IS NULL OR (t.ASSIGNEE_ IS NULL AND EXISTS (SELECT 1 FROM ACT_RU_IDENTITYLINK l \
-              WHERE l.TASK_ID_ = t.ID_ AND l.TYPE_ = 'candidate' AND l.USER_ID_ = ?))) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR (t.ASSIGNEE_ IS NULL AND EXISTS ({CANDIDATE}))) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR t.ASSIGNEE_ = ? OR (t.ASSIGNEE_ IS NULL AND EXISTS ({CANDIDATE}))) \
          AND (CAST(? AS VARCHAR(255)) IS NULL OR (t.ASSIGNEE_ IS NULL AND EXISTS (SELECT 1 FROM ACT_RU_IDENTITYLINK l \
               WHERE l.TASK_ID_ = t.ID_ AND l.TYPE_ = 'candidate' AND l.GROUP_ID_ = ?))) \
-         ORDER BY t.CREATE_TIME_, t.ID_",
-        &[pi.clone(), pi, assignee.clone(), assignee, user.clone(), user, group.clone(), group],
+         ORDER BY t.CREATE_TIME_, t.ID_"
+    );
+    let rows = Rows::read(
+        store,
+        "ACT_RU_TASK",
+        COLUMNS,
+        &sql,
+        &[
+            pi.clone(),
+            pi,
+            assignee.clone(),
+            assignee,
+            user.clone(),
+            user.clone(),
+            user,
+            mine.clone(),
+            mine.clone(),
+            mine.clone(),
+            mine,
+            group.clone(),
+            group,
+        ],
     )
     .await?;
     rows.iter()

@@ -22,6 +22,7 @@ pub struct TasksQuery {
     assignee: Option<String>,
     candidate_user: Option<String>,
     candidate_group: Option<String>,
+    candidate_or_assigned: Option<String>,
     name: Option<String>,
     name_like: Option<String>,
     owner: Option<String>,
@@ -45,26 +46,9 @@ pub struct TasksQuery {
     size: Option<String>,
 }
 
-/// Flowable's `nameLike`: SQL LIKE, `%` any run of characters, `_` one (case-sensitive).
-pub fn like(pattern: &str, text: &str) -> bool {
-    fn go(p: &[char], t: &[char]) -> bool {
-        match p.split_first() {
-            None => t.is_empty(),
-            Some(('%', rest)) => (0..=t.len()).any(|i| go(rest, &t[i..])),
-            Some(('_', rest)) => !t.is_empty() && go(rest, &t[1..]),
-            Some((c, rest)) => t.first() == Some(c) && go(rest, &t[1..]),
-        }
-    }
-    // Bounded: the pattern is at most 255 characters and runs of `%` are folded.
-    let mut p: Vec<char> = Vec::new();
-    for c in pattern.chars().take(255) {
-        if !(c == '%' && p.last() == Some(&'%')) {
-            p.push(c);
-        }
-    }
-    let t: Vec<char> = text.chars().collect();
-    go(&p, &t)
-}
+// Flowable's `nameLike`: SQL LIKE in linear space and pattern × text time (a recursive
+// matcher backtracks exponentially on patterns like `%a%a%a…b`).
+use super::repository::like;
 
 /// A query instant, or a 400 naming the parameter.
 fn instant(field: &'static str, v: Option<String>) -> Result<Option<kairos::Timestamp>, ApiError> {
@@ -88,7 +72,8 @@ fn number(field: &'static str, v: Option<String>) -> Result<Option<i64>, ApiErro
 }
 
 /// `GET /runtime/tasks` with Flowable's filters (those kairos has: processInstanceId, assignee,
-/// candidateUser, candidateGroup — the candidate filters find unclaimed tasks only — name,
+/// candidateUser (named, or through a group the user is a member of), candidateGroup — the
+/// candidate filters find unclaimed tasks only — candidateOrAssigned (a person's tasklist), name,
 /// nameLike, owner, unassigned, taskDefinitionKey, processDefinitionId, executionId, priority,
 /// minimumPriority, maximumPriority, active, dueBefore, dueAfter, withoutDueDate,
 /// createdBefore, createdAfter, tenantId), `sort` and `order`.
@@ -114,8 +99,15 @@ pub async fn list(
     let (due_before, due_after) = (instant("dueBefore", q.due_before)?, instant("dueAfter", q.due_after)?);
     let (created_before, created_after) =
         (instant("createdBefore", q.created_before)?, instant("createdAfter", q.created_after)?);
-    let mut all =
-        app.engine.processes().tasks(pi.as_deref(), assignee.as_deref(), user.as_deref(), group.as_deref()).await?;
+    let mine = filter(q.candidate_or_assigned);
+    let task_filter = kairos::process::TaskFilter {
+        instance: pi.as_deref(),
+        assignee: assignee.as_deref(),
+        candidate_user: user.as_deref(),
+        candidate_group: group.as_deref(),
+        candidate_or_assigned: mine.as_deref(),
+    };
+    let mut all = app.engine.processes().task_list(&task_filter).await?;
     all.retain(|t| {
         name.as_ref().is_none_or(|n| t.name.as_ref() == Some(n))
             && name_like.as_ref().is_none_or(|p| t.name.as_deref().is_some_and(|n| like(p, n)))

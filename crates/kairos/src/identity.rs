@@ -1,0 +1,380 @@
+//! Users, groups and memberships (SPEC I7; Flowable's `IdentityService`), kept in Activiti's
+//! ACT_ID_* tables so that the ids a team's models name (`candidateGroups="sales"`) mean the
+//! same people here: a user's candidate tasks include their groups' ([`crate::process::TaskFilter`]).
+//!
+//! Passwords are stored as Argon2id hashes in PHC form (the RustCrypto `argon2` crate, OWASP's
+//! first choice: memory-hard, so a stolen table costs an attacker memory per guess, not just
+//! time), with a fresh random salt each. Hashing takes tens of milliseconds of one core on
+//! purpose: it runs on tokio's blocking pool so it never stalls the workers, and
+//! [`Identity::check_password`] spends the same time on an unknown user as on a wrong password,
+//! so the answer's timing does not tell which ids exist.
+//!
+//! Every check happens before anything is written, and every change is one atomic write list:
+//! a bad field is an [`Error::Invalid`] naming it, a missing user or group a `NotFound`, a taken
+//! id or an existing membership a `Conflict`.
+
+use crate::Error;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use kairos_store::{ErrorKind, Store};
+use kairos_store_engine::identity as db;
+pub use kairos_store_engine::identity::{Group, User};
+use std::sync::Arc;
+
+/// Longest user or group id (ID_ VARCHAR(64)).
+pub const MAX_ID_CHARS: usize = 64;
+/// Longest name, e-mail, group type or tenant (VARCHAR(255)).
+pub const MAX_TEXT_CHARS: usize = 255;
+/// Longest password, in bytes: long passphrases fit, and no request buys an unbounded hash.
+pub const MAX_PASSWORD_BYTES: usize = 1024;
+
+/// A user to create.
+#[derive(Debug, Clone, Default)]
+pub struct NewUser {
+    pub user: User,
+    /// `None`: the user cannot log in until one is set.
+    pub password: Option<String>,
+}
+
+/// What to change of a user: `None` leaves a field, `Some(None)` clears it.
+#[derive(Debug, Clone, Default)]
+pub struct UserChange {
+    pub first_name: Option<Option<String>>,
+    pub last_name: Option<Option<String>>,
+    pub display_name: Option<Option<String>>,
+    pub email: Option<Option<String>>,
+    pub tenant_id: Option<String>,
+    /// `Some(None)` removes the password: the user can no longer log in.
+    pub password: Option<Option<String>>,
+}
+
+/// What to change of a group: `None` leaves a field, `Some(None)` clears it.
+#[derive(Debug, Clone, Default)]
+pub struct GroupChange {
+    pub name: Option<Option<String>>,
+    pub kind: Option<Option<String>>,
+}
+
+/// The identity service of an engine ([`crate::Engine::identity`]).
+#[derive(Debug, Clone)]
+pub struct Identity {
+    store: Arc<dyn Store>,
+}
+
+fn invalid(field: &'static str, message: impl Into<String>) -> Error {
+    Error::Invalid(kairos_core::Error::invalid(field, message))
+}
+
+fn store_error(kind: ErrorKind, message: String) -> Error {
+    Error::Store(kairos_store::Error::new(kind, message))
+}
+
+/// A conflict of `write_all` (an expected row missing, a key taken) as `kind` with `message`.
+fn on_conflict(e: kairos_store::Error, kind: ErrorKind, message: impl FnOnce() -> String) -> Error {
+    if e.kind == ErrorKind::Conflict { store_error(kind, message()) } else { e.into() }
+}
+
+/// An id: 1 to 64 characters, no control characters, no `:` (HTTP Basic credentials end the
+/// user id at the first colon, RFC 7617 §2, so such a user could never log in).
+pub fn check_id(field: &'static str, id: &str) -> Result<(), Error> {
+    let n = id.chars().count();
+    if id.trim().is_empty() {
+        return Err(invalid(field, format!("{field} must not be empty")));
+    }
+    if n > MAX_ID_CHARS {
+        return Err(invalid(field, format!("{field} may have at most {MAX_ID_CHARS} characters, not {n}")));
+    }
+    if id.chars().any(char::is_control) {
+        return Err(invalid(field, format!("{field} must not hold control characters")));
+    }
+    if id.contains(':') {
+        return Err(invalid(
+            field,
+            format!("{field} must not hold ':' (HTTP Basic credentials end the user id there)"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_text(field: &'static str, v: &Option<String>) -> Result<(), Error> {
+    match v {
+        Some(s) if s.chars().count() > MAX_TEXT_CHARS => {
+            Err(invalid(field, format!("{field} may have at most {MAX_TEXT_CHARS} characters")))
+        }
+        Some(s) if s.chars().any(char::is_control) => {
+            Err(invalid(field, format!("{field} must not hold control characters")))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn check_password(p: &str) -> Result<(), Error> {
+    if p.is_empty() {
+        return Err(invalid("password", "password must not be empty (null leaves the user without one)"));
+    }
+    if p.len() > MAX_PASSWORD_BYTES {
+        return Err(invalid("password", format!("password may have at most {MAX_PASSWORD_BYTES} bytes")));
+    }
+    Ok(())
+}
+
+fn check_user(u: &User) -> Result<(), Error> {
+    check_id("id", &u.id)?;
+    check_text("firstName", &u.first_name)?;
+    check_text("lastName", &u.last_name)?;
+    check_text("displayName", &u.display_name)?;
+    check_text("email", &u.email)?;
+    check_text("tenantId", &Some(u.tenant_id.clone()))
+}
+
+fn check_group(g: &Group) -> Result<(), Error> {
+    check_id("id", &g.id)?;
+    check_text("name", &g.name)?;
+    check_text("type", &g.kind)
+}
+
+/// The Argon2id hash of `password` in PHC form, with a fresh random salt.
+pub async fn hash_password(password: String) -> Result<String, Error> {
+    tokio::task::spawn_blocking(move || {
+        let salt = SaltString::encode_b64(&rand::random::<[u8; 16]>())
+            .map_err(|e| Error::Config(format!("password salt: {e}")))?;
+        argon2::Argon2::default()
+            .hash_password(password.as_bytes(), &salt)
+            .map(|h| h.to_string())
+            .map_err(|e| Error::Config(format!("password hash: {e}")))
+    })
+    .await
+    .map_err(|e| Error::Config(format!("password hash: {e}")))?
+}
+
+/// Whether `password` matches `hash` (a PHC string; a malformed one matches nothing).
+pub async fn verify_password(password: String, hash: String) -> bool {
+    tokio::task::spawn_blocking(move || {
+        PasswordHash::new(&hash)
+            .is_ok_and(|h| argon2::Argon2::default().verify_password(password.as_bytes(), &h).is_ok())
+    })
+    .await
+    .unwrap_or(false)
+}
+
+/// A hash no password matches, made once, checked against when a user does not exist so the
+/// answer takes as long as for a wrong password.
+async fn decoy_hash() -> String {
+    static DECOY: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+    DECOY
+        .get_or_init(|| async {
+            let random = format!("{:x}", rand::random::<u128>());
+            hash_password(random).await.unwrap_or_default()
+        })
+        .await
+        .clone()
+}
+
+impl Identity {
+    pub(crate) fn new(store: Arc<dyn Store>) -> Identity {
+        Identity { store }
+    }
+
+    fn sql(&self) -> &dyn kairos_store::Sql {
+        self.store.as_ref()
+    }
+
+    /// Creates a user; `Conflict` when the id is taken.
+    pub async fn create_user(&self, new: NewUser) -> Result<User, Error> {
+        check_user(&new.user)?;
+        let hash = match new.password {
+            Some(p) => {
+                check_password(&p)?;
+                Some(hash_password(p).await?)
+            }
+            None => None,
+        };
+        let id = new.user.id.clone();
+        self.store
+            .write_all(&[db::user_insert(&new.user, hash)])
+            .await
+            .map_err(|e| on_conflict(e, ErrorKind::Conflict, || format!("a user with id '{id}' already exists")))?;
+        self.user(&id).await
+    }
+
+    /// User `id`; `NotFound` when there is none.
+    pub async fn user(&self, id: &str) -> Result<User, Error> {
+        db::user_get(self.sql(), id)
+            .await?
+            .ok_or_else(|| store_error(ErrorKind::NotFound, format!("there is no user '{id}'")))
+    }
+
+    /// Every user, by id; the members of `member_of` only when given.
+    pub async fn users(&self, member_of: Option<&str>) -> Result<Vec<User>, Error> {
+        Ok(db::user_list(self.sql(), member_of).await?)
+    }
+
+    /// Changes what `change` names of user `id`.
+    pub async fn update_user(&self, id: &str, change: UserChange) -> Result<User, Error> {
+        let mut user = self.user(id).await?;
+        let set = |field: &mut Option<String>, v: Option<Option<String>>| {
+            if let Some(v) = v {
+                *field = v;
+            }
+        };
+        set(&mut user.first_name, change.first_name);
+        set(&mut user.last_name, change.last_name);
+        set(&mut user.display_name, change.display_name);
+        set(&mut user.email, change.email);
+        if let Some(t) = change.tenant_id {
+            user.tenant_id = t;
+        }
+        check_user(&user)?;
+        let mut writes = vec![db::user_update(&user)];
+        if let Some(p) = change.password {
+            let hash = match p {
+                Some(p) => {
+                    check_password(&p)?;
+                    Some(hash_password(p).await?)
+                }
+                None => None,
+            };
+            writes.push(db::user_set_password(id, hash));
+        }
+        self.store
+            .write_all(&writes)
+            .await
+            .map_err(|e| on_conflict(e, ErrorKind::NotFound, || format!("there is no user '{id}'")))?;
+        self.user(id).await
+    }
+
+    /// Deletes user `id` and its memberships.
+    pub async fn delete_user(&self, id: &str) -> Result<(), Error> {
+        self.store
+            .write_all(&db::user_delete(id))
+            .await
+            .map_err(|e| on_conflict(e, ErrorKind::NotFound, || format!("there is no user '{id}'")))?;
+        Ok(())
+    }
+
+    /// The user `id` names when `password` is theirs; `None` for a wrong password, an unknown
+    /// user or one without a password, after the same work in each case.
+    pub async fn check_password(&self, id: &str, password: &str) -> Result<Option<User>, Error> {
+        if password.len() > MAX_PASSWORD_BYTES || check_id("id", id).is_err() {
+            return Ok(None);
+        }
+        let found = db::user_credentials(self.sql(), id).await?;
+        let hash = match &found {
+            Some((_, Some(h))) => h.clone(),
+            _ => decoy_hash().await,
+        };
+        let ok = verify_password(password.to_string(), hash).await;
+        Ok(match found {
+            Some((user, Some(_))) if ok => Some(user),
+            _ => None,
+        })
+    }
+
+    /// Creates a group; `Conflict` when the id is taken.
+    pub async fn create_group(&self, group: Group) -> Result<Group, Error> {
+        check_group(&group)?;
+        let id = group.id.clone();
+        self.store
+            .write_all(&[db::group_insert(&group)])
+            .await
+            .map_err(|e| on_conflict(e, ErrorKind::Conflict, || format!("a group with id '{id}' already exists")))?;
+        self.group(&id).await
+    }
+
+    /// Group `id`; `NotFound` when there is none.
+    pub async fn group(&self, id: &str) -> Result<Group, Error> {
+        db::group_get(self.sql(), id)
+            .await?
+            .ok_or_else(|| store_error(ErrorKind::NotFound, format!("there is no group '{id}'")))
+    }
+
+    /// Every group, by id; only those user `member` is in when given.
+    pub async fn groups(&self, member: Option<&str>) -> Result<Vec<Group>, Error> {
+        Ok(db::group_list(self.sql(), member).await?)
+    }
+
+    /// Changes what `change` names of group `id`.
+    pub async fn update_group(&self, id: &str, change: GroupChange) -> Result<Group, Error> {
+        let mut group = self.group(id).await?;
+        if let Some(n) = change.name {
+            group.name = n;
+        }
+        if let Some(k) = change.kind {
+            group.kind = k;
+        }
+        check_group(&group)?;
+        self.store
+            .write_all(&[db::group_update(&group)])
+            .await
+            .map_err(|e| on_conflict(e, ErrorKind::NotFound, || format!("there is no group '{id}'")))?;
+        self.group(id).await
+    }
+
+    /// Deletes group `id` and its memberships (the tasks whose candidates name it keep the name).
+    pub async fn delete_group(&self, id: &str) -> Result<(), Error> {
+        self.store
+            .write_all(&db::group_delete(id))
+            .await
+            .map_err(|e| on_conflict(e, ErrorKind::NotFound, || format!("there is no group '{id}'")))?;
+        Ok(())
+    }
+
+    /// Makes `user` a member of `group`: `NotFound` naming whichever does not exist, `Conflict`
+    /// when they already are.
+    pub async fn add_member(&self, group: &str, user: &str) -> Result<(), Error> {
+        self.group(group).await?;
+        check_id("userId", user)?;
+        if db::user_get(self.sql(), user).await?.is_none() {
+            return Err(store_error(ErrorKind::NotFound, format!("there is no user '{user}'")));
+        }
+        let conflict = || format!("user '{user}' is already a member of group '{group}'");
+        if db::is_member(self.sql(), user, group).await? {
+            return Err(store_error(ErrorKind::Conflict, conflict()));
+        }
+        match self.store.write_all(&[db::membership_insert(user, group)]).await {
+            Ok(_) => Ok(()),
+            // Lost a race: the key is taken (already a member), or one of the two was deleted.
+            Err(e) if e.kind == ErrorKind::Conflict || e.kind == ErrorKind::Invalid => {
+                if db::is_member(self.sql(), user, group).await? {
+                    Err(store_error(ErrorKind::Conflict, conflict()))
+                } else {
+                    Err(store_error(ErrorKind::NotFound, format!("user '{user}' or group '{group}' was just deleted")))
+                }
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Ends `user`'s membership of `group`; `NotFound` when there is none.
+    pub async fn remove_member(&self, group: &str, user: &str) -> Result<(), Error> {
+        self.store.write_all(&[db::membership_delete(user, group)]).await.map_err(|e| {
+            on_conflict(e, ErrorKind::NotFound, || format!("user '{user}' is not a member of group '{group}'"))
+        })?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn hashes_are_salted_argon2id_and_verify_only_their_password() {
+        let a = hash_password("correct horse".into()).await.unwrap();
+        let b = hash_password("correct horse".into()).await.unwrap();
+        assert!(a.starts_with("$argon2id$"), "{a}");
+        assert_ne!(a, b, "each hash has its own salt");
+        assert!(!a.contains("correct horse"));
+        assert!(verify_password("correct horse".into(), a.clone()).await);
+        assert!(!verify_password("correct horsf".into(), a).await);
+        assert!(!verify_password("x".into(), "not a phc string".into()).await);
+    }
+
+    #[test]
+    fn ids_are_refused_with_the_reason() {
+        assert!(check_id("id", "kermit").is_ok());
+        for bad in ["", " ", "a:b", "tab\there", &"x".repeat(65)] {
+            let e = check_id("id", bad).unwrap_err().to_string();
+            assert!(e.contains("id"), "{bad:?}: {e}");
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! Users, groups and memberships (Activiti/Flowable's ACT_ID_USER, ACT_ID_GROUP,
+//! ACT_ID_MEMBERSHIP). The password column holds a hash the caller made; nothing here sees a
+//! password. A membership is inserted only when its user and group both exist (one conditional
+//! INSERT, so a racing delete cannot leave it pointing at nothing on SQLite, where the foreign
+//! keys are not enforced), and deleting a user or a group deletes its memberships with it.
+
+use crate::{Row, Rows};
+use kairos_store::{Result, Sql, SqlValue, Write};
+use serde::Serialize;
+
+/// A user as the API shows it: never the password's hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct User {
+    pub id: String,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub display_name: Option<String>,
+    pub email: Option<String>,
+    /// The tenant the user belongs to; empty for none.
+    pub tenant_id: String,
+}
+
+/// A group: `type` is free text (Flowable's `assignment`, `security-role`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Group {
+    pub id: String,
+    pub name: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+}
+
+fn t(s: &str) -> SqlValue {
+    SqlValue::Text(s.to_string())
+}
+fn ot(s: &Option<String>) -> SqlValue {
+    s.as_ref().map_or(SqlValue::Null, |s| SqlValue::Text(s.clone()))
+}
+fn opt(v: Option<&str>) -> SqlValue {
+    v.map_or(SqlValue::Null, |s| SqlValue::Text(s.into()))
+}
+
+const USER_COLUMNS: &[&str] = &["ID_", "FIRST_", "LAST_", "DISPLAY_NAME_", "EMAIL_", "TENANT_ID_"];
+const USER_SELECT: &str = "SELECT u.ID_, u.FIRST_, u.LAST_, u.DISPLAY_NAME_, u.EMAIL_, u.TENANT_ID_ FROM ACT_ID_USER u";
+
+fn user_row(r: &Row<'_>) -> Result<User> {
+    Ok(User {
+        id: r.text("ID_")?,
+        first_name: r.opt_text("FIRST_")?,
+        last_name: r.opt_text("LAST_")?,
+        display_name: r.opt_text("DISPLAY_NAME_")?,
+        email: r.opt_text("EMAIL_")?,
+        tenant_id: r.opt_text("TENANT_ID_")?.unwrap_or_default(),
+    })
+}
+
+/// The statement that adds `user` with `password_hash` (none: the user cannot log in). A user
+/// of the same id makes it fail as a conflict.
+pub fn user_insert(user: &User, password_hash: Option<String>) -> Write {
+    Write::new(
+        "INSERT INTO ACT_ID_USER (ID_, REV_, FIRST_, LAST_, DISPLAY_NAME_, EMAIL_, PWD_, TENANT_ID_) \
+         VALUES (?, 1, ?, ?, ?, ?, ?, ?)",
+        vec![
+            t(&user.id),
+            ot(&user.first_name),
+            ot(&user.last_name),
+            ot(&user.display_name),
+            ot(&user.email),
+            ot(&password_hash),
+            t(&user.tenant_id),
+        ],
+    )
+}
+
+/// The statement that stores `user`'s names, e-mail and tenant (expects the user to exist).
+pub fn user_update(user: &User) -> Write {
+    Write::new(
+        "UPDATE ACT_ID_USER SET REV_ = REV_ + 1, FIRST_ = ?, LAST_ = ?, DISPLAY_NAME_ = ?, EMAIL_ = ?, TENANT_ID_ = ? \
+         WHERE ID_ = ?",
+        vec![
+            ot(&user.first_name),
+            ot(&user.last_name),
+            ot(&user.display_name),
+            ot(&user.email),
+            t(&user.tenant_id),
+            t(&user.id),
+        ],
+    )
+    .expect(1)
+}
+
+/// The statement that replaces user `id`'s password hash (expects the user to exist).
+pub fn user_set_password(id: &str, password_hash: Option<String>) -> Write {
+    Write::new("UPDATE ACT_ID_USER SET REV_ = REV_ + 1, PWD_ = ? WHERE ID_ = ?", vec![ot(&password_hash), t(id)])
+        .expect(1)
+}
+
+/// The statements that delete user `id` and its memberships (expects the user to exist).
+pub fn user_delete(id: &str) -> Vec<Write> {
+    vec![
+        Write::new("DELETE FROM ACT_ID_MEMBERSHIP WHERE USER_ID_ = ?", vec![t(id)]),
+        Write::new("DELETE FROM ACT_ID_USER WHERE ID_ = ?", vec![t(id)]).expect(1),
+    ]
+}
+
+/// User `id`, if there is one.
+pub async fn user_get(store: &dyn Sql, id: &str) -> Result<Option<User>> {
+    let sql = format!("{USER_SELECT} WHERE u.ID_ = ?");
+    let rows = Rows::read(store, "ACT_ID_USER", USER_COLUMNS, &sql, &[t(id)]).await?;
+    rows.first().map(|r| user_row(&r)).transpose()
+}
+
+/// User `id` and the hash of its password (`None`: it has none), if there is such a user.
+pub async fn user_credentials(store: &dyn Sql, id: &str) -> Result<Option<(User, Option<String>)>> {
+    const COLUMNS: &[&str] = &["ID_", "FIRST_", "LAST_", "DISPLAY_NAME_", "EMAIL_", "TENANT_ID_", "PWD_"];
+    let rows = Rows::read(
+        store,
+        "ACT_ID_USER",
+        COLUMNS,
+        "SELECT u.ID_, u.FIRST_, u.LAST_, u.DISPLAY_NAME_, u.EMAIL_, u.TENANT_ID_, u.PWD_ FROM ACT_ID_USER u WHERE u.ID_ = ?",
+        &[t(id)],
+    )
+    .await?;
+    rows.first().map(|r| Ok((user_row(&r)?, r.opt_text("PWD_")?))).transpose()
+}
+
+/// Every user, by id; only the members of `member_of` when given.
+pub async fn user_list(store: &dyn Sql, member_of: Option<&str>) -> Result<Vec<User>> {
+    let sql = format!(
+        "{USER_SELECT} WHERE (CAST(? AS VARCHAR(64)) IS NULL OR EXISTS (SELECT 1 FROM ACT_ID_MEMBERSHIP m \
+         WHERE m.USER_ID_ = u.ID_ AND m.GROUP_ID_ = ?)) ORDER BY u.ID_"
+    );
+    let g = opt(member_of);
+    let rows = Rows::read(store, "ACT_ID_USER", USER_COLUMNS, &sql, &[g.clone(), g]).await?;
+    rows.iter().map(|r| user_row(&r)).collect()
+}
+
+const GROUP_COLUMNS: &[&str] = &["ID_", "NAME_", "TYPE_"];
+const GROUP_SELECT: &str = "SELECT g.ID_, g.NAME_, g.TYPE_ FROM ACT_ID_GROUP g";
+
+fn group_row(r: &Row<'_>) -> Result<Group> {
+    Ok(Group { id: r.text("ID_")?, name: r.opt_text("NAME_")?, kind: r.opt_text("TYPE_")? })
+}
+
+/// The statement that adds `group`; one of the same id makes it fail as a conflict.
+pub fn group_insert(group: &Group) -> Write {
+    Write::new(
+        "INSERT INTO ACT_ID_GROUP (ID_, REV_, NAME_, TYPE_) VALUES (?, 1, ?, ?)",
+        vec![t(&group.id), ot(&group.name), ot(&group.kind)],
+    )
+}
+
+/// The statement that stores `group`'s name and type (expects the group to exist).
+pub fn group_update(group: &Group) -> Write {
+    Write::new(
+        "UPDATE ACT_ID_GROUP SET REV_ = REV_ + 1, NAME_ = ?, TYPE_ = ? WHERE ID_ = ?",
+        vec![ot(&group.name), ot(&group.kind), t(&group.id)],
+    )
+    .expect(1)
+}
+
+/// The statements that delete group `id` and its memberships (expects the group to exist).
+pub fn group_delete(id: &str) -> Vec<Write> {
+    vec![
+        Write::new("DELETE FROM ACT_ID_MEMBERSHIP WHERE GROUP_ID_ = ?", vec![t(id)]),
+        Write::new("DELETE FROM ACT_ID_GROUP WHERE ID_ = ?", vec![t(id)]).expect(1),
+    ]
+}
+
+/// Group `id`, if there is one.
+pub async fn group_get(store: &dyn Sql, id: &str) -> Result<Option<Group>> {
+    let sql = format!("{GROUP_SELECT} WHERE g.ID_ = ?");
+    let rows = Rows::read(store, "ACT_ID_GROUP", GROUP_COLUMNS, &sql, &[t(id)]).await?;
+    rows.first().map(|r| group_row(&r)).transpose()
+}
+
+/// Every group, by id; only those user `member` belongs to when given.
+pub async fn group_list(store: &dyn Sql, member: Option<&str>) -> Result<Vec<Group>> {
+    let sql = format!(
+        "{GROUP_SELECT} WHERE (CAST(? AS VARCHAR(64)) IS NULL OR EXISTS (SELECT 1 FROM ACT_ID_MEMBERSHIP m \
+         WHERE m.GROUP_ID_ = g.ID_ AND m.USER_ID_ = ?)) ORDER BY g.ID_"
+    );
+    let u = opt(member);
+    let rows = Rows::read(store, "ACT_ID_GROUP", GROUP_COLUMNS, &sql, &[u.clone(), u]).await?;
+    rows.iter().map(|r| group_row(&r)).collect()
+}
+
+/// The statement that makes `user` a member of `group`: it affects one row only when both
+/// exist and the user is not a member yet (a second membership fails as a conflict on the key).
+pub fn membership_insert(user: &str, group: &str) -> Write {
+    Write::new(
+        "INSERT INTO ACT_ID_MEMBERSHIP (USER_ID_, GROUP_ID_) SELECT u.ID_, g.ID_ FROM ACT_ID_USER u, ACT_ID_GROUP g \
+         WHERE u.ID_ = ? AND g.ID_ = ?",
+        vec![t(user), t(group)],
+    )
+    .expect(1)
+}
+
+/// The statement that ends `user`'s membership of `group` (expects it to exist).
+pub fn membership_delete(user: &str, group: &str) -> Write {
+    Write::new("DELETE FROM ACT_ID_MEMBERSHIP WHERE USER_ID_ = ? AND GROUP_ID_ = ?", vec![t(user), t(group)]).expect(1)
+}
+
+/// Whether `user` is a member of `group`.
+pub async fn is_member(store: &dyn Sql, user: &str, group: &str) -> Result<bool> {
+    let rows = Rows::read(
+        store,
+        "ACT_ID_MEMBERSHIP",
+        &["USER_ID_"],
+        "SELECT USER_ID_ FROM ACT_ID_MEMBERSHIP WHERE USER_ID_ = ? AND GROUP_ID_ = ?",
+        &[t(user), t(group)],
+    )
+    .await?;
+    Ok(!rows.is_empty())
+}
