@@ -227,6 +227,7 @@ impl EngineBuilder {
         }
         Ok(Engine {
             outbox,
+            identity: crate::identity::Identity::new(store.clone()),
             store,
             processes,
             scheduler,
@@ -295,6 +296,8 @@ type SideLoops = (tokio::sync::watch::Sender<bool>, Vec<tokio::task::JoinHandle<
 #[derive(Debug)]
 pub struct Engine {
     store: Arc<dyn Store>,
+    /// Users and groups, with the node's memory of passwords it verified lately.
+    identity: crate::identity::Identity,
     processes: Arc<crate::process::Processes>,
     scheduler: Arc<crate::scheduler::Scheduler>,
     /// The loops that run beside the executor (the scheduler's check-in, the history
@@ -408,8 +411,8 @@ impl Engine {
     }
 
     /// Users, groups and memberships (SPEC I7).
-    pub fn identity(&self) -> crate::identity::Identity {
-        crate::identity::Identity::new(self.store.clone())
+    pub fn identity(&self) -> &crate::identity::Identity {
+        &self.identity
     }
 
     pub fn processes(&self) -> &crate::process::Processes {

@@ -17,7 +17,8 @@ use crate::Error;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use kairos_store::{ErrorKind, Store};
 use kairos_store_engine::identity as db;
-pub use kairos_store_engine::identity::{Group, User};
+pub use kairos_store_engine::identity::{Group, TokenInfo, User};
+use serde::Serialize;
 use std::sync::Arc;
 
 /// Longest user or group id (ID_ VARCHAR(64)).
@@ -54,10 +55,116 @@ pub struct GroupChange {
     pub kind: Option<Option<String>>,
 }
 
+/// Members of this group are admins: deploy, migrate, delete, dead letters, users.
+pub const ADMIN_GROUP: &str = "kairos-admin";
+/// Members of this group are operators: jobs, instances, triggers.
+pub const OPERATOR_GROUP: &str = "kairos-operator";
+
+/// What a caller may do, in increasing order: a `User` works their tasklist; an `Operator`
+/// runs the engine (jobs, instances, triggers, external workers); an `Admin` also deploys,
+/// migrates, deletes and manages users. A user's role comes from their groups (as Camunda's
+/// `camunda-admin` group): [`ADMIN_GROUP`], [`OPERATOR_GROUP`], else `User`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Operator,
+    Admin,
+}
+
+impl Role {
+    /// The role that membership of `groups` gives.
+    pub fn of_groups(groups: &[String]) -> Role {
+        if groups.iter().any(|g| g == ADMIN_GROUP) {
+            Role::Admin
+        } else if groups.iter().any(|g| g == OPERATOR_GROUP) {
+            Role::Operator
+        } else {
+            Role::User
+        }
+    }
+}
+
+/// Who is calling, once authenticated: the node's own token (an admin with no user), or a user
+/// with their groups, role and tenant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Principal {
+    /// `None` for the node's token.
+    pub user_id: Option<String>,
+    pub groups: Vec<String>,
+    pub role: Role,
+    /// The user's tenant; empty for none (and for the node's token).
+    pub tenant_id: String,
+}
+
+impl Principal {
+    /// The holder of the node's API token: an admin.
+    pub fn node_token() -> Principal {
+        Principal { user_id: None, groups: Vec::new(), role: Role::Admin, tenant_id: String::new() }
+    }
+}
+
+/// How API tokens start, so a leaked one is recognisable (secret scanners, logs).
+pub const TOKEN_PREFIX: &str = "kairos_";
+
+/// The SHA-256 of a token, in hex: what ACT_ID_TOKEN keeps.
+pub fn token_hash(token: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(token.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The identity service of an engine ([`crate::Engine::identity`]).
 #[derive(Debug, Clone)]
 pub struct Identity {
     store: Arc<dyn Store>,
+    verified: Arc<Verified>,
+}
+
+/// How long a verified password is remembered: a client sending Basic credentials on every
+/// request (Flowable's and Camunda's do) pays for one Argon2 check per this period, not one
+/// per request.
+const VERIFIED_FOR: std::time::Duration = std::time::Duration::from_secs(300);
+/// Most passwords remembered; the memory is emptied when it is full.
+const VERIFIED_MAX: usize = 10_000;
+
+/// Passwords this node verified lately, each as a SHA-256 over a per-process random key, the
+/// user id, the password and the stored hash, so a changed password or a deleted user is not
+/// remembered, and the memory holds nothing a dump could test guesses against without the key.
+#[derive(Debug)]
+struct Verified {
+    key: [u8; 32],
+    seen: std::sync::Mutex<std::collections::HashMap<[u8; 32], std::time::Instant>>,
+}
+
+impl Verified {
+    fn new() -> Verified {
+        Verified { key: rand::random(), seen: std::sync::Mutex::new(std::collections::HashMap::new()) }
+    }
+
+    fn fingerprint(&self, user: &str, password: &str, hash: &str) -> [u8; 32] {
+        use sha2::Digest as _;
+        let mut h = sha2::Sha256::new();
+        for part in [&self.key[..], user.as_bytes(), password.as_bytes(), hash.as_bytes()] {
+            h.update((part.len() as u64).to_be_bytes());
+            h.update(part);
+        }
+        h.finalize().into()
+    }
+
+    fn knows(&self, f: &[u8; 32]) -> bool {
+        let seen = self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        seen.get(f).is_some_and(|at| at.elapsed() < VERIFIED_FOR)
+    }
+
+    fn remember(&self, f: [u8; 32]) {
+        let mut seen = self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if seen.len() >= VERIFIED_MAX {
+            seen.clear();
+        }
+        seen.insert(f, std::time::Instant::now());
+    }
 }
 
 fn invalid(field: &'static str, message: impl Into<String>) -> Error {
@@ -132,8 +239,19 @@ fn check_group(g: &Group) -> Result<(), Error> {
     check_text("type", &g.kind)
 }
 
+/// At most one Argon2 computation per core at a time: a flood of logins (or of Basic
+/// credentials, right or wrong) queues here instead of taking every blocking thread and core.
+async fn hashing_permit() -> tokio::sync::SemaphorePermit<'static> {
+    static PERMITS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let sem = PERMITS.get_or_init(|| tokio::sync::Semaphore::new(cores));
+    // The semaphore is never closed, so acquiring cannot fail.
+    sem.acquire().await.expect("the hashing semaphore is never closed")
+}
+
 /// The Argon2id hash of `password` in PHC form, with a fresh random salt.
 pub async fn hash_password(password: String) -> Result<String, Error> {
+    let _permit = hashing_permit().await;
     tokio::task::spawn_blocking(move || {
         let salt = SaltString::encode_b64(&rand::random::<[u8; 16]>())
             .map_err(|e| Error::Config(format!("password salt: {e}")))?;
@@ -148,6 +266,7 @@ pub async fn hash_password(password: String) -> Result<String, Error> {
 
 /// Whether `password` matches `hash` (a PHC string; a malformed one matches nothing).
 pub async fn verify_password(password: String, hash: String) -> bool {
+    let _permit = hashing_permit().await;
     tokio::task::spawn_blocking(move || {
         PasswordHash::new(&hash)
             .is_ok_and(|h| argon2::Argon2::default().verify_password(password.as_bytes(), &h).is_ok())
@@ -171,7 +290,7 @@ async fn decoy_hash() -> String {
 
 impl Identity {
     pub(crate) fn new(store: Arc<dyn Store>) -> Identity {
-        Identity { store }
+        Identity { store, verified: Arc::new(Verified::new()) }
     }
 
     fn sql(&self) -> &dyn kairos_store::Sql {
@@ -258,15 +377,19 @@ impl Identity {
             return Ok(None);
         }
         let found = db::user_credentials(self.sql(), id).await?;
-        let hash = match &found {
-            Some((_, Some(h))) => h.clone(),
-            _ => decoy_hash().await,
-        };
-        let ok = verify_password(password.to_string(), hash).await;
-        Ok(match found {
-            Some((user, Some(_))) if ok => Some(user),
-            _ => None,
-        })
+        if let Some((user, Some(hash))) = &found {
+            let f = self.verified.fingerprint(id, password, hash);
+            if self.verified.knows(&f) {
+                return Ok(Some(user.clone()));
+            }
+            if verify_password(password.to_string(), hash.clone()).await {
+                self.verified.remember(f);
+                return Ok(Some(user.clone()));
+            }
+            return Ok(None);
+        }
+        verify_password(password.to_string(), decoy_hash().await).await;
+        Ok(None)
     }
 
     /// Creates a group; `Conflict` when the id is taken.
@@ -342,6 +465,61 @@ impl Identity {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The caller `user` is: their groups and the role those give.
+    pub async fn principal(&self, user: &User) -> Result<Principal, Error> {
+        let groups: Vec<String> = self.groups(Some(&user.id)).await?.into_iter().map(|g| g.id).collect();
+        Ok(Principal {
+            user_id: Some(user.id.clone()),
+            role: Role::of_groups(&groups),
+            groups,
+            tenant_id: user.tenant_id.clone(),
+        })
+    }
+
+    /// Makes an API token for `user`, named `name`: the token (shown once: only its hash is
+    /// kept) and what is kept of it.
+    pub async fn create_token(&self, user: &str, name: Option<String>) -> Result<(String, TokenInfo), Error> {
+        check_text("name", &name)?;
+        self.user(user).await?;
+        let secret: String = rand::random::<[u8; 32]>().iter().map(|b| format!("{b:02x}")).collect();
+        let token = format!("{TOKEN_PREFIX}{secret}");
+        let id = kairos_core::new_id();
+        let now = self.store.db_now().await?;
+        self.store
+            .write_all(&[db::token_insert(&id, user, &token_hash(&token), &name, now)])
+            .await
+            .map_err(|e| on_conflict(e, ErrorKind::NotFound, || format!("there is no user '{user}'")))?;
+        let info = db::token_list(self.sql(), user)
+            .await?
+            .into_iter()
+            .find(|t| t.id == id)
+            .ok_or_else(|| store_error(ErrorKind::NotFound, format!("user '{user}' was just deleted")))?;
+        Ok((token, info))
+    }
+
+    /// The user an API token belongs to, if it is one of theirs.
+    pub async fn token_user(&self, token: &str) -> Result<Option<User>, Error> {
+        if !token.starts_with(TOKEN_PREFIX) || token.len() > 128 {
+            return Ok(None);
+        }
+        Ok(db::token_user(self.sql(), &token_hash(token)).await?.map(|(_, u)| u))
+    }
+
+    /// User `user`'s API tokens (never the tokens themselves).
+    pub async fn tokens(&self, user: &str) -> Result<Vec<TokenInfo>, Error> {
+        self.user(user).await?;
+        Ok(db::token_list(self.sql(), user).await?)
+    }
+
+    /// Revokes API token `id` of `user`.
+    pub async fn revoke_token(&self, user: &str, id: &str) -> Result<(), Error> {
+        self.store
+            .write_all(&[db::token_delete(user, id)])
+            .await
+            .map_err(|e| on_conflict(e, ErrorKind::NotFound, || format!("user '{user}' has no token {id}")))?;
+        Ok(())
     }
 
     /// Ends `user`'s membership of `group`; `NotFound` when there is none.

@@ -1,26 +1,34 @@
-//! Who may use the API: everyone who can reach the socket (the default, for a node listening
-//! on loopback), or only callers presenting the node's API token (`Authorization: Bearer …`,
-//! `kairos serve --api-token` / `KAIROS_API_TOKEN`). Camunda's and Flowable's clients
-//! authenticate with HTTP Basic (Camunda's `BasicAuthInterceptor`, Flowable's `auth`
-//! username/password): the token is also taken as the password of Basic credentials, whatever
-//! the user name, so those clients run unchanged on both faces (`/engine-rest` and Flowable's
-//! paths) until users come (SPEC I7).
+//! Who is calling (SPEC I7). A node guards its API with its own token
+//! (`kairos serve --api-token` / `KAIROS_API_TOKEN`: an admin credential), with its users
+//! (`--users`: ACT_ID_USER, [`kairos::identity`]), or both; without either the API is open to
+//! whoever reaches the socket, which `kairos serve` allows on loopback only (and [`crate::site`]
+//! keeps web pages of other sites out).
 //!
-//! An API that can start processes, delete instances and move dead letters must not be open
-//! on a network by accident (LESSONS: unauthenticated REST APIs are the classic hole), so
-//! `kairos serve` warns when it listens beyond loopback without a token. `GET /health` stays
-//! open: load balancers and orchestrators probe it without credentials, and it tells nothing
-//! but the node's id and store kind; so does `GET /openapi.json`, which describes the API,
-//! not anything in it. Users, roles and tenant isolation (SPEC I7) are not
-//! here yet: one token grants the whole API. A node without a token still keeps web pages of
-//! other sites out ([`crate::site`]).
+//! Credentials, on every route but the open ones ([`crate::authz`]):
+//! * `Authorization: Bearer TOKEN`: the node's token, or a user's API token (`kairos_…`, kept
+//!   as its SHA-256 only);
+//! * `Authorization: Basic` (RFC 7617), as Camunda's and Flowable's clients send it: a user's id
+//!   and password, or any user name with the node's token as password, so those clients run
+//!   unchanged with either.
+//!
+//! Failed passwords are counted per user id: after [`FREE_FAILURES`] in a row, each further
+//! attempt must wait twice as long as the last (1 s, 2 s, … up to 15 min) and is answered 429
+//! with `Retry-After` until then, whether or not it would have been right, so guessing is slow
+//! and the answer does not tell. A success clears the count. The counts are this node's.
+//!
+//! Once known, the caller's [`Principal`] goes with the request (an extension) and its role is
+//! checked against what the route needs ([`crate::authz`]); a user's own-task routes check that
+//! the task is theirs. Nothing here logs or answers a credential.
 
 use crate::error::ApiError;
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use std::sync::Arc;
+use kairos::identity::Principal;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// The shortest token accepted: shorter ones are guessable.
 pub const MIN_TOKEN_CHARS: usize = 16;
@@ -36,20 +44,151 @@ pub fn check_token(token: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Middleware: lets a request through when it carries `token`, or asks for it with a 401.
-pub(crate) async fn require_token(State(token): State<Arc<str>>, req: Request, next: Next) -> Response {
-    if matches!(req.uri().path(), "/health" | "/openapi.json") {
+/// Failed passwords of one user id forgiven before each further attempt must wait.
+pub const FREE_FAILURES: u32 = 5;
+/// The longest wait between attempts of one user id.
+const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+/// User ids whose failures are remembered; the memory is emptied when full.
+const MAX_TRACKED: usize = 100_000;
+
+/// How a node authenticates callers.
+#[derive(Debug)]
+pub struct Auth {
+    pub token: Option<Arc<str>>,
+    /// Users may authenticate (Basic password, API token).
+    pub users: bool,
+    pub engine: Arc<kairos::Engine>,
+    failures: Mutex<HashMap<String, Failures>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Failures {
+    count: u32,
+    /// No attempt before this instant.
+    next: Instant,
+}
+
+impl Auth {
+    pub fn new(engine: Arc<kairos::Engine>, token: Option<&str>, users: bool) -> Auth {
+        Auth { token: token.map(Arc::from), users, engine, failures: Mutex::new(HashMap::new()) }
+    }
+
+    /// How long user `id` must still wait before a password is tried, if at all.
+    fn waiting(&self, id: &str) -> Option<std::time::Duration> {
+        let failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let f = failures.get(id)?;
+        let now = Instant::now();
+        (f.next > now).then(|| f.next - now)
+    }
+
+    fn failed(&self, id: &str) {
+        let mut failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if failures.len() >= MAX_TRACKED && !failures.contains_key(id) {
+            failures.clear();
+        }
+        let now = Instant::now();
+        let f = failures.entry(id.to_string()).or_insert(Failures { count: 0, next: now });
+        f.count = f.count.saturating_add(1);
+        f.next = now + wait_after(f.count);
+    }
+
+    fn succeeded(&self, id: &str) {
+        self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(id);
+    }
+
+    /// The caller the request's credentials name, or the answer that refuses it.
+    pub async fn principal(&self, headers: &axum::http::HeaderMap) -> Result<Principal, Response> {
+        let header = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+        let Some(header) = header else {
+            return Err(unauthorized(
+                "this node's API needs credentials: Authorization: Bearer TOKEN, or Basic credentials (a user's \
+                 id and password, or the node's token as password)",
+            ));
+        };
+        if let Some(presented) = bearer(header).map(str::trim) {
+            if self.token.as_deref().is_some_and(|t| same(presented.as_bytes(), t.as_bytes())) {
+                return Ok(Principal::node_token());
+            }
+            if self.users
+                && let Some(user) = self.engine.identity().token_user(presented).await.map_err(server_error)?
+            {
+                return self.engine.identity().principal(&user).await.map_err(server_error);
+            }
+            return Err(unauthorized("the token is not this node's, nor a user's"));
+        }
+        let Some((user, password)) = basic(header) else {
+            return Err(unauthorized("Authorization must be Bearer or Basic credentials"));
+        };
+        if self.token.as_deref().is_some_and(|t| same(&password, t.as_bytes())) {
+            return Ok(Principal::node_token());
+        }
+        if !self.users {
+            return Err(unauthorized("the API token is not this node's"));
+        }
+        let (Ok(user), Ok(password)) = (String::from_utf8(user), String::from_utf8(password)) else {
+            return Err(unauthorized("the user id or password is wrong"));
+        };
+        if let Some(wait) = self.waiting(&user) {
+            return Err(too_many(wait));
+        }
+        match self.engine.identity().check_password(&user, &password).await.map_err(server_error)? {
+            Some(u) => {
+                self.succeeded(&user);
+                self.engine.identity().principal(&u).await.map_err(server_error)
+            }
+            None => {
+                self.failed(&user);
+                Err(unauthorized("the user id or password is wrong"))
+            }
+        }
+    }
+}
+
+/// The wait after `count` failures in a row: none for the first [`FREE_FAILURES`], then
+/// 1 s, 2 s, 4 s … up to [`MAX_WAIT`].
+fn wait_after(count: u32) -> std::time::Duration {
+    if count < FREE_FAILURES {
+        return std::time::Duration::ZERO;
+    }
+    let doublings = (count - FREE_FAILURES).min(20);
+    std::time::Duration::from_secs(1u64 << doublings).min(MAX_WAIT)
+}
+
+fn server_error(e: kairos::Error) -> Response {
+    ApiError::from(e).into_response()
+}
+
+fn too_many(wait: std::time::Duration) -> Response {
+    let secs = wait.as_secs().max(1);
+    let mut res = ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "too-many-attempts",
+        format!("too many wrong passwords for this user; try again in {secs} s"),
+    )
+    .into_response();
+    if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+        res.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    res
+}
+
+/// Route middleware (after routing, so the matched route is known): authenticates the caller,
+/// checks its role against what the route needs, and hands the [`Principal`] on.
+pub(crate) async fn authenticate(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) -> Response {
+    let pattern = req.extensions().get::<MatchedPath>().map(|m| m.as_str().to_string()).unwrap_or_default();
+    let need = crate::authz::need(req.method(), &pattern);
+    if need == crate::authz::Need::Open {
         return next.run(req).await;
     }
-    let header = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-    let presented = header.and_then(|h| bearer(h).map(|b| b.trim().as_bytes().to_vec()).or_else(|| basic_password(h)));
-    match presented {
-        Some(p) if same(&p, token.as_bytes()) => next.run(req).await,
-        Some(_) => unauthorized("the API token is not this node's"),
-        None => unauthorized(
-            "this node's API needs its token: Authorization: Bearer TOKEN (or Basic credentials with the token as password)",
-        ),
+    let principal = match auth.principal(req.headers()).await {
+        Ok(p) => p,
+        Err(refused) => return refused,
+    };
+    if let Err(refused) = crate::authz::allow(&auth.engine, &principal, need, &mut req).await {
+        return refused;
     }
+    req.extensions_mut().insert(principal);
+    next.run(req).await
 }
 
 /// The credentials of a `Bearer` authorization. The scheme is case-insensitive (RFC 7235
@@ -59,9 +198,9 @@ fn bearer(value: &str) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then_some(credentials)
 }
 
-/// The password of `Basic` credentials (RFC 7617: base64 of `user:password`), if the header
-/// holds such credentials.
-fn basic_password(value: &str) -> Option<Vec<u8>> {
+/// The user id and password of `Basic` credentials (RFC 7617: base64 of `user:password`,
+/// the id ending at the first colon), if the header holds such credentials.
+fn basic(value: &str) -> Option<(Vec<u8>, Vec<u8>)> {
     use base64::Engine as _;
     let (scheme, credentials) = value.trim_start().split_once(' ')?;
     if !scheme.eq_ignore_ascii_case("basic") {
@@ -69,10 +208,15 @@ fn basic_password(value: &str) -> Option<Vec<u8>> {
     }
     let decoded = base64::engine::general_purpose::STANDARD.decode(credentials.trim()).ok()?;
     let colon = decoded.iter().position(|b| *b == b':')?;
-    Some(decoded[colon + 1..].to_vec())
+    Some((decoded[..colon].to_vec(), decoded[colon + 1..].to_vec()))
 }
 
-fn unauthorized(message: &str) -> Response {
+#[cfg(test)]
+fn basic_password(value: &str) -> Option<Vec<u8>> {
+    basic(value).map(|(_, p)| p)
+}
+
+pub(crate) fn unauthorized(message: &str) -> Response {
     let mut res = ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message).into_response();
     res.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"kairos\""));
     res
@@ -113,6 +257,21 @@ mod tests {
         }
         assert_eq!(bearer("Basic dDp0"), None);
         assert_eq!(bearer("Bearert"), None);
+    }
+
+    #[test]
+    fn waits_double_after_the_free_failures_up_to_a_cap() {
+        assert_eq!(wait_after(1), std::time::Duration::ZERO);
+        assert_eq!(wait_after(FREE_FAILURES - 1), std::time::Duration::ZERO);
+        assert_eq!(wait_after(FREE_FAILURES).as_secs(), 1);
+        assert_eq!(wait_after(FREE_FAILURES + 3).as_secs(), 8);
+        assert_eq!(wait_after(u32::MAX), MAX_WAIT);
+    }
+
+    #[test]
+    fn basic_credentials_split_at_the_first_colon() {
+        // "kermit:green:frog"
+        assert_eq!(basic("Basic a2VybWl0OmdyZWVuOmZyb2c="), Some((b"kermit".to_vec(), b"green:frog".to_vec())));
     }
 
     #[test]

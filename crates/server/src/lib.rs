@@ -54,11 +54,13 @@
 //! | `GET /scheduler/fired-triggers`, `GET /scheduler/nodes` | firings under way, node check-ins |
 //! | `POST /scheduler/cron/next` | the next fire times of a Quartz cron expression |
 //! | `GET, POST /identity/users`, `GET, PUT, DELETE /identity/users/{userId}` | users (Flowable's identity REST; passwords stored as Argon2id hashes, never answered) |
+//! | `GET, POST /identity/users/{userId}/tokens`, `DELETE …/tokens/{tokenId}` | a user's API tokens (the token shown once, kept as its SHA-256) |
 //! | `GET, POST /identity/groups`, `GET, PUT, DELETE /identity/groups/{groupId}` | groups |
 //! | `POST /identity/groups/{groupId}/members`, `DELETE …/members/{userId}` | memberships: a user's candidate tasks include their groups' |
 //! | `/engine-rest/…` | Camunda 7's REST API: external tasks, deployments, definitions, instances, tasks, messages, history ([`routes::camunda`], docs/camunda.md) |
 
 pub mod access;
+pub mod authz;
 pub mod conn;
 pub mod dto;
 pub mod error;
@@ -87,11 +89,14 @@ pub struct AppState {
     pub engine: Arc<Engine>,
 }
 
-/// Who may use the API: the holders of `token`, or, without one, whoever reaches the socket
-/// from outside a web page the [`site`] policy does not allow.
+/// Who may use the API: the holders of `token` and, with `users`, users with their
+/// credentials ([`access`], roles by [`authz`]); with neither, whoever reaches the socket from
+/// outside a web page the [`site`] policy does not allow.
 #[derive(Debug, Clone, Default)]
 pub struct Access {
     pub token: Option<String>,
+    /// Users authenticate with their password (HTTP Basic) or API tokens.
+    pub users: bool,
     pub site: SitePolicy,
 }
 
@@ -103,19 +108,35 @@ pub fn router(engine: Arc<Engine>) -> Router {
 
 /// The API guarded as `access` says.
 pub fn router_for(engine: Arc<Engine>, access: &Access) -> Router {
-    let api = routes(engine);
-    let guarded = match &access.token {
-        Some(token) => {
-            let token: Arc<str> = Arc::from(token.as_str());
-            api.layer(axum::middleware::from_fn_with_state(token, access::require_token))
-        }
-        None => api.layer(axum::middleware::from_fn_with_state(Arc::new(access.site.clone()), site::same_site)),
+    let api = routes(engine.clone(), access);
+    let guarded = if access.token.is_some() || access.users {
+        api
+    } else {
+        api.layer(axum::middleware::from_fn_with_state(Arc::new(access.site.clone()), site::same_site))
     };
     guarded.layer(axum::middleware::from_fn(routes::camunda::camunda_face))
 }
 
+/// Every route, each behind authentication when `access` asks for it: a route layer, so it
+/// runs once the route is matched and [`authz`] decides by the route's pattern.
+fn routes(engine: Arc<Engine>, access: &Access) -> Router {
+    let router = all_routes();
+    let router = if access.token.is_some() || access.users {
+        let auth = Arc::new(access::Auth::new(engine.clone(), access.token.as_deref(), access.users));
+        router.route_layer(axum::middleware::from_fn_with_state(auth, access::authenticate))
+    } else {
+        router
+    };
+    router
+        .fallback(error::no_route)
+        .method_not_allowed_fallback(error::wrong_method)
+        .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(access_log))
+        .with_state(AppState { engine })
+}
+
 /// Every route, unguarded.
-fn routes(engine: Arc<Engine>) -> Router {
+fn all_routes() -> Router<AppState> {
     Router::new()
         .route("/health", get(health::health))
         .route("/openapi.json", get(openapi::document))
@@ -246,6 +267,8 @@ fn routes(engine: Arc<Engine>) -> Router {
             "/identity/users/{id}",
             get(routes::identity::user).put(routes::identity::update_user).delete(routes::identity::delete_user),
         )
+        .route("/identity/users/{id}/tokens", get(routes::identity::tokens).post(routes::identity::create_token))
+        .route("/identity/users/{id}/tokens/{tokenId}", axum::routing::delete(routes::identity::revoke_token))
         .route("/identity/groups", get(routes::identity::groups).post(routes::identity::create_group))
         .route(
             "/identity/groups/{id}",
@@ -263,11 +286,6 @@ fn routes(engine: Arc<Engine>) -> Router {
         .route("/dmn-api/dmn-rule/execute-decision-service", post(routes::dmn::execute_decision_service))
         .route("/dmn-api/dmn-rule/execute-decision-service/single-result", post(routes::dmn::execute_decision_service))
         .nest("/engine-rest", routes::camunda::router())
-        .fallback(error::no_route)
-        .method_not_allowed_fallback(error::wrong_method)
-        .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
-        .layer(axum::middleware::from_fn(access_log))
-        .with_state(AppState { engine })
 }
 
 /// One debug line per request (method, path, status, time); failures are logged where they

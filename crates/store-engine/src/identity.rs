@@ -5,6 +5,7 @@
 //! keys are not enforced), and deleting a user or a group deletes its memberships with it.
 
 use crate::{Row, Rows};
+use jiff::Timestamp;
 use kairos_store::{Result, Sql, SqlValue, Write};
 use serde::Serialize;
 
@@ -96,10 +97,12 @@ pub fn user_set_password(id: &str, password_hash: Option<String>) -> Write {
         .expect(1)
 }
 
-/// The statements that delete user `id` and its memberships (expects the user to exist).
+/// The statements that delete user `id`, its memberships and its API tokens (expects the
+/// user to exist).
 pub fn user_delete(id: &str) -> Vec<Write> {
     vec![
         Write::new("DELETE FROM ACT_ID_MEMBERSHIP WHERE USER_ID_ = ?", vec![t(id)]),
+        Write::new("DELETE FROM ACT_ID_TOKEN WHERE USER_ID_ = ?", vec![t(id)]),
         Write::new("DELETE FROM ACT_ID_USER WHERE ID_ = ?", vec![t(id)]).expect(1),
     ]
 }
@@ -213,4 +216,67 @@ pub async fn is_member(store: &dyn Sql, user: &str, group: &str) -> Result<bool>
     )
     .await?;
     Ok(!rows.is_empty())
+}
+
+/// An API token as its owner sees it: never the token, nor its hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenInfo {
+    pub id: String,
+    pub user_id: String,
+    pub name: Option<String>,
+    pub created: Timestamp,
+}
+
+/// The statement that keeps API token `id` of `user`, by the hash of its secret. Inserted
+/// only while the user exists (affects one row).
+pub fn token_insert(id: &str, user: &str, hash: &str, name: &Option<String>, now: Timestamp) -> Write {
+    Write::new(
+        "INSERT INTO ACT_ID_TOKEN (ID_, REV_, TOKEN_VALUE_, TOKEN_DATE_, USER_ID_, TOKEN_DATA_) \
+         SELECT ?, 1, ?, ?, u.ID_, ? FROM ACT_ID_USER u WHERE u.ID_ = ?",
+        vec![t(id), t(hash), SqlValue::Timestamp(now), ot(name), t(user)],
+    )
+    .expect(1)
+}
+
+/// The user whose API token hashes to `hash`, with the token's id.
+pub async fn token_user(store: &dyn Sql, hash: &str) -> Result<Option<(String, User)>> {
+    const COLUMNS: &[&str] = &["TOKEN_ID_", "ID_", "FIRST_", "LAST_", "DISPLAY_NAME_", "EMAIL_", "TENANT_ID_"];
+    let rows = Rows::read(
+        store,
+        "ACT_ID_TOKEN",
+        COLUMNS,
+        "SELECT k.ID_ AS TOKEN_ID_, u.ID_, u.FIRST_, u.LAST_, u.DISPLAY_NAME_, u.EMAIL_, u.TENANT_ID_ \
+         FROM ACT_ID_TOKEN k JOIN ACT_ID_USER u ON u.ID_ = k.USER_ID_ WHERE k.TOKEN_VALUE_ = ?",
+        &[t(hash)],
+    )
+    .await?;
+    rows.first().map(|r| Ok((r.text("TOKEN_ID_")?, user_row(&r)?))).transpose()
+}
+
+/// User `user`'s API tokens, oldest first.
+pub async fn token_list(store: &dyn Sql, user: &str) -> Result<Vec<TokenInfo>> {
+    let rows = Rows::read(
+        store,
+        "ACT_ID_TOKEN",
+        &["ID_", "USER_ID_", "TOKEN_DATA_", "TOKEN_DATE_"],
+        "SELECT ID_, USER_ID_, TOKEN_DATA_, TOKEN_DATE_ FROM ACT_ID_TOKEN WHERE USER_ID_ = ? ORDER BY TOKEN_DATE_, ID_",
+        &[t(user)],
+    )
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(TokenInfo {
+                id: r.text("ID_")?,
+                user_id: r.text("USER_ID_")?,
+                name: r.opt_text("TOKEN_DATA_")?,
+                created: r.instant("TOKEN_DATE_")?,
+            })
+        })
+        .collect()
+}
+
+/// The statement that revokes API token `id` of `user` (expects it to exist).
+pub fn token_delete(user: &str, id: &str) -> Write {
+    Write::new("DELETE FROM ACT_ID_TOKEN WHERE ID_ = ? AND USER_ID_ = ?", vec![t(id), t(user)]).expect(1)
 }

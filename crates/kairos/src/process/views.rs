@@ -49,6 +49,13 @@ impl Processes {
         Ok(tables::task_list(self.store.as_ref(), filter).await?)
     }
 
+    /// Whether open task `id` is `user`'s: assigned to them, or unclaimed with them or one of
+    /// their groups as candidate (their tasklist: `candidateOrAssigned`).
+    pub async fn task_is_users(&self, id: &str, user: &str) -> Result<bool, Error> {
+        let filter = TaskFilter { id: Some(id), candidate_or_assigned: Some(user), ..TaskFilter::default() };
+        Ok(!self.task_list(&filter).await?.is_empty())
+    }
+
     pub async fn task(&self, id: &str) -> Result<TaskView, Error> {
         let not_found = || Error::Process(ProcessError::new(ErrorKind::NotFound, format!("task {id} does not exist")));
         let Some(pi) = tables::task_instance(self.store.as_ref(), id).await? else { return Err(not_found()) };

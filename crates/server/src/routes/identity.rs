@@ -369,3 +369,65 @@ pub async fn remove_member(
     app.engine.identity().remove_member(&group, &user).await?;
     Ok(StatusCode::NO_CONTENT)
 }
+
+/// An API token as its owner sees it; `token` only in the answer that made it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenResponse {
+    pub id: String,
+    pub user_id: String,
+    pub name: Option<String>,
+    #[serde(serialize_with = "crate::flowable::ser_date")]
+    pub created: kairos::Timestamp,
+    pub url: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
+impl TokenResponse {
+    fn of(t: kairos::identity::TokenInfo, token: Option<String>) -> Self {
+        TokenResponse {
+            url: format!("/identity/users/{}/tokens/{}", encode(&t.user_id), encode(&t.id)),
+            id: t.id,
+            user_id: t.user_id,
+            name: t.name,
+            created: t.created,
+            token,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokenBody {
+    name: Option<String>,
+}
+
+/// `POST /identity/users/{userId}/tokens` `{"name"}` → 201 with the token, shown this once
+/// (only its SHA-256 is kept): `Authorization: Bearer kairos_…` authenticates as the user.
+pub async fn create_token(
+    State(app): State<AppState>,
+    Id(user): Id,
+    Json(b): Json<TokenBody>,
+) -> Result<Response, ApiError> {
+    let (token, info) = app.engine.identity().create_token(&user, filter(b.name)).await?;
+    let mut res = (StatusCode::CREATED, axum::Json(TokenResponse::of(info, Some(token)))).into_response();
+    // The answer holds a secret: no cache may keep it.
+    res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
+    Ok(res)
+}
+
+/// `GET /identity/users/{userId}/tokens`: the user's tokens, without the secrets.
+pub async fn tokens(State(app): State<AppState>, Id(user): Id) -> Result<axum::Json<Vec<TokenResponse>>, ApiError> {
+    let all = app.engine.identity().tokens(&user).await?;
+    Ok(axum::Json(all.into_iter().map(|t| TokenResponse::of(t, None)).collect()))
+}
+
+/// `DELETE /identity/users/{userId}/tokens/{tokenId}` → 204: the token no longer works.
+pub async fn revoke_token(
+    State(app): State<AppState>,
+    Segments((user, id)): Segments<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    app.engine.identity().revoke_token(&user, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

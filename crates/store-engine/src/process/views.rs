@@ -111,6 +111,8 @@ pub struct InstanceFilter<'a> {
 /// Which open tasks [`task_list`] answers (all filters optional), as `GET /runtime/tasks`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TaskFilter<'a> {
+    /// This task only.
+    pub id: Option<&'a str>,
     pub instance: Option<&'a str>,
     pub assignee: Option<&'a str>,
     /// Unassigned tasks this user is a candidate for, named or through a group they are a
@@ -199,11 +201,12 @@ pub async fn task_list(store: &dyn Sql, filter: &TaskFilter<'_>) -> Result<Vec<T
         "DESCRIPTION_",
     ];
     let (pi, user, group) = (opt(filter.instance), opt(filter.candidate_user), opt(filter.candidate_group));
-    let (assignee, mine) = (opt(filter.assignee), opt(filter.candidate_or_assigned));
+    let (id, assignee, mine) = (opt(filter.id), opt(filter.assignee), opt(filter.candidate_or_assigned));
     let sql = format!(
         "SELECT t.ID_, t.NAME_, t.TASK_DEF_KEY_, t.PROC_INST_ID_, t.PROC_DEF_ID_, t.EXECUTION_ID_, t.ASSIGNEE_, \
          t.PRIORITY_, t.CREATE_TIME_, t.DUE_DATE_, t.FORM_KEY_, t.SUSPENSION_STATE_, t.OWNER_, t.DESCRIPTION_ FROM ACT_RU_TASK t \
-         WHERE (CAST(? AS VARCHAR(64)) IS NULL OR t.PROC_INST_ID_ = ?) \
+         WHERE (CAST(? AS VARCHAR(64)) IS NULL OR t.ID_ = ?) \
+         AND (CAST(? AS VARCHAR(64)) IS NULL OR t.PROC_INST_ID_ = ?) \
          AND (CAST(? AS VARCHAR(255)) IS NULL OR t.ASSIGNEE_ = ?) \
          AND (CAST(? AS VARCHAR(255)) IS NULL OR (t.ASSIGNEE_ IS NULL AND EXISTS ({CANDIDATE}))) \
          AND (CAST(? AS VARCHAR(255)) IS NULL OR t.ASSIGNEE_ = ? OR (t.ASSIGNEE_ IS NULL AND EXISTS ({CANDIDATE}))) \
@@ -217,6 +220,8 @@ pub async fn task_list(store: &dyn Sql, filter: &TaskFilter<'_>) -> Result<Vec<T
         COLUMNS,
         &sql,
         &[
+            id.clone(),
+            id,
             pi.clone(),
             pi,
             assignee.clone(),

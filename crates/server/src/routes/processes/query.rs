@@ -69,7 +69,7 @@ post_query!(
 );
 post_query!(
     /// `POST /query/tasks`: as `GET /runtime/tasks`.
-    tasks => tasks::list, axum::Json<crate::dto::List<tasks::TaskResponse>>
+    tasks => tasks::list_any, axum::Json<crate::dto::List<tasks::TaskResponse>>
 );
 post_query!(
     /// `POST /query/executions`: as `GET /runtime/executions`.

@@ -79,7 +79,24 @@ fn number(field: &'static str, v: Option<String>) -> Result<Option<i64>, ApiErro
 /// createdBefore, createdAfter, tenantId), `sort` and `order`.
 pub async fn list(
     State(app): State<AppState>,
+    principal: Option<axum::Extension<kairos::identity::Principal>>,
     Query(q): Query<TasksQuery>,
+) -> Result<axum::Json<List<TaskResponse>>, ApiError> {
+    list_for(app, principal.map(|p| p.0), q).await
+}
+
+/// [`list`] for an operator (`POST /query/tasks`).
+pub async fn list_any(
+    State(app): State<AppState>,
+    Query(q): Query<TasksQuery>,
+) -> Result<axum::Json<List<TaskResponse>>, ApiError> {
+    list_for(app, None, q).await
+}
+
+async fn list_for(
+    app: AppState,
+    principal: Option<kairos::identity::Principal>,
+    q: TasksQuery,
 ) -> Result<axum::Json<List<TaskResponse>>, ApiError> {
     super::no_tenant("tenantId", q.tenant_id.as_deref())?;
     let sorting = crate::dto::Sorting::parse(q.sort.as_deref(), q.order.as_deref(), TASK_SORTS, "id")?;
@@ -99,8 +116,18 @@ pub async fn list(
     let (due_before, due_after) = (instant("dueBefore", q.due_before)?, instant("dueAfter", q.due_after)?);
     let (created_before, created_after) =
         (instant("createdBefore", q.created_before)?, instant("createdAfter", q.created_after)?);
-    let mine = filter(q.candidate_or_assigned);
+    let mut mine = filter(q.candidate_or_assigned);
+    // A user (not an operator) sees their tasklist only, whatever else the query asks.
+    if let Some(p) = &principal
+        && p.role < kairos::identity::Role::Operator
+    {
+        if mine.as_ref().is_some_and(|m| Some(m) != p.user_id.as_ref()) {
+            return Ok(axum::Json(List::new(Vec::new(), 0, 0)));
+        }
+        mine = p.user_id.clone();
+    }
     let task_filter = kairos::process::TaskFilter {
+        id: None,
         instance: pi.as_deref(),
         assignee: assignee.as_deref(),
         candidate_user: user.as_deref(),

@@ -1,0 +1,188 @@
+//! What each role may call (SPEC I7), decided by the route a request matched (axum's
+//! `MatchedPath`: the pattern, `/runtime/tasks/{id}`, never the raw path, so no spelling of a
+//! path reaches a route under another rule).
+//!
+//! * open: `GET /health`, `GET /openapi.json`;
+//! * **user**: their tasklist — the Flowable task routes, each task only when it is theirs
+//!   (assigned to them, or unclaimed with them or one of their groups as candidate: any other
+//!   task answers 404, as if it did not exist) — and their own user and API tokens;
+//! * **admin**: deploying and deleting deployments, migrating, deleting and terminating
+//!   instances, acting on dead letters, users and groups, approving and running incidents;
+//! * **operator**: everything else (jobs, instances, triggers, external workers, history).
+//!
+//! A route not named here needs an operator: a new route is closed to users until it is put
+//! on their list.
+
+use crate::error::ApiError;
+use axum::extract::Request;
+use axum::http::{Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use kairos::Engine;
+use kairos::identity::{Principal, Role};
+
+/// What a route needs of its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Nobody needs to authenticate.
+    Open,
+    /// A caller of at least this role.
+    Role(Role),
+    /// A user, for a task of theirs (`{id}` in the route): other tasks answer 404.
+    OwnTask,
+    /// A user for their own user (`{id}`), else an admin.
+    SelfOrAdmin,
+}
+
+/// The user's task routes: `(method, pattern)`.
+const TASKLIST: &[(&str, &str)] = &[
+    ("GET", "/runtime/tasks/{id}"),
+    ("POST", "/runtime/tasks/{id}"),
+    ("GET", "/runtime/tasks/{id}/variables"),
+    ("PUT", "/runtime/tasks/{id}/variables"),
+    ("POST", "/runtime/tasks/{id}/variables"),
+    ("GET", "/runtime/tasks/{id}/comments"),
+    ("POST", "/runtime/tasks/{id}/comments"),
+    ("GET", "/runtime/tasks/{id}/identitylinks"),
+    ("GET", "/runtime/tasks/{id}/identitylinks/{family}"),
+];
+
+/// Admin-only routes: `(method, pattern)`; `*` is any method.
+const ADMIN: &[(&str, &str)] = &[
+    ("POST", "/repository/deployments"),
+    ("DELETE", "/repository/deployments/{id}"),
+    ("POST", "/repository/process-definitions/{id}/migrate"),
+    ("POST", "/runtime/process-instances/{id}/migrate"),
+    ("DELETE", "/runtime/process-instances/{id}"),
+    ("POST", "/runtime/process-instances/{id}/terminate"),
+    ("POST", "/management/deadletter-jobs/{id}"),
+    ("DELETE", "/management/deadletter-jobs/{id}"),
+    ("POST", "/reconcile"),
+    ("POST", "/incidents/{id}/approve"),
+    ("POST", "/incidents/{id}/execute"),
+    ("POST", "/incidents/{id}/close"),
+    ("*", "/identity/users"),
+    ("PUT", "/identity/users/{id}"),
+    ("DELETE", "/identity/users/{id}"),
+    ("*", "/identity/groups"),
+    ("*", "/identity/groups/{id}"),
+    ("*", "/identity/groups/{id}/members"),
+    ("*", "/identity/groups/{id}/members/{userId}"),
+    ("POST", "/engine-rest/deployment/create"),
+    ("DELETE", "/engine-rest/deployment/{id}"),
+    ("DELETE", "/engine-rest/process-instance/{id}"),
+];
+
+/// Routes of a user about themselves: `(method, pattern)`.
+const SELF: &[(&str, &str)] = &[
+    ("GET", "/identity/users/{id}"),
+    ("GET", "/identity/users/{id}/tokens"),
+    ("POST", "/identity/users/{id}/tokens"),
+    ("DELETE", "/identity/users/{id}/tokens/{tokenId}"),
+];
+
+fn listed(list: &[(&str, &str)], method: &Method, pattern: &str) -> bool {
+    list.iter().any(|(m, p)| *p == pattern && (*m == "*" || *m == method.as_str()))
+}
+
+/// What a request to `pattern` (the route it matched) with `method` needs.
+pub fn need(method: &Method, pattern: &str) -> Need {
+    match pattern {
+        "/health" | "/openapi.json" => Need::Open,
+        "/runtime/tasks" if method == Method::GET => Need::OwnTask,
+        _ if listed(TASKLIST, method, pattern) => Need::OwnTask,
+        _ if listed(SELF, method, pattern) => Need::SelfOrAdmin,
+        _ if listed(ADMIN, method, pattern) => Need::Role(Role::Admin),
+        _ => Need::Role(Role::Operator),
+    }
+}
+
+/// The `n`th segment of the request's path (`/runtime/tasks/X` → 3 is `X`), when it is plain
+/// (no percent-encoding: an encoded id is refused rather than decoded here and again by the
+/// route, so the id checked is the id used).
+fn segment(req: &Request, n: usize) -> Option<&str> {
+    req.uri().path().split('/').nth(n).filter(|s| !s.is_empty() && !s.contains('%'))
+}
+
+fn forbidden(p: &Principal, need: Role) -> Response {
+    let who = p.user_id.as_deref().unwrap_or("the node's token");
+    let role = |r: Role| match r {
+        Role::User => "user",
+        Role::Operator => "operator",
+        Role::Admin => "admin",
+    };
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        "forbidden",
+        format!(
+            "this route needs the {} role; {who} has the {} role (roles come from the groups {} and {})",
+            role(need),
+            role(p.role),
+            kairos::identity::ADMIN_GROUP,
+            kairos::identity::OPERATOR_GROUP
+        ),
+    )
+    .into_response()
+}
+
+/// Lets `p` through to a route that needs `need`, or answers why not: 403 for a role too low,
+/// 404 for a task that is not the user's (as if it did not exist).
+pub async fn allow(engine: &Engine, p: &Principal, need: Need, req: &mut Request) -> Result<(), Response> {
+    match need {
+        Need::Open => Ok(()),
+        Need::Role(r) if p.role >= r => Ok(()),
+        Need::Role(r) => Err(forbidden(p, r)),
+        Need::OwnTask if p.role >= Role::Operator => Ok(()),
+        Need::OwnTask => {
+            let Some(user) = p.user_id.as_deref() else { return Err(forbidden(p, Role::Operator)) };
+            // The list: the route narrows it to the user's tasks (it reads the principal).
+            if req.uri().path().trim_end_matches('/') == "/runtime/tasks" {
+                return Ok(());
+            }
+            let not_found = || ApiError::not_found("there is no such open task of yours").into_response();
+            let Some(id) = segment(req, 3) else { return Err(not_found()) };
+            match engine.processes().task_is_users(id, user).await {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(not_found()),
+                Err(e) => Err(ApiError::from(e).into_response()),
+            }
+        }
+        Need::SelfOrAdmin if p.role >= Role::Admin => Ok(()),
+        Need::SelfOrAdmin => match (segment(req, 3), p.user_id.as_deref()) {
+            (Some(id), Some(me)) if id == me => Ok(()),
+            _ => Err(forbidden(p, Role::Admin)),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_pattern_is_a_route_of_the_document() {
+        let doc: serde_json::Value = serde_json::from_str(include_str!("../openapi.json")).unwrap();
+        let paths = doc["paths"].as_object().unwrap();
+        for (m, p) in TASKLIST.iter().chain(ADMIN).chain(SELF) {
+            let ops = paths.get(*p).unwrap_or_else(|| panic!("{p} is not a route"));
+            assert!(*m == "*" || ops.get(m.to_lowercase()).is_some(), "{m} {p} is not a route");
+        }
+    }
+
+    #[test]
+    fn users_reach_their_tasklist_only_and_admins_guard_the_dangerous_routes() {
+        assert_eq!(need(&Method::GET, "/health"), Need::Open);
+        assert_eq!(need(&Method::GET, "/runtime/tasks"), Need::OwnTask);
+        assert_eq!(need(&Method::POST, "/runtime/tasks/{id}"), Need::OwnTask);
+        assert_eq!(need(&Method::PUT, "/runtime/tasks/{id}"), Need::Role(Role::Operator));
+        assert_eq!(need(&Method::GET, "/management/jobs"), Need::Role(Role::Operator));
+        assert_eq!(need(&Method::GET, "/management/deadletter-jobs/{id}"), Need::Role(Role::Operator));
+        assert_eq!(need(&Method::POST, "/management/deadletter-jobs/{id}"), Need::Role(Role::Admin));
+        assert_eq!(need(&Method::POST, "/repository/deployments"), Need::Role(Role::Admin));
+        assert_eq!(need(&Method::GET, "/repository/deployments"), Need::Role(Role::Operator));
+        assert_eq!(need(&Method::GET, "/identity/users"), Need::Role(Role::Admin));
+        assert_eq!(need(&Method::GET, "/identity/users/{id}"), Need::SelfOrAdmin);
+        assert_eq!(need(&Method::PUT, "/identity/users/{id}"), Need::Role(Role::Admin));
+        assert_eq!(need(&Method::GET, "/engine-rest/task"), Need::Role(Role::Operator));
+        assert_eq!(need(&Method::POST, "/some/new/route"), Need::Role(Role::Operator));
+    }
+}

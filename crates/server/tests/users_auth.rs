@@ -1,0 +1,292 @@
+//! Users as callers (SPEC I7): HTTP Basic with a user's password, per-user API tokens kept
+//! only as hashes, roles from the groups `kairos-admin` and `kairos-operator`, every route
+//! checked by the route it matched; a user reaches their tasklist only (other tasks are 404);
+//! repeated wrong passwords are slowed; the node's token stays an admin credential.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use base64::Engine as _;
+use common::{App, app};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "node-token-0123456789";
+
+fn basic(user: &str, password: &str) -> String {
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")))
+}
+
+fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+async fn call(app: &App, method: &str, uri: &str, auth: Option<&str>, body: Option<Value>) -> common::Reply {
+    let mut r = Request::builder().method(method).uri(uri);
+    if let Some(a) = auth {
+        r = r.header(header::AUTHORIZATION, a);
+    }
+    let req = match body {
+        Some(b) => r.header(header::CONTENT_TYPE, "application/json").body(Body::from(b.to_string())).unwrap(),
+        None => r.body(Body::empty()).unwrap(),
+    };
+    app.call(req).await
+}
+
+/// A node that takes its token and its users' credentials, with kermit (admin), fozzie
+/// (operator) and gonzo and piggy (users, gonzo in sales).
+async fn node() -> App {
+    let mut app = app().await;
+    let access = kairos_server::Access { token: Some(TOKEN.into()), users: true, ..Default::default() };
+    app.router = kairos_server::router_for(app.engine.clone(), &access);
+    let admin = bearer(TOKEN);
+    for (u, g) in [
+        ("kermit", Some("kairos-admin")),
+        ("fozzie", Some("kairos-operator")),
+        ("gonzo", Some("sales")),
+        ("piggy", None),
+    ] {
+        let r = call(
+            &app,
+            "POST",
+            "/identity/users",
+            Some(&admin),
+            Some(json!({"id": u, "password": format!("{u}-password")})),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        if let Some(g) = g {
+            let _ = call(&app, "POST", "/identity/groups", Some(&admin), Some(json!({"id": g}))).await;
+            let r =
+                call(&app, "POST", &format!("/identity/groups/{g}/members"), Some(&admin), Some(json!({"userId": u})))
+                    .await;
+            assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        }
+    }
+    app
+}
+
+#[tokio::test]
+async fn roles_come_from_groups_and_every_route_checks_them() {
+    let app = node().await;
+    let (kermit, fozzie, gonzo) =
+        (basic("kermit", "kermit-password"), basic("fozzie", "fozzie-password"), basic("gonzo", "gonzo-password"));
+    let bpmn = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t"><process id="p" isExecutable="true"><startEvent id="s"/></process></definitions>"#;
+    let deploy = |auth: String| {
+        let req = Request::builder()
+            .method("POST")
+            .uri("/repository/deployments")
+            .header(header::AUTHORIZATION, auth)
+            .header(header::CONTENT_TYPE, "application/xml")
+            .body(Body::from(bpmn))
+            .unwrap();
+        app.call(req)
+    };
+    // Reading jobs: operators and admins; a user is refused by role, naming it.
+    assert_eq!(call(&app, "GET", "/management/jobs", Some(&fozzie), None).await.status, StatusCode::OK);
+    assert_eq!(call(&app, "GET", "/management/jobs", Some(&kermit), None).await.status, StatusCode::OK);
+    let r = call(&app, "GET", "/management/jobs", Some(&gonzo), None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    assert_eq!(r.error().0, "forbidden");
+    assert!(r.error().1.contains("operator"), "{}", r.text);
+    // Deploying: admins only.
+    assert_eq!(deploy(fozzie.clone()).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(deploy(gonzo.clone()).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(call(&app, "GET", "/repository/deployments", Some(&fozzie), None).await.json["total"], json!(0));
+    assert_eq!(deploy(kermit.clone()).await.status, StatusCode::CREATED);
+    // Camunda's face is checked the same way.
+    assert_eq!(
+        call(&app, "GET", "/engine-rest/process-definition", Some(&gonzo), None).await.status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(call(&app, "GET", "/engine-rest/process-definition", Some(&fozzie), None).await.status, StatusCode::OK);
+    // Users and groups: admins (and the node's token, with any user name, as Basic password).
+    assert_eq!(call(&app, "GET", "/identity/users", Some(&fozzie), None).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(call(&app, "GET", "/identity/users", Some(&basic("anyone", TOKEN)), None).await.status, StatusCode::OK);
+    // A user reads themselves, not others.
+    assert_eq!(call(&app, "GET", "/identity/users/gonzo", Some(&gonzo), None).await.status, StatusCode::OK);
+    assert_eq!(call(&app, "GET", "/identity/users/piggy", Some(&gonzo), None).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        call(&app, "PUT", "/identity/users/gonzo", Some(&gonzo), Some(json!({"tenantId": "other"}))).await.status,
+        StatusCode::FORBIDDEN
+    );
+    // Open: health and the document.
+    assert_eq!(call(&app, "GET", "/health", None, None).await.status, StatusCode::OK);
+    // Wrong or missing credentials: 401, whatever the route.
+    for auth in [
+        None,
+        Some(basic("gonzo", "wrong")),
+        Some(basic("nobody", "x")),
+        Some(bearer("kairos_0000")),
+        Some("Digest x".to_string()),
+    ] {
+        let r = call(&app, "GET", "/runtime/tasks", auth.as_deref(), None).await;
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{auth:?}: {}", r.text);
+        assert!(!r.text.contains("password\""), "{}", r.text);
+    }
+    // Leaving the admin group takes the role away at once.
+    let r = call(&app, "DELETE", "/identity/groups/kairos-admin/members/kermit", Some(&bearer(TOKEN)), None).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert_eq!(deploy(kermit).await.status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn api_tokens_are_shown_once_kept_hashed_and_revocable() {
+    let app = node().await;
+    let gonzo = basic("gonzo", "gonzo-password");
+    // A user makes their own; not someone else's.
+    let r = call(&app, "POST", "/identity/users/gonzo/tokens", Some(&gonzo), Some(json!({"name": "laptop"}))).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let token = r.json["token"].as_str().unwrap().to_string();
+    assert!(token.starts_with("kairos_") && token.len() > 60, "{token}");
+    let id = r.json["id"].as_str().unwrap().to_string();
+    let r = call(&app, "POST", "/identity/users/piggy/tokens", Some(&gonzo), Some(json!({}))).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+
+    // It authenticates as gonzo, with gonzo's role.
+    assert_eq!(call(&app, "GET", "/runtime/tasks", Some(&bearer(&token)), None).await.status, StatusCode::OK);
+    assert_eq!(call(&app, "GET", "/management/jobs", Some(&bearer(&token)), None).await.status, StatusCode::FORBIDDEN);
+    // Only its SHA-256 is stored; the list never shows it.
+    let rows = app.engine.store().sql_query("SELECT TOKEN_VALUE_, USER_ID_ FROM ACT_ID_TOKEN", &[]).await.unwrap();
+    assert_eq!(rows.len(), 1);
+    let stored = rows[0][0].as_str().unwrap();
+    assert_eq!(stored, kairos::identity::token_hash(&token));
+    assert!(!stored.contains(&token[7..]));
+    let listed = call(&app, "GET", "/identity/users/gonzo/tokens", Some(&gonzo), None).await;
+    assert_eq!(listed.json.as_array().unwrap().len(), 1);
+    assert_eq!(listed.json[0]["name"], json!("laptop"));
+    assert!(!listed.text.contains(&token[7..]), "{}", listed.text);
+
+    // Revoked, it no longer works.
+    let r = call(&app, "DELETE", &format!("/identity/users/gonzo/tokens/{id}"), Some(&gonzo), None).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert_eq!(call(&app, "GET", "/runtime/tasks", Some(&bearer(&token)), None).await.status, StatusCode::UNAUTHORIZED);
+}
+
+const TASKS: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:flowable="http://flowable.org/bpmn" targetNamespace="t">
+  <process id="work" isExecutable="true">
+    <startEvent id="start"/>
+    <parallelGateway id="fork"/>
+    <sequenceFlow id="f0" sourceRef="start" targetRef="fork"/>
+    <sequenceFlow id="f1" sourceRef="fork" targetRef="sales"/>
+    <sequenceFlow id="f2" sourceRef="fork" targetRef="piggys"/>
+    <sequenceFlow id="f3" sourceRef="fork" targetRef="nobodys"/>
+    <userTask id="sales" name="Sales work" flowable:candidateGroups="sales"/>
+    <userTask id="piggys" name="Piggy's work" flowable:assignee="piggy"/>
+    <userTask id="nobodys" name="Managers' work" flowable:candidateGroups="managers"/>
+    <sequenceFlow id="f4" sourceRef="sales" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>"#;
+
+fn names(r: &common::Reply) -> Vec<String> {
+    let mut v: Vec<String> =
+        r.json["data"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    v.sort();
+    v
+}
+
+#[tokio::test]
+async fn a_user_reaches_their_own_tasks_only() {
+    let app = node().await;
+    app.engine.processes().deploy("work.bpmn", TASKS).await.unwrap();
+    let admin = bearer(TOKEN);
+    let r =
+        call(&app, "POST", "/runtime/process-instances", Some(&admin), Some(json!({"processDefinitionKey": "work"})))
+            .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let (gonzo, piggy) = (basic("gonzo", "gonzo-password"), basic("piggy", "piggy-password"));
+
+    let all = call(&app, "GET", "/runtime/tasks", Some(&admin), None).await;
+    assert_eq!(names(&all), ["Managers' work", "Piggy's work", "Sales work"]);
+    let id_of = |name: &str| {
+        all.json["data"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (sales, piggys, managers) = (id_of("Sales work"), id_of("Piggy's work"), id_of("Managers' work"));
+
+    // The list is the caller's tasklist, whatever the query asks.
+    assert_eq!(names(&call(&app, "GET", "/runtime/tasks", Some(&gonzo), None).await), ["Sales work"]);
+    assert_eq!(names(&call(&app, "GET", "/runtime/tasks", Some(&piggy), None).await), ["Piggy's work"]);
+    assert_eq!(
+        names(&call(&app, "GET", "/runtime/tasks?candidateGroup=managers", Some(&gonzo), None).await),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        names(&call(&app, "GET", "/runtime/tasks?candidateOrAssigned=piggy", Some(&gonzo), None).await),
+        Vec::<String>::new()
+    );
+    // Another's task is not there for them: 404 on every task route, and nothing changes.
+    for (m, path, body) in [
+        ("GET", format!("/runtime/tasks/{piggys}"), None),
+        ("POST", format!("/runtime/tasks/{piggys}"), Some(json!({"action": "complete"}))),
+        ("GET", format!("/runtime/tasks/{managers}/variables"), None),
+        ("POST", format!("/runtime/tasks/{managers}/comments"), Some(json!({"message": "mine now"}))),
+        ("GET", format!("/runtime/tasks/{managers}/identitylinks"), None),
+    ] {
+        let r = call(&app, m, &path, Some(&gonzo), body).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{m} {path}: {}", r.text);
+    }
+    assert_eq!(call(&app, "POST", "/query/tasks", Some(&gonzo), Some(json!({}))).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(call(&app, "GET", "/engine-rest/task", Some(&gonzo), None).await.status, StatusCode::FORBIDDEN);
+
+    // Their own: claim, then complete with variables.
+    let r = call(&app, "GET", &format!("/runtime/tasks/{sales}"), Some(&gonzo), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = call(
+        &app,
+        "POST",
+        &format!("/runtime/tasks/{sales}"),
+        Some(&gonzo),
+        Some(json!({"action": "claim", "assignee": "gonzo"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = call(
+        &app,
+        "POST",
+        &format!("/runtime/tasks/{sales}"),
+        Some(&gonzo),
+        Some(json!({"action": "complete", "variables": [{"name": "ok", "value": true}]})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    assert_eq!(
+        names(&call(&app, "GET", "/runtime/tasks", Some(&admin), None).await),
+        ["Managers' work", "Piggy's work"]
+    );
+}
+
+#[tokio::test]
+async fn repeated_wrong_passwords_are_slowed_and_a_success_clears_them() {
+    let app = node().await;
+    let free = kairos_server::access::FREE_FAILURES;
+    for i in 0..free {
+        let r = call(&app, "GET", "/runtime/tasks", Some(&basic("gonzo", &format!("guess-{i}"))), None).await;
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED, "attempt {i}: {}", r.text);
+    }
+    // Now even the right password waits.
+    let req = Request::builder()
+        .uri("/runtime/tasks")
+        .header(header::AUTHORIZATION, basic("gonzo", "gonzo-password"))
+        .body(Body::empty())
+        .unwrap();
+    let res = tower::ServiceExt::oneshot(app.router.clone(), req).await.unwrap();
+    assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(res.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()), Some("1"));
+    // Another user is not held up.
+    assert_eq!(
+        call(&app, "GET", "/runtime/tasks", Some(&basic("piggy", "piggy-password")), None).await.status,
+        StatusCode::OK
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    assert_eq!(
+        call(&app, "GET", "/runtime/tasks", Some(&basic("gonzo", "gonzo-password")), None).await.status,
+        StatusCode::OK
+    );
+    // The count was cleared: a wrong password is a plain 401 again.
+    let r = call(&app, "GET", "/runtime/tasks", Some(&basic("gonzo", "nope")), None).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+}
