@@ -182,6 +182,21 @@ may still be working on it. Engines built with two_phase_recovery, and `kairos s
 
 Both URLs must be PostgreSQL, and both servers need max_prepared_transactions > 0.")]
     Twophase(TwophaseArgs),
+    /// Users, their roles and API tokens (ACT_ID_*): add, list, passwd, delete, token
+    #[command(after_help = "Examples:
+  printf '%s' \"$PASSWORD\" | kairos users add kermit --admin --password-stdin
+  kairos users add gonzo --group sales --first-name Gonzo --password-stdin < gonzo.pass
+  kairos users list --json
+  kairos users passwd gonzo --password-stdin < new.pass
+  kairos users token gonzo --name laptop       # prints the token once; only its hash is kept
+  kairos users delete gonzo
+
+Roles come from groups: kairos-admin (deploy, migrate, delete, dead letters, users),
+kairos-operator (jobs, instances, triggers), anyone else a user (their tasklist). `kairos serve
+--users` lets users in with their password (HTTP Basic) or an API token (Bearer). A password is
+read from standard input only (a flag would show in the process list) and stored as an Argon2id
+hash.")]
+    Users(UsersArgs),
     /// Show one process instance: its execution tree (ACT_RU_EXECUTION), variables and activity history
     #[command(after_help = "Examples:
   kairos instance 0190c3e2-...
@@ -307,8 +322,13 @@ pub struct ServeArgs {
     /// Serve the API without a token on an address beyond loopback: anyone who reaches the
     /// port can deploy models, run their scripts and delete work. Without this flag (or a
     /// token) such a node refuses to start
-    #[arg(long, conflicts_with = "api_token")]
+    #[arg(long, conflicts_with_all = ["api_token", "users"])]
     pub allow_no_auth: bool,
+    /// Let users in: their id and password (HTTP Basic, as Camunda's and Flowable's clients
+    /// send them) or an API token of theirs (Bearer), each with the role their groups give
+    /// (kairos users). With --api-token too, the token stays an admin credential
+    #[arg(long, env = "KAIROS_USERS")]
+    pub users: bool,
     /// Without an API token, a host name (besides IP addresses, localhost and the --listen
     /// host) the API answers to: requests with another Host are refused, so a web page cannot
     /// reach the node by DNS rebinding. Repeatable; `.example.com` also allows its subdomains
@@ -750,6 +770,66 @@ pub enum TwophaseCommand {
         /// Leave alone what changed more recently than this; PT0S only when no coordinator runs
         #[arg(long, default_value = "PT60S", value_parser = parse::duration_or_zero, value_name = "DUR")]
         grace: SignedDuration,
+    },
+}
+
+/// `kairos users`.
+#[derive(Debug, Args)]
+pub struct UsersArgs {
+    #[command(subcommand)]
+    pub command: UsersCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UsersCommand {
+    /// Add a user; groups named that do not exist are created
+    Add {
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Read the password from standard input (one line; without it the user cannot log in)
+        #[arg(long)]
+        password_stdin: bool,
+        /// Member of kairos-admin
+        #[arg(long, conflicts_with = "operator")]
+        admin: bool,
+        /// Member of kairos-operator
+        #[arg(long)]
+        operator: bool,
+        /// Member of this group too (repeatable)
+        #[arg(long = "group", value_name = "GROUP")]
+        groups: Vec<String>,
+        #[arg(long, value_name = "NAME")]
+        first_name: Option<String>,
+        #[arg(long, value_name = "NAME")]
+        last_name: Option<String>,
+        #[arg(long, value_name = "ADDRESS")]
+        email: Option<String>,
+        /// The tenant the user belongs to
+        #[arg(long, value_name = "TENANT")]
+        tenant: Option<String>,
+    },
+    /// Every user with their groups and role
+    List,
+    /// Replace a user's password (read from standard input)
+    Passwd {
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Read the password from standard input (required: the only way in)
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Delete a user, their memberships and API tokens
+    Delete {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Make an API token for a user and print it (once: only its SHA-256 is kept)
+    Token {
+        #[arg(value_name = "ID")]
+        id: String,
+        /// What the token is for
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
     },
 }
 

@@ -335,10 +335,10 @@ pub async fn serve_with(
     access: &Access,
     limits: ConnLimits,
 ) -> std::io::Result<()> {
-    let token = access.token.is_some();
+    let (token, users) = (access.token.is_some(), access.users);
     if let Ok(addr) = listener.local_addr() {
-        tracing::info!(%addr, node = engine.node_id(), token, "HTTP API listening");
-        if !token && !addr.ip().is_loopback() {
+        tracing::info!(%addr, node = engine.node_id(), token, users, "HTTP API listening");
+        if !token && !users && !addr.ip().is_loopback() {
             tracing::warn!(
                 %addr,
                 "the HTTP API listens beyond loopback without a token: anyone who reaches it can start, \

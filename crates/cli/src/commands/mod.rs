@@ -11,6 +11,7 @@ mod reconcile;
 mod serve;
 pub mod triggers;
 mod two_phase;
+mod users;
 mod workflow_commands;
 
 use crate::cli::{BenchCommand, Cli, Command};
@@ -33,6 +34,7 @@ pub async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Reconcile(args) => reconcile::reconcile(&global, args).await,
         Command::Incidents(args) => reconcile::incidents(&global, args).await,
         Command::Twophase(args) => two_phase::run(&global, args).await,
+        Command::Users(args) => users::run(&global, args).await,
         Command::Instance(args) => process::instance(&global, args).await,
         Command::Tasks(args) => process::tasks(&global, args).await,
         Command::Complete(args) => process::complete(&global, args).await,

@@ -29,6 +29,16 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     };
     let reconciler = Arc::new(std::sync::OnceLock::<kairos::reconcile::Reconciler>::new());
     let engine = Arc::new(build_engine(global, &args, reconcile.is_some().then(|| reconciler.clone())).await?);
+    if args.users
+        && args.api_token.is_none()
+        && engine.identity().users(Some(kairos::identity::ADMIN_GROUP)).await?.is_empty()
+    {
+        tracing::warn!(
+            "--users without an API token and no user is in {}: nobody can deploy or manage users; \
+             add one with: kairos users add ID --admin --password-stdin",
+            kairos::identity::ADMIN_GROUP
+        );
+    }
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .map_err(|e| CliError::failure(format!("cannot listen on {}: {e}", args.listen)))?;
@@ -98,10 +108,11 @@ pub async fn run(global: &GlobalArgs, args: ServeArgs) -> Result<u8, CliError> {
     Ok(code)
 }
 
-/// Refuses a node that would serve its API beyond loopback with no token, unless
-/// `--allow-no-auth` says so: every address `--listen` resolves to must be loopback.
+/// Refuses a node that would serve its API beyond loopback with no auth (no token, no
+/// `--users`), unless `--allow-no-auth` says so: every address `--listen` resolves to must be
+/// loopback.
 async fn refuse_open_network_api(args: &ServeArgs) -> Result<(), CliError> {
-    if args.api_token.is_some() || args.allow_no_auth {
+    if args.api_token.is_some() || args.users || args.allow_no_auth {
         return Ok(());
     }
     let addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host(&args.listen)
@@ -112,10 +123,10 @@ async fn refuse_open_network_api(args: &ServeArgs) -> Result<(), CliError> {
         return Ok(());
     }
     Err(CliError::bad_input(format!(
-        "--listen {} is reachable beyond this machine and the API has no token: anyone who reaches it \
+        "--listen {} is reachable beyond this machine and the API has no auth: anyone who reaches it \
          could deploy models, run their scripts and delete work. Set KAIROS_API_TOKEN (or --api-token, \
-         at least 16 printable characters), listen on 127.0.0.1, or pass --allow-no-auth to serve it \
-         open on purpose",
+         at least 16 printable characters), let users in with --users (kairos users add ID --admin), \
+         listen on 127.0.0.1, or pass --allow-no-auth to serve it open on purpose",
         args.listen
     )))
 }
@@ -136,7 +147,7 @@ fn http_settings(args: &ServeArgs) -> (kairos_server::Access, kairos_server::Con
         body_read_timeout: args.body_read_timeout.unsigned_abs(),
         max_connections: args.max_connections as usize,
     };
-    (kairos_server::Access { token: args.api_token.clone(), site }, limits)
+    (kairos_server::Access { token: args.api_token.clone(), users: args.users, site }, limits)
 }
 
 /// The scheduler's job and trigger of reconciliation passes (group `kairos`), replaced at each
@@ -341,11 +352,17 @@ fn print_ready(
             "workers": workers,
             "scripts": args.scripts,
             "apiToken": args.api_token.is_some(),
+            "users": args.users,
         }))
     } else {
         let executor =
             if args.no_executor { "executor off".to_string() } else { format!("executor on, {workers} workers") };
-        let access = if args.api_token.is_some() { ", API token required" } else { "" };
+        let access = match (args.api_token.is_some(), args.users) {
+            (true, true) => ", API token or a user's credentials required",
+            (true, false) => ", API token required",
+            (false, true) => ", a user's credentials required",
+            (false, false) => "",
+        };
         output::line(&format!(
             "kairos listening on http://{addr} (node {}, store {store}, {executor}{access})",
             engine.node_id()
