@@ -137,6 +137,7 @@ async fn configured_names_and_origins_are_let_in() {
     let mut app = app().await;
     let access = kairos_server::Access {
         token: None,
+        users: false,
         site: kairos_server::SitePolicy {
             allowed_hosts: vec!["kairos.example.com".into()],
             allowed_origins: vec!["https://console.example.com".into()],
