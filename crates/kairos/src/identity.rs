@@ -17,7 +17,7 @@ use crate::Error;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use kairos_store::{ErrorKind, Store};
 use kairos_store_engine::identity as db;
-pub use kairos_store_engine::identity::{Group, TokenInfo, User};
+pub use kairos_store_engine::identity::{Group, SessionOrigin, TokenInfo, User};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -113,6 +113,23 @@ pub fn token_hash(token: &str) -> String {
     use sha2::Digest as _;
     let digest = sha2::Sha256::digest(token.as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// How console session secrets start.
+pub const SESSION_PREFIX: &str = "kairos-session_";
+/// How long a console session lasts from its login.
+pub const SESSION_LIFETIME: std::time::Duration = std::time::Duration::from_secs(12 * 3600);
+
+/// The CSRF token of console session `secret`: a request authenticated by the session's cookie
+/// that changes anything must carry it (`X-CSRF-Token`). Derived from the secret, which a page
+/// of another site can neither read (the cookie is HttpOnly) nor guess, so nothing more is kept.
+pub fn csrf_token(secret: &str) -> String {
+    token_hash(&format!("kairos-csrf\0{secret}"))
+}
+
+/// 256 random bits, in hex.
+fn random_hex() -> String {
+    rand::random::<[u8; 32]>().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The identity service of an engine ([`crate::Engine::identity`]).
@@ -483,8 +500,7 @@ impl Identity {
     pub async fn create_token(&self, user: &str, name: Option<String>) -> Result<(String, TokenInfo), Error> {
         check_text("name", &name)?;
         self.user(user).await?;
-        let secret: String = rand::random::<[u8; 32]>().iter().map(|b| format!("{b:02x}")).collect();
-        let token = format!("{TOKEN_PREFIX}{secret}");
+        let token = format!("{TOKEN_PREFIX}{}", random_hex());
         let id = kairos_core::new_id();
         let now = self.store.db_now().await?;
         self.store
@@ -519,6 +535,43 @@ impl Identity {
             .write_all(&[db::token_delete(user, id)])
             .await
             .map_err(|e| on_conflict(e, ErrorKind::NotFound, || format!("user '{user}' has no token {id}")))?;
+        Ok(())
+    }
+
+    /// Opens a console session for `user` (whose password the caller checked), ending after
+    /// [`SESSION_LIFETIME`]: its secret (for the cookie; only its hash is kept).
+    pub async fn open_session(&self, user: &str, origin: &SessionOrigin) -> Result<String, Error> {
+        let secret = format!("{SESSION_PREFIX}{}", random_hex());
+        let now = self.store.db_now().await?;
+        let expires = now
+            .checked_add(
+                jiff::SignedDuration::try_from(SESSION_LIFETIME).unwrap_or(jiff::SignedDuration::from_hours(12)),
+            )
+            .map_err(|e| Error::Config(format!("session expiry: {e}")))?;
+        let origin = SessionOrigin {
+            ip_address: origin.ip_address.as_ref().map(|s| s.chars().take(MAX_TEXT_CHARS).collect()),
+            user_agent: origin.user_agent.as_ref().map(|s| s.chars().take(MAX_TEXT_CHARS).collect()),
+        };
+        let id = kairos_core::new_id();
+        self.store
+            .write_all(&db::session_insert(&id, user, &token_hash(&secret), now, expires, &origin))
+            .await
+            .map_err(|e| on_conflict(e, ErrorKind::NotFound, || format!("there is no user '{user}'")))?;
+        Ok(secret)
+    }
+
+    /// The user whose console session `secret` is, while it has not ended.
+    pub async fn session_user(&self, secret: &str) -> Result<Option<User>, Error> {
+        if !secret.starts_with(SESSION_PREFIX) || secret.len() > 128 {
+            return Ok(None);
+        }
+        let now = self.store.db_now().await?;
+        Ok(db::session_user(self.sql(), &token_hash(secret), now).await?)
+    }
+
+    /// Ends the console session `secret` (nothing when there is none).
+    pub async fn close_session(&self, secret: &str) -> Result<(), Error> {
+        self.store.write_all(&[db::session_delete(&token_hash(secret))]).await?;
         Ok(())
     }
 

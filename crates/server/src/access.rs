@@ -22,7 +22,7 @@
 
 use crate::error::ApiError;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use kairos::identity::Principal;
@@ -97,9 +97,14 @@ impl Auth {
     }
 
     /// The caller the request's credentials name, or the answer that refuses it.
-    pub async fn principal(&self, headers: &axum::http::HeaderMap) -> Result<Principal, Response> {
+    pub async fn principal(&self, method: &Method, headers: &HeaderMap) -> Result<Principal, Response> {
         let header = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
         let Some(header) = header else {
+            if let Some(secret) = session_cookie(headers)
+                && self.users
+            {
+                return self.session_principal(method, headers, &secret).await;
+            }
             return Err(unauthorized(
                 "this node's API needs credentials: Authorization: Bearer TOKEN, or Basic credentials (a user's \
                  id and password, or the node's token as password)",
@@ -128,20 +133,67 @@ impl Auth {
         let (Ok(user), Ok(password)) = (String::from_utf8(user), String::from_utf8(password)) else {
             return Err(unauthorized("the user id or password is wrong"));
         };
-        if let Some(wait) = self.waiting(&user) {
+        let u = self.check_password(&user, &password).await?;
+        self.engine.identity().principal(&u).await.map_err(server_error)
+    }
+
+    /// The user `id` when `password` is theirs, counting failures (429 while they must wait).
+    pub async fn check_password(&self, id: &str, password: &str) -> Result<kairos::identity::User, Response> {
+        if let Some(wait) = self.waiting(id) {
             return Err(too_many(wait));
         }
-        match self.engine.identity().check_password(&user, &password).await.map_err(server_error)? {
+        match self.engine.identity().check_password(id, password).await.map_err(server_error)? {
             Some(u) => {
-                self.succeeded(&user);
-                self.engine.identity().principal(&u).await.map_err(server_error)
+                self.succeeded(id);
+                Ok(u)
             }
             None => {
-                self.failed(&user);
+                self.failed(id);
                 Err(unauthorized("the user id or password is wrong"))
             }
         }
     }
+
+    /// The user of console session `secret`; a request that changes anything must carry the
+    /// session's CSRF token (`X-CSRF-Token`), which a page of another site cannot know.
+    async fn session_principal(
+        &self,
+        method: &Method,
+        headers: &HeaderMap,
+        secret: &str,
+    ) -> Result<Principal, Response> {
+        let Some(user) = self.engine.identity().session_user(secret).await.map_err(server_error)? else {
+            return Err(unauthorized("the session has ended or is not this node's: log in again (POST /auth/login)"));
+        };
+        let safe = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
+        if !safe {
+            let sent = headers.get(CSRF_HEADER).map(|v| v.as_bytes()).unwrap_or_default();
+            if !same(sent, kairos::identity::csrf_token(secret).as_bytes()) {
+                return Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "csrf-token-missing",
+                    "a request made with the session cookie that changes anything needs the session's \
+                     X-CSRF-Token header (GET /auth/session)",
+                )
+                .on("X-CSRF-Token")
+                .into_response());
+            }
+        }
+        self.engine.identity().principal(&user).await.map_err(server_error)
+    }
+}
+
+/// The console session's cookie.
+pub const SESSION_COOKIE: &str = "kairos_session";
+/// The header carrying a session's CSRF token.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// The value of the session cookie, if the request has one.
+pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
+    headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(';')).find_map(|c| {
+        let (name, value) = c.trim().split_once('=')?;
+        (name == SESSION_COOKIE && !value.is_empty()).then(|| value.to_string())
+    })
 }
 
 /// The wait after `count` failures in a row: none for the first [`FREE_FAILURES`], then
@@ -177,10 +229,12 @@ fn too_many(wait: std::time::Duration) -> Response {
 pub(crate) async fn authenticate(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) -> Response {
     let pattern = req.extensions().get::<MatchedPath>().map(|m| m.as_str().to_string()).unwrap_or_default();
     let need = crate::authz::need(req.method(), &pattern);
+    // The login route checks passwords with this node's failure counts.
+    req.extensions_mut().insert(auth.clone());
     if need == crate::authz::Need::Open {
         return next.run(req).await;
     }
-    let principal = match auth.principal(req.headers()).await {
+    let principal = match auth.principal(req.method(), req.headers()).await {
         Ok(p) => p,
         Err(refused) => return refused,
     };

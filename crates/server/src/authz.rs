@@ -87,7 +87,8 @@ fn listed(list: &[(&str, &str)], method: &Method, pattern: &str) -> bool {
 /// What a request to `pattern` (the route it matched) with `method` needs.
 pub fn need(method: &Method, pattern: &str) -> Need {
     match pattern {
-        "/health" | "/openapi.json" => Need::Open,
+        "/health" | "/openapi.json" | "/auth/login" => Need::Open,
+        "/auth/session" | "/auth/logout" => Need::Role(Role::User),
         "/runtime/tasks" if method == Method::GET => Need::OwnTask,
         _ if listed(TASKLIST, method, pattern) => Need::OwnTask,
         _ if listed(SELF, method, pattern) => Need::SelfOrAdmin,

@@ -35,6 +35,12 @@ impl ApiError {
         ApiError { field: Some(field.to_string()), ..Self::new(StatusCode::BAD_REQUEST, "invalid-argument", message) }
     }
 
+    /// This error, naming `field` as the one that was wrong.
+    pub fn on(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "invalid-argument", message)
     }

@@ -53,6 +53,7 @@
 //! | `GET /scheduler/calendars`, `GET, PUT, DELETE /scheduler/calendars/{name}` | calendars |
 //! | `GET /scheduler/fired-triggers`, `GET /scheduler/nodes` | firings under way, node check-ins |
 //! | `POST /scheduler/cron/next` | the next fire times of a Quartz cron expression |
+//! | `POST /auth/login`, `GET /auth/session`, `POST /auth/logout` | console sessions: a cookie (HttpOnly, SameSite=Strict) and the CSRF token of requests that change anything |
 //! | `GET, POST /identity/users`, `GET, PUT, DELETE /identity/users/{userId}` | users (Flowable's identity REST; passwords stored as Argon2id hashes, never answered) |
 //! | `GET, POST /identity/users/{userId}/tokens`, `DELETE …/tokens/{tokenId}` | a user's API tokens (the token shown once, kept as its SHA-256) |
 //! | `GET, POST /identity/groups`, `GET, PUT, DELETE /identity/groups/{groupId}` | groups |
@@ -262,6 +263,9 @@ fn all_routes() -> Router<AppState> {
         )
         .route("/scheduler/fired-triggers", get(scheduler::fired))
         .route("/scheduler/nodes", get(scheduler::nodes))
+        .route("/auth/login", post(routes::auth::login))
+        .route("/auth/session", get(routes::auth::session))
+        .route("/auth/logout", post(routes::auth::logout))
         .route("/identity/users", get(routes::identity::users).post(routes::identity::create_user))
         .route(
             "/identity/users/{id}",

@@ -290,3 +290,128 @@ async fn repeated_wrong_passwords_are_slowed_and_a_success_clears_them() {
     let r = call(&app, "GET", "/runtime/tasks", Some(&basic("gonzo", "nope")), None).await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
 }
+
+/// A request with a session cookie and, optionally, a CSRF token.
+async fn with_cookie(
+    app: &App,
+    method: &str,
+    uri: &str,
+    cookie: &str,
+    csrf: Option<&str>,
+    body: Option<Value>,
+) -> common::Reply {
+    let mut r = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header(header::COOKIE, format!("theme=dark; kairos_session={cookie}"));
+    if let Some(c) = csrf {
+        r = r.header("X-CSRF-Token", c);
+    }
+    let req = match body {
+        Some(b) => r.header(header::CONTENT_TYPE, "application/json").body(Body::from(b.to_string())).unwrap(),
+        None => r.body(Body::empty()).unwrap(),
+    };
+    app.call(req).await
+}
+
+/// Logs in; the session cookie's value and the whole Set-Cookie header, and the CSRF token.
+async fn login(app: &App, user: &str, password: &str, planted: Option<&str>) -> (String, String, String) {
+    let mut r = Request::builder().method("POST").uri("/auth/login").header(header::CONTENT_TYPE, "application/json");
+    if let Some(p) = planted {
+        r = r.header(header::COOKIE, format!("kairos_session={p}"));
+    }
+    let req = r.body(Body::from(json!({"userId": user, "password": password}).to_string())).unwrap();
+    let res = tower::ServiceExt::oneshot(app.router.clone(), req).await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let set = res.headers().get(header::SET_COOKIE).unwrap().to_str().unwrap().to_string();
+    let value = set.split(';').next().unwrap().strip_prefix("kairos_session=").unwrap().to_string();
+    let bytes = http_body_util::BodyExt::collect(res.into_body()).await.unwrap().to_bytes();
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(body["userId"], json!(user));
+    (value, set, body["csrfToken"].as_str().unwrap().to_string())
+}
+
+#[tokio::test]
+async fn console_sessions_are_cookies_with_csrf_tokens_and_fixation_is_refused() {
+    let app = node().await;
+    let r = call(&app, "POST", "/auth/login", None, Some(json!({"userId": "gonzo", "password": "wrong"}))).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{}", r.text);
+    let (cookie, set, csrf) = login(&app, "gonzo", "gonzo-password", None).await;
+    for attr in ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=43200"] {
+        assert!(set.contains(attr), "{set}");
+    }
+    assert!(!set.contains("Secure"), "plain HTTP: no Secure attribute ({set})");
+    // Only the hash of the session's secret is kept.
+    let rows = app
+        .engine
+        .store()
+        .sql_query("SELECT TOKEN_VALUE_ FROM ACT_ID_TOKEN WHERE KIND_ = 'session'", &[])
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0][0].as_str().unwrap(), kairos::identity::token_hash(&cookie));
+
+    // Reading needs the cookie only; changing needs the CSRF token too.
+    let me = with_cookie(&app, "GET", "/auth/session", &cookie, None, None).await;
+    assert_eq!(
+        (me.status, me.json["role"].clone(), me.json["csrfToken"].clone()),
+        (StatusCode::OK, json!("user"), json!(csrf))
+    );
+    assert_eq!(with_cookie(&app, "GET", "/runtime/tasks", &cookie, None, None).await.status, StatusCode::OK);
+    let make = json!({"name": "from the console"});
+    for bad in [None, Some("0".repeat(64)), Some(csrf[1..].to_string())] {
+        let r = with_cookie(&app, "POST", "/identity/users/gonzo/tokens", &cookie, bad.as_deref(), Some(make.clone()))
+            .await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{bad:?}: {}", r.text);
+        assert_eq!(r.error().0, "csrf-token-missing");
+    }
+    assert_eq!(app.engine.identity().tokens("gonzo").await.unwrap().len(), 0, "nothing was made");
+    let r = with_cookie(&app, "POST", "/identity/users/gonzo/tokens", &cookie, Some(&csrf), Some(make)).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    // A cookie the node never issued is nobody's.
+    let forged = format!("kairos-session_{}", "ab".repeat(32));
+    assert_eq!(with_cookie(&app, "GET", "/runtime/tasks", &forged, None, None).await.status, StatusCode::UNAUTHORIZED);
+
+    // Session fixation: a login always makes a new session and ends the one it came with.
+    let (second, _, _) = login(&app, "gonzo", "gonzo-password", Some(&cookie)).await;
+    assert_ne!(second, cookie);
+    assert_eq!(with_cookie(&app, "GET", "/runtime/tasks", &cookie, None, None).await.status, StatusCode::UNAUTHORIZED);
+    let (third, _, _) = login(&app, "gonzo", "gonzo-password", Some(&forged)).await;
+    assert_ne!(third, forged, "a planted id is never adopted");
+
+    // Logout ends it and clears the cookie.
+    let csrf3 = kairos::identity::csrf_token(&third);
+    let req = Request::builder()
+        .method("POST")
+        .uri("/auth/logout")
+        .header(header::COOKIE, format!("kairos_session={third}"))
+        .header("X-CSRF-Token", csrf3)
+        .body(Body::empty())
+        .unwrap();
+    let res = tower::ServiceExt::oneshot(app.router.clone(), req).await.unwrap();
+    assert_eq!(res.status(), StatusCode::NO_CONTENT);
+    assert!(res.headers().get(header::SET_COOKIE).unwrap().to_str().unwrap().contains("Max-Age=0"));
+    assert_eq!(with_cookie(&app, "GET", "/runtime/tasks", &third, None, None).await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(with_cookie(&app, "GET", "/runtime/tasks", &second, None, None).await.status, StatusCode::OK);
+
+    // Logins count against the same failures as Basic credentials.
+    for _ in 0..kairos_server::access::FREE_FAILURES {
+        call(&app, "POST", "/auth/login", None, Some(json!({"userId": "piggy", "password": "nope"}))).await;
+    }
+    let r =
+        call(&app, "POST", "/auth/login", None, Some(json!({"userId": "piggy", "password": "piggy-password"}))).await;
+    assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{}", r.text);
+}
+
+#[tokio::test]
+async fn a_node_without_users_takes_no_logins_and_an_open_one_needs_none() {
+    let open = app().await;
+    let r = open.get("/auth/session").await;
+    assert_eq!((r.status, r.json["role"].clone()), (StatusCode::OK, json!("admin")));
+    let r = open.post("/auth/login", json!({"userId": "x", "password": "y"})).await;
+    assert_eq!((r.status, r.error().0), (StatusCode::NOT_FOUND, "no-logins"));
+    let mut token_only = app().await;
+    token_only.router = kairos_server::router_with_token(token_only.engine.clone(), TOKEN);
+    let r = call(&token_only, "POST", "/auth/login", None, Some(json!({"userId": "x", "password": "y"}))).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+}

@@ -247,7 +247,7 @@ pub async fn token_user(store: &dyn Sql, hash: &str) -> Result<Option<(String, U
         "ACT_ID_TOKEN",
         COLUMNS,
         "SELECT k.ID_ AS TOKEN_ID_, u.ID_, u.FIRST_, u.LAST_, u.DISPLAY_NAME_, u.EMAIL_, u.TENANT_ID_ \
-         FROM ACT_ID_TOKEN k JOIN ACT_ID_USER u ON u.ID_ = k.USER_ID_ WHERE k.TOKEN_VALUE_ = ?",
+         FROM ACT_ID_TOKEN k JOIN ACT_ID_USER u ON u.ID_ = k.USER_ID_ WHERE k.TOKEN_VALUE_ = ? AND k.KIND_ = 'api'",
         &[t(hash)],
     )
     .await?;
@@ -260,7 +260,8 @@ pub async fn token_list(store: &dyn Sql, user: &str) -> Result<Vec<TokenInfo>> {
         store,
         "ACT_ID_TOKEN",
         &["ID_", "USER_ID_", "TOKEN_DATA_", "TOKEN_DATE_"],
-        "SELECT ID_, USER_ID_, TOKEN_DATA_, TOKEN_DATE_ FROM ACT_ID_TOKEN WHERE USER_ID_ = ? ORDER BY TOKEN_DATE_, ID_",
+        "SELECT ID_, USER_ID_, TOKEN_DATA_, TOKEN_DATE_ FROM ACT_ID_TOKEN WHERE USER_ID_ = ? AND KIND_ = 'api' \
+         ORDER BY TOKEN_DATE_, ID_",
         &[t(user)],
     )
     .await?;
@@ -278,5 +279,60 @@ pub async fn token_list(store: &dyn Sql, user: &str) -> Result<Vec<TokenInfo>> {
 
 /// The statement that revokes API token `id` of `user` (expects it to exist).
 pub fn token_delete(user: &str, id: &str) -> Write {
-    Write::new("DELETE FROM ACT_ID_TOKEN WHERE ID_ = ? AND USER_ID_ = ?", vec![t(id), t(user)]).expect(1)
+    Write::new("DELETE FROM ACT_ID_TOKEN WHERE ID_ = ? AND USER_ID_ = ? AND KIND_ = 'api'", vec![t(id), t(user)])
+        .expect(1)
+}
+
+/// Where a console session was made from (ACT_ID_TOKEN's IP_ADDRESS_, USER_AGENT_).
+#[derive(Debug, Clone, Default)]
+pub struct SessionOrigin {
+    pub ip_address: Option<String>,
+    pub user_agent: Option<String>,
+}
+
+/// The statements that open console session `id` of `user` until `expires`, by the hash of its
+/// secret, and delete the user's sessions that have ended. Inserted only while the user exists.
+pub fn session_insert(
+    id: &str,
+    user: &str,
+    hash: &str,
+    now: Timestamp,
+    expires: Timestamp,
+    origin: &SessionOrigin,
+) -> Vec<Write> {
+    vec![
+        Write::new(
+            "DELETE FROM ACT_ID_TOKEN WHERE USER_ID_ = ? AND KIND_ = 'session' AND EXPIRES_ <= ?",
+            vec![t(user), SqlValue::Timestamp(now)],
+        ),
+        Write::new(
+            "INSERT INTO ACT_ID_TOKEN (ID_, REV_, TOKEN_VALUE_, TOKEN_DATE_, IP_ADDRESS_, USER_AGENT_, USER_ID_, KIND_, EXPIRES_) \
+             SELECT ?, 1, ?, ?, ?, ?, u.ID_, 'session', ? FROM ACT_ID_USER u WHERE u.ID_ = ?",
+            vec![
+                t(id),
+                t(hash),
+                SqlValue::Timestamp(now),
+                ot(&origin.ip_address),
+                ot(&origin.user_agent),
+                SqlValue::Timestamp(expires),
+                t(user),
+            ],
+        )
+        .expect(1),
+    ]
+}
+
+/// The user whose console session hashes to `hash`, while it has not ended at `now`.
+pub async fn session_user(store: &dyn Sql, hash: &str, now: Timestamp) -> Result<Option<User>> {
+    let sql = format!(
+        "{USER_SELECT} JOIN ACT_ID_TOKEN k ON k.USER_ID_ = u.ID_ \
+         WHERE k.TOKEN_VALUE_ = ? AND k.KIND_ = 'session' AND k.EXPIRES_ > ?"
+    );
+    let rows = Rows::read(store, "ACT_ID_TOKEN", USER_COLUMNS, &sql, &[t(hash), SqlValue::Timestamp(now)]).await?;
+    rows.first().map(|r| user_row(&r)).transpose()
+}
+
+/// The statement that ends the console session whose secret hashes to `hash` (if any).
+pub fn session_delete(hash: &str) -> Write {
+    Write::new("DELETE FROM ACT_ID_TOKEN WHERE TOKEN_VALUE_ = ? AND KIND_ = 'session'", vec![t(hash)])
 }

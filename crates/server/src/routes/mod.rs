@@ -1,5 +1,6 @@
 //! The route handlers, one module per API.md section.
 
+pub mod auth;
 pub mod camunda;
 pub mod commands;
 pub mod deadletter;
