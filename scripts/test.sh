@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine of this kind: installs and starts what the tests need
 # (a throwaway PostgreSQL from Debian's packages, on a free port; Quartz 2.3.2 and a JDK for the
-# cron differential test; the Flowable and Camunda client libraries from npm and PyPI, and
-# schemathesis), runs every test on both backends, and stops PostgreSQL again.
+# cron differential test; Chromium for the console's browser test; the Flowable and Camunda
+# client libraries, playwright-core from npm and PyPI, and schemathesis), runs every test on
+# both backends, and stops PostgreSQL again.
 # `.ci/run` calls exactly this.
 #
 #   scripts/test.sh            # everything
@@ -30,6 +31,21 @@ if [[ ! -e /usr/share/java/quartz2.jar ]] || ! command -v javac >/dev/null; then
 fi
 # The differential test must run against Quartz, not skip.
 export KAIROS_REQUIRE_QUARTZ=1
+
+# The console's browser test (crates/server/tests/clients_console.rs) drives Debian's Chromium
+# with playwright-core (clients/console/, installed by scripts/clients.sh below).
+if ! command -v chromium >/dev/null; then
+    if [[ "$(id -u)" != 0 ]]; then
+        echo "error: the console's browser test needs Chromium; installing it needs root (apt-get install chromium)" >&2
+        exit 1
+    fi
+    echo "test.sh: installing Chromium from Debian's packages" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q >&2
+    apt-get install -y -q --no-install-recommends chromium >&2
+fi
+export KAIROS_CHROMIUM
+KAIROS_CHROMIUM=$(command -v chromium)
 
 eval "$(scripts/pg.sh start)"
 trap 'scripts/pg.sh stop >/dev/null 2>&1 || true' EXIT

@@ -234,6 +234,12 @@ pub(crate) async fn authenticate(State(auth): State<Arc<Auth>>, mut req: Request
     if need == crate::authz::Need::Open {
         return next.run(req).await;
     }
+    if need == crate::authz::Need::Optional {
+        if let Ok(p) = auth.principal(req.method(), req.headers()).await {
+            req.extensions_mut().insert(p);
+        }
+        return next.run(req).await;
+    }
     let principal = match auth.principal(req.method(), req.headers()).await {
         Ok(p) => p,
         Err(refused) => return refused,

@@ -2,7 +2,7 @@
 //! `MatchedPath`: the pattern, `/runtime/tasks/{id}`, never the raw path, so no spelling of a
 //! path reaches a route under another rule).
 //!
-//! * open: `GET /health`, `GET /openapi.json`;
+//! * open: `GET /health`, `GET /openapi.json`, `POST /auth/login`, the console's files;
 //! * **user**: their tasklist — the Flowable task routes, each task only when it is theirs
 //!   (assigned to them, or unclaimed with them or one of their groups as candidate: any other
 //!   task answers 404, as if it did not exist) — and their own user and API tokens;
@@ -25,6 +25,8 @@ use kairos::identity::{Principal, Role};
 pub enum Need {
     /// Nobody needs to authenticate.
     Open,
+    /// The caller is named when their credentials hold, and let through anyway (who am I?).
+    Optional,
     /// A caller of at least this role.
     Role(Role),
     /// A user, for a task of theirs (`{id}` in the route): other tasks answer 404.
@@ -87,8 +89,9 @@ fn listed(list: &[(&str, &str)], method: &Method, pattern: &str) -> bool {
 /// What a request to `pattern` (the route it matched) with `method` needs.
 pub fn need(method: &Method, pattern: &str) -> Need {
     match pattern {
-        "/health" | "/openapi.json" | "/auth/login" => Need::Open,
-        "/auth/session" | "/auth/logout" => Need::Role(Role::User),
+        "/health" | "/openapi.json" | "/auth/login" | "/" | "/console/{*file}" => Need::Open,
+        "/auth/session" => Need::Optional,
+        "/auth/logout" => Need::Role(Role::User),
         "/runtime/tasks" if method == Method::GET => Need::OwnTask,
         _ if listed(TASKLIST, method, pattern) => Need::OwnTask,
         _ if listed(SELF, method, pattern) => Need::SelfOrAdmin,
@@ -129,7 +132,7 @@ fn forbidden(p: &Principal, need: Role) -> Response {
 /// 404 for a task that is not the user's (as if it did not exist).
 pub async fn allow(engine: &Engine, p: &Principal, need: Need, req: &mut Request) -> Result<(), Response> {
     match need {
-        Need::Open => Ok(()),
+        Need::Open | Need::Optional => Ok(()),
         Need::Role(r) if p.role >= r => Ok(()),
         Need::Role(r) => Err(forbidden(p, r)),
         Need::OwnTask if p.role >= Role::Operator => Ok(()),

@@ -14,6 +14,7 @@
 //!
 //! | route | does |
 //! |---|---|
+//! | `GET /`, `GET /console/{file}` | the web console ([`console`]): one page over this API, embedded in the binary |
 //! | `GET /health` | node, store, 503 when the database does not answer |
 //! | `GET /openapi.json` | this API as an OpenAPI 3.1 document |
 //! | `GET /metrics` | Prometheus (OpenMetrics) text: executor metrics, job gauges |
@@ -63,6 +64,7 @@
 pub mod access;
 pub mod authz;
 pub mod conn;
+pub mod console;
 pub mod dto;
 pub mod error;
 pub mod extract;
@@ -139,6 +141,8 @@ fn routes(engine: Arc<Engine>, access: &Access) -> Router {
 /// Every route, unguarded.
 fn all_routes() -> Router<AppState> {
     Router::new()
+        .route("/", get(console::index))
+        .route("/console/{*file}", get(console::file))
         .route("/health", get(health::health))
         .route("/openapi.json", get(openapi::document))
         .route("/metrics", get(metrics::metrics))

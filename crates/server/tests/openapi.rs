@@ -39,7 +39,8 @@ fn routes_in(src: &str, prefix: &str) -> BTreeSet<(String, String)> {
             .map(|(j, _)| j)
             .expect("a closed .route(");
         let call = &rest[..end];
-        let path = format!("{prefix}{}", call.split('"').nth(1).expect("a path literal"));
+        // A catch-all segment (`{*file}`) is one path parameter (`{file}`) in OpenAPI.
+        let path = format!("{prefix}{}", call.split('"').nth(1).expect("a path literal")).replace("{*", "{");
         for method in ["get", "post", "put", "delete"] {
             let tail = call.split_once(',').map_or("", |(_, t)| t);
             let named = tail.match_indices(&format!("{method}(")).any(|(k, _)| {

@@ -49,6 +49,11 @@ impl Processes {
         Ok(tables::task_list(self.store.as_ref(), filter).await?)
     }
 
+    /// Per-activity counts of definition `id`: active tokens, jobs, dead letters.
+    pub async fn activity_statistics(&self, id: &str) -> Result<Vec<tables::ActivityStatistics>, Error> {
+        Ok(tables::activity_statistics(self.store.as_ref(), id).await?)
+    }
+
     /// Whether open task `id` is `user`'s: assigned to them, or unclaimed with them or one of
     /// their groups as candidate (their tasklist: `candidateOrAssigned`).
     pub async fn task_is_users(&self, id: &str, user: &str) -> Result<bool, Error> {

@@ -27,8 +27,10 @@ pub struct LoginBody {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionResponse {
+    /// Whether the request's credentials name a caller (on a node without auth, always).
+    pub authenticated: bool,
     #[serde(flatten)]
-    pub principal: Principal,
+    pub principal: Option<Principal>,
     /// For `X-CSRF-Token` on requests that change anything; null when the caller did not come
     /// with a session cookie.
     pub csrf_token: Option<String>,
@@ -79,7 +81,8 @@ pub async fn login(
     let err = |e: kairos::Error| ApiError::from(e).into_response();
     let secret = identity.open_session(&found.id, &origin).await.map_err(err)?;
     let principal = identity.principal(&found).await.map_err(err)?;
-    let body = SessionResponse { principal, csrf_token: Some(csrf_token(&secret)) };
+    let body =
+        SessionResponse { authenticated: true, principal: Some(principal), csrf_token: Some(csrf_token(&secret)) };
     let mut res = axum::Json(body).into_response();
     let h = res.headers_mut();
     h.insert(header::SET_COOKIE, cookie(&secret, SESSION_LIFETIME.as_secs(), behind_https(&headers)));
@@ -87,15 +90,26 @@ pub async fn login(
     Ok(res)
 }
 
-/// `GET /auth/session`: the caller, and (with a session cookie) its CSRF token. On a node
-/// without auth (loopback only) every caller is an admin: the console needs no login there.
-pub async fn session(p: Option<Extension<Principal>>, headers: HeaderMap) -> Response {
-    let (p, guarded) = match p {
-        Some(Extension(p)) => (p, true),
-        None => (Principal::node_token(), false),
+/// `GET /auth/session`: the caller, and (with a session cookie) its CSRF token; without
+/// credentials that hold, `{"authenticated": false}` (a 200: not being logged in is a state,
+/// not an error). On a node without auth (loopback only) every caller is an admin: the console
+/// needs no login there.
+pub async fn session(
+    p: Option<Extension<Principal>>,
+    auth: Option<Extension<Arc<Auth>>>,
+    headers: HeaderMap,
+) -> Response {
+    let body = match (p, auth) {
+        (Some(Extension(p)), _) => {
+            let csrf = session_cookie(&headers).map(|s| csrf_token(&s));
+            SessionResponse { authenticated: true, principal: Some(p), csrf_token: csrf }
+        }
+        (None, Some(_)) => SessionResponse { authenticated: false, principal: None, csrf_token: None },
+        (None, None) => {
+            SessionResponse { authenticated: true, principal: Some(Principal::node_token()), csrf_token: None }
+        }
     };
-    let csrf = session_cookie(&headers).filter(|_| guarded).map(|s| csrf_token(&s));
-    let mut res = axum::Json(SessionResponse { principal: p, csrf_token: csrf }).into_response();
+    let mut res = axum::Json(body).into_response();
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res
 }

@@ -84,6 +84,7 @@ pub fn router() -> Router<AppState> {
         .route("/process-definition", get(process_definition::list))
         .route("/process-definition/count", get(process_definition::count))
         .route("/process-definition/{id}", get(process_definition::get))
+        .route("/process-definition/{id}/statistics", get(process_definition::statistics))
         .route("/process-definition/{id}/xml", get(process_definition::xml))
         .route("/process-definition/{id}/start", post(process_definition::start))
         .route("/process-definition/key/{key}", get(process_definition::get_by_key))
