@@ -329,6 +329,10 @@ pub struct ServeArgs {
     /// (kairos users). With --api-token too, the token stays an admin credential
     #[arg(long, env = "KAIROS_USERS")]
     pub users: bool,
+    /// Mark the console's session cookie Secure on every login, for a node behind a TLS proxy
+    /// that does not send X-Forwarded-Proto: https (with it, the cookie is Secure anyway)
+    #[arg(long, env = "KAIROS_SECURE_COOKIES")]
+    pub secure_cookies: bool,
     /// Without an API token, a host name (besides IP addresses, localhost and the --listen
     /// host) the API answers to: requests with another Host are refused, so a web page cannot
     /// reach the node by DNS rebinding. Repeatable; `.example.com` also allows its subdomains

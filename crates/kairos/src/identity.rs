@@ -370,6 +370,9 @@ impl Identity {
                 None => None,
             };
             writes.push(db::user_set_password(id, hash));
+            // Whoever logged in with the old password is logged out (API tokens stay: they
+            // are revoked one by one, DELETE /identity/users/{id}/tokens/{tokenId}).
+            writes.push(db::sessions_delete(id));
         }
         self.store
             .write_all(&writes)
@@ -407,6 +410,20 @@ impl Identity {
         }
         verify_password(password.to_string(), decoy_hash().await).await;
         Ok(None)
+    }
+
+    /// The user `id` names when this node verified `password` as theirs within the last
+    /// minutes and it is still their password: one read, no Argon2 check.
+    pub async fn remembered(&self, id: &str, password: &str) -> Result<Option<User>, Error> {
+        if password.len() > MAX_PASSWORD_BYTES || check_id("id", id).is_err() {
+            return Ok(None);
+        }
+        Ok(match db::user_credentials(self.sql(), id).await? {
+            Some((user, Some(hash))) if self.verified.knows(&self.verified.fingerprint(id, password, &hash)) => {
+                Some(user)
+            }
+            _ => None,
+        })
     }
 
     /// Creates a group; `Conflict` when the id is taken.

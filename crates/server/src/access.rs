@@ -14,7 +14,9 @@
 //! Failed passwords are counted per user id: after [`FREE_FAILURES`] in a row, each further
 //! attempt must wait twice as long as the last (1 s, 2 s, … up to 15 min) and is answered 429
 //! with `Retry-After` until then, whether or not it would have been right, so guessing is slow
-//! and the answer does not tell. A success clears the count. The counts are this node's.
+//! and the answer does not tell — except to a client whose password this node verified within
+//! the last minutes (a worker sending Basic credentials on every request), which goes on. A
+//! success clears the count. The counts are this node's.
 //!
 //! Once known, the caller's [`Principal`] goes with the request (an extension) and its role is
 //! checked against what the route needs ([`crate::authz`]); a user's own-task routes check that
@@ -58,6 +60,8 @@ pub struct Auth {
     /// Users may authenticate (Basic password, API token).
     pub users: bool,
     pub engine: Arc<kairos::Engine>,
+    /// Session cookies are `Secure` whatever the request says.
+    pub secure_cookies: bool,
     failures: Mutex<HashMap<String, Failures>>,
 }
 
@@ -70,7 +74,7 @@ struct Failures {
 
 impl Auth {
     pub fn new(engine: Arc<kairos::Engine>, token: Option<&str>, users: bool) -> Auth {
-        Auth { token: token.map(Arc::from), users, engine, failures: Mutex::new(HashMap::new()) }
+        Auth { token: token.map(Arc::from), users, engine, secure_cookies: false, failures: Mutex::new(HashMap::new()) }
     }
 
     /// How long user `id` must still wait before a password is tried, if at all.
@@ -83,10 +87,17 @@ impl Auth {
 
     fn failed(&self, id: &str) {
         let mut failures = self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if failures.len() >= MAX_TRACKED && !failures.contains_key(id) {
-            failures.clear();
-        }
         let now = Instant::now();
+        if failures.len() >= MAX_TRACKED && !failures.contains_key(id) {
+            // Forget the ids that need no wait now; if every one still does, the one whose
+            // wait ends first. Never all at once: that would give every guesser a fresh start.
+            failures.retain(|_, f| f.next > now);
+            if failures.len() >= MAX_TRACKED
+                && let Some(first) = failures.iter().min_by_key(|(_, f)| f.next).map(|(k, _)| k.clone())
+            {
+                failures.remove(&first);
+            }
+        }
         let f = failures.entry(id.to_string()).or_insert(Failures { count: 0, next: now });
         f.count = f.count.saturating_add(1);
         f.next = now + wait_after(f.count);
@@ -138,9 +149,19 @@ impl Auth {
     }
 
     /// The user `id` when `password` is theirs, counting failures (429 while they must wait).
+    /// Only ids a user could have are counted (at most 64 characters), so the counts stay
+    /// small; a client already known to hold the right password (this node verified it
+    /// lately) is not held up by someone else's guesses.
     pub async fn check_password(&self, id: &str, password: &str) -> Result<kairos::identity::User, Response> {
+        let wrong = || unauthorized("the user id or password is wrong");
+        if kairos::identity::check_id("id", id).is_err() {
+            return Err(wrong());
+        }
         if let Some(wait) = self.waiting(id) {
-            return Err(too_many(wait));
+            return match self.engine.identity().remembered(id, password).await.map_err(server_error)? {
+                Some(u) => Ok(u),
+                None => Err(too_many(wait)),
+            };
         }
         match self.engine.identity().check_password(id, password).await.map_err(server_error)? {
             Some(u) => {
@@ -149,7 +170,7 @@ impl Auth {
             }
             None => {
                 self.failed(id);
-                Err(unauthorized("the user id or password is wrong"))
+                Err(wrong())
             }
         }
     }

@@ -72,6 +72,8 @@ const ADMIN: &[(&str, &str)] = &[
     ("POST", "/engine-rest/deployment/create"),
     ("DELETE", "/engine-rest/deployment/{id}"),
     ("DELETE", "/engine-rest/process-instance/{id}"),
+    // Setting retries moves a dead letter back, as POST /management/deadletter-jobs/{id} does.
+    ("PUT", "/engine-rest/job/{id}/retries"),
 ];
 
 /// Routes of a user about themselves: `(method, pattern)`.
@@ -187,6 +189,7 @@ mod tests {
         assert_eq!(need(&Method::GET, "/identity/users/{id}"), Need::SelfOrAdmin);
         assert_eq!(need(&Method::PUT, "/identity/users/{id}"), Need::Role(Role::Admin));
         assert_eq!(need(&Method::GET, "/engine-rest/task"), Need::Role(Role::Operator));
+        assert_eq!(need(&Method::PUT, "/engine-rest/job/{id}/retries"), Need::Role(Role::Admin));
         assert_eq!(need(&Method::POST, "/some/new/route"), Need::Role(Role::Operator));
     }
 }

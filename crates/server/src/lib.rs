@@ -100,6 +100,9 @@ pub struct Access {
     pub token: Option<String>,
     /// Users authenticate with their password (HTTP Basic) or API tokens.
     pub users: bool,
+    /// Console session cookies are always `Secure` (behind a TLS proxy that does not say
+    /// `X-Forwarded-Proto: https`).
+    pub secure_cookies: bool,
     pub site: SitePolicy,
 }
 
@@ -125,7 +128,9 @@ pub fn router_for(engine: Arc<Engine>, access: &Access) -> Router {
 fn routes(engine: Arc<Engine>, access: &Access) -> Router {
     let router = all_routes();
     let router = if access.token.is_some() || access.users {
-        let auth = Arc::new(access::Auth::new(engine.clone(), access.token.as_deref(), access.users));
+        let mut auth = access::Auth::new(engine.clone(), access.token.as_deref(), access.users);
+        auth.secure_cookies = access.secure_cookies;
+        let auth = Arc::new(auth);
         router.route_layer(axum::middleware::from_fn_with_state(auth, access::authenticate))
     } else {
         router

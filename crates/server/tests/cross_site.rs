@@ -138,6 +138,7 @@ async fn configured_names_and_origins_are_let_in() {
     let access = kairos_server::Access {
         token: None,
         users: false,
+        secure_cookies: false,
         site: kairos_server::SitePolicy {
             allowed_hosts: vec!["kairos.example.com".into()],
             allowed_origins: vec!["https://console.example.com".into()],

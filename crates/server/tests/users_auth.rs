@@ -289,6 +289,86 @@ async fn repeated_wrong_passwords_are_slowed_and_a_success_clears_them() {
     // The count was cleared: a wrong password is a plain 401 again.
     let r = call(&app, "GET", "/runtime/tasks", Some(&basic("gonzo", "nope")), None).await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+
+    // A client this node saw with the right password lately (piggy, above) is not held up by
+    // someone else's guesses at piggy's password; the guesser is.
+    for i in 0..free {
+        call(&app, "GET", "/runtime/tasks", Some(&basic("piggy", &format!("guess-{i}"))), None).await;
+    }
+    assert_eq!(
+        call(&app, "GET", "/runtime/tasks", Some(&basic("piggy", "guess-x")), None).await.status,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    assert_eq!(
+        call(&app, "GET", "/runtime/tasks", Some(&basic("piggy", "piggy-password")), None).await.status,
+        StatusCode::OK
+    );
+    // Ids no user can have are not counted (the counts stay small): never a 429.
+    let junk = "j".repeat(65);
+    for _ in 0..free + 2 {
+        let r = call(&app, "GET", "/runtime/tasks", Some(&basic(&junk, "x")), None).await;
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    }
+}
+
+#[tokio::test]
+async fn users_act_as_themselves_and_a_new_password_ends_their_sessions() {
+    let app = node().await;
+    app.engine.processes().deploy("work.bpmn", TASKS).await.unwrap();
+    let admin = bearer(TOKEN);
+    call(&app, "POST", "/runtime/process-instances", Some(&admin), Some(json!({"processDefinitionKey": "work"}))).await;
+    let gonzo = basic("gonzo", "gonzo-password");
+    let mine = call(&app, "GET", "/runtime/tasks", Some(&gonzo), None).await;
+    let id = mine.json["data"][0]["id"].as_str().unwrap().to_string();
+    // Claiming for someone else: refused, naming the field; for themselves: fine.
+    let r = call(
+        &app,
+        "POST",
+        &format!("/runtime/tasks/{id}"),
+        Some(&gonzo),
+        Some(json!({"action": "claim", "assignee": "piggy"})),
+    )
+    .await;
+    assert_eq!((r.status, r.json["error"]["field"].clone()), (StatusCode::FORBIDDEN, json!("assignee")), "{}", r.text);
+    let r = call(
+        &app,
+        "POST",
+        &format!("/runtime/tasks/{id}"),
+        Some(&gonzo),
+        Some(json!({"action": "claim", "assignee": "gonzo"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    // A comment is signed by its author, whatever the body says.
+    let r = call(
+        &app,
+        "POST",
+        &format!("/runtime/tasks/{id}/comments"),
+        Some(&gonzo),
+        Some(json!({"message": "done soon", "author": "kermit"})),
+    )
+    .await;
+    assert_eq!((r.status, r.json["author"].clone()), (StatusCode::CREATED, json!("gonzo")), "{}", r.text);
+
+    // A deployed file is answered inert: a browser opening it runs nothing.
+    let defs = call(&app, "GET", "/repository/process-definitions", Some(&admin), None).await;
+    let def = defs.json["data"][0]["id"].as_str().unwrap().to_string();
+    let req = Request::builder()
+        .uri(format!("/repository/process-definitions/{def}/resourcedata"))
+        .header(header::AUTHORIZATION, &admin)
+        .body(Body::empty())
+        .unwrap();
+    let res = tower::ServiceExt::oneshot(app.router.clone(), req).await.unwrap();
+    assert_eq!(res.headers().get(header::CONTENT_SECURITY_POLICY).unwrap(), "sandbox; default-src 'none'");
+    assert_eq!(res.headers().get(header::X_CONTENT_TYPE_OPTIONS).unwrap(), "nosniff");
+
+    // A new password logs out the sessions opened with the old one.
+    let (cookie, _, _) = login(&app, "gonzo", "gonzo-password", None).await;
+    assert_eq!(with_cookie(&app, "GET", "/runtime/tasks", &cookie, None, None).await.status, StatusCode::OK);
+    let r = call(&app, "PUT", "/identity/users/gonzo", Some(&admin), Some(json!({"password": "a fresh one"}))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(with_cookie(&app, "GET", "/runtime/tasks", &cookie, None, None).await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(call(&app, "GET", "/runtime/tasks", Some(&gonzo), None).await.status, StatusCode::UNAUTHORIZED);
 }
 
 /// A request with a session cookie and, optionally, a CSRF token.

@@ -336,3 +336,8 @@ pub async fn session_user(store: &dyn Sql, hash: &str, now: Timestamp) -> Result
 pub fn session_delete(hash: &str) -> Write {
     Write::new("DELETE FROM ACT_ID_TOKEN WHERE TOKEN_VALUE_ = ? AND KIND_ = 'session'", vec![t(hash)])
 }
+
+/// The statement that ends every console session of `user`.
+pub fn sessions_delete(user: &str) -> Write {
+    Write::new("DELETE FROM ACT_ID_TOKEN WHERE USER_ID_ = ? AND KIND_ = 'session'", vec![t(user)])
+}

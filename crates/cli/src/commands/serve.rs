@@ -147,7 +147,13 @@ fn http_settings(args: &ServeArgs) -> (kairos_server::Access, kairos_server::Con
         body_read_timeout: args.body_read_timeout.unsigned_abs(),
         max_connections: args.max_connections as usize,
     };
-    (kairos_server::Access { token: args.api_token.clone(), users: args.users, site }, limits)
+    let access = kairos_server::Access {
+        token: args.api_token.clone(),
+        users: args.users,
+        secure_cookies: args.secure_cookies,
+        site,
+    };
+    (access, limits)
 }
 
 /// The scheduler's job and trigger of reconciliation passes (group `kairos`), replaced at each

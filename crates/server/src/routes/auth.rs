@@ -1,7 +1,8 @@
 //! Console sessions (SPEC I7): `POST /auth/login` checks a user's password (with the node's
 //! failure counts, [`crate::access`]) and opens a session whose secret goes in a cookie
 //! (`HttpOnly`: no script reads it; `SameSite=Strict`: no other site's page sends it; `Secure`
-//! behind HTTPS), kept as its hash only. A login always opens a new session and ends the one the
+//! behind HTTPS — `X-Forwarded-Proto: https`, or always with `kairos serve --secure-cookies`),
+//! kept as its hash only. A login always opens a new session and ends the one the
 //! request came with, so a session id planted before the login is worth nothing (session
 //! fixation). `GET /auth/session` says who is logged in and gives the CSRF token that requests
 //! changing anything must carry; `POST /auth/logout` ends the session.
@@ -85,7 +86,8 @@ pub async fn login(
         SessionResponse { authenticated: true, principal: Some(principal), csrf_token: Some(csrf_token(&secret)) };
     let mut res = axum::Json(body).into_response();
     let h = res.headers_mut();
-    h.insert(header::SET_COOKIE, cookie(&secret, SESSION_LIFETIME.as_secs(), behind_https(&headers)));
+    let secure = auth.secure_cookies || behind_https(&headers);
+    h.insert(header::SET_COOKIE, cookie(&secret, SESSION_LIFETIME.as_secs(), secure));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(res)
 }
@@ -116,10 +118,14 @@ pub async fn session(
 
 /// `POST /auth/logout` → 204: the session ends and its cookie is cleared.
 pub async fn logout(auth: Option<Extension<Arc<Auth>>>, headers: HeaderMap) -> Result<Response, ApiError> {
-    if let (Some(Extension(auth)), Some(secret)) = (auth, session_cookie(&headers)) {
-        auth.engine.identity().close_session(&secret).await?;
+    let mut secure = behind_https(&headers);
+    if let Some(Extension(auth)) = auth {
+        secure |= auth.secure_cookies;
+        if let Some(secret) = session_cookie(&headers) {
+            auth.engine.identity().close_session(&secret).await?;
+        }
     }
     let mut res = StatusCode::NO_CONTENT.into_response();
-    res.headers_mut().insert(header::SET_COOKIE, cookie("", 0, behind_https(&headers)));
+    res.headers_mut().insert(header::SET_COOKIE, cookie("", 0, secure));
     Ok(res)
 }

@@ -116,7 +116,9 @@ pub async fn decision(State(app): State<AppState>, Id(id): Id) -> Result<axum::J
 /// `GET /dmn-api/dmn-repository/decisions/{id}/resourcedata`: the deployed DMN XML.
 pub async fn resource(State(app): State<AppState>, Id(id): Id) -> Result<Response, ApiError> {
     let xml = app.engine.processes().decision_xml(&id).await?;
-    Ok(([(header::CONTENT_TYPE, "application/xml; charset=utf-8")], xml).into_response())
+    Ok(super::processes::repository::inert(
+        ([(header::CONTENT_TYPE, "application/xml; charset=utf-8")], xml).into_response(),
+    ))
 }
 
 /// Flowable's `DmnRuleServiceRequest`.

@@ -1,6 +1,7 @@
 //! Flowable's comments: `/runtime/tasks/{id}/comments` and
-//! `/history/historic-process-instances/{id}/comments` (ACT_HI_COMMENT). kairos has no users
-//! yet, so the author is the request's `author` (Flowable takes the authenticated user).
+//! `/history/historic-process-instances/{id}/comments` (ACT_HI_COMMENT). The author is the
+//! authenticated user, as Flowable takes it; without one (the node's token, a node without
+//! auth) the request's `author`.
 
 use super::{MAX_NAME_CHARS, limited, required};
 use crate::AppState;
@@ -96,18 +97,29 @@ pub async fn task_list(State(app): State<AppState>, Id(id): Id) -> Result<axum::
 /// 201 with the comment.
 pub async fn task_add(
     State(app): State<AppState>,
+    principal: Option<axum::Extension<kairos::identity::Principal>>,
     Id(id): Id,
     Json(b): Json<CommentBody>,
 ) -> Result<Response, ApiError> {
     let _ = (b.id, b.url);
     kind_ok(b.kind.as_deref())?;
     let message = required("message", b.message, kairos::process::MAX_COMMENT_CHARS)?;
-    let c = app
-        .engine
-        .processes()
-        .comment_task(&id, author(b.author)?, &message, b.save_process_instance_id.unwrap_or(false))
-        .await?;
+    let author = signed(principal, b.author)?;
+    let c =
+        app.engine.processes().comment_task(&id, author, &message, b.save_process_instance_id.unwrap_or(false)).await?;
     Ok((StatusCode::CREATED, axum::Json(CommentResponse::of(c, true))).into_response())
+}
+
+/// The author of a comment: the authenticated user, as Flowable takes it; the body's `author`
+/// only when the caller is no user (the node's token, or a node without auth).
+fn signed(
+    principal: Option<axum::Extension<kairos::identity::Principal>>,
+    body: Option<String>,
+) -> Result<Option<String>, ApiError> {
+    match principal.and_then(|p| p.0.user_id) {
+        Some(user) => Ok(Some(user)),
+        None => author(body),
+    }
 }
 
 /// Comment `id` of `all` (those of `on`), or a 404 saying so.
@@ -149,6 +161,7 @@ pub async fn instance_list(
 /// `POST /history/historic-process-instances/{id}/comments` `{"message", "author"?}` → 201.
 pub async fn instance_add(
     State(app): State<AppState>,
+    principal: Option<axum::Extension<kairos::identity::Principal>>,
     Id(id): Id,
     Json(b): Json<CommentBody>,
 ) -> Result<Response, ApiError> {
@@ -158,7 +171,7 @@ pub async fn instance_add(
         return Err(ApiError::invalid("saveProcessInstanceId", "saveProcessInstanceId is for task comments"));
     }
     let message = required("message", b.message, kairos::process::MAX_COMMENT_CHARS)?;
-    let c = app.engine.processes().comment_instance(&id, author(b.author)?, &message).await?;
+    let c = app.engine.processes().comment_instance(&id, signed(principal, b.author)?, &message).await?;
     Ok((StatusCode::CREATED, axum::Json(CommentResponse::of(c, false))).into_response())
 }
 

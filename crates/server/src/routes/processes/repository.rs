@@ -411,6 +411,16 @@ fn media_type(name: &str) -> &'static str {
 /// Longest `…Like` pattern (a NAME_ or CATEGORY_ is at most 255 characters; RESOURCE_NAME_ 4000).
 const MAX_PATTERN_CHARS: usize = 4000;
 
+/// A deployed file, answered so that a browser opening it runs nothing (an SVG or XHTML file
+/// with a script would otherwise run on the console's origin): a sandboxing CSP that allows
+/// nothing, and no type sniffing.
+pub fn inert(mut res: Response) -> Response {
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_SECURITY_POLICY, axum::http::HeaderValue::from_static("sandbox; default-src 'none'"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, axum::http::HeaderValue::from_static("nosniff"));
+    res
+}
+
 /// SQL's LIKE as Flowable's queries use it: `%` any run of characters, `_` any one, the rest
 /// itself (case-sensitive, as on PostgreSQL). Evaluated here, not in SQL: SQLite's LIKE ignores
 /// ASCII case and PostgreSQL's does not, and both backends must answer alike. Linear space,
@@ -571,7 +581,7 @@ pub async fn definition(State(app): State<AppState>, Id(id): Id) -> Result<axum:
 /// `GET /repository/process-definitions/{id}/resourcedata`: the deployed XML.
 pub async fn resource(State(app): State<AppState>, Id(id): Id) -> Result<Response, ApiError> {
     let xml = app.engine.processes().resource(&id).await?;
-    Ok(([(header::CONTENT_TYPE, "application/xml; charset=utf-8")], xml).into_response())
+    Ok(inert(([(header::CONTENT_TYPE, "application/xml; charset=utf-8")], xml).into_response()))
 }
 
 /// Flowable's `ProcessDefinitionActionRequest`.
@@ -716,7 +726,7 @@ pub async fn resource_data(
     Segments((id, name)): Segments<(String, String)>,
 ) -> Result<Response, ApiError> {
     let bytes = app.engine.processes().deployment_resource(&id, &name).await?;
-    Ok(([(header::CONTENT_TYPE, media_type(&name))], bytes).into_response())
+    Ok(inert(([(header::CONTENT_TYPE, media_type(&name))], bytes).into_response()))
 }
 
 #[cfg(test)]

@@ -553,8 +553,25 @@ pub struct TaskAction {
 
 /// `POST /runtime/tasks/{id}`: `{"action": "complete", "variables"?}` → 204, the process moves
 /// on; `{"action": "claim", "assignee"}` → 200 with the task.
-pub async fn act(State(app): State<AppState>, Id(id): Id, Json(body): Json<TaskAction>) -> Result<Response, ApiError> {
+pub async fn act(
+    State(app): State<AppState>,
+    principal: Option<axum::Extension<kairos::identity::Principal>>,
+    Id(id): Id,
+    Json(body): Json<TaskAction>,
+) -> Result<Response, ApiError> {
     let action = required("action", body.action, MAX_NAME_CHARS)?;
+    // A user (not an operator) claims for themselves only.
+    if let Some(axum::Extension(p)) = &principal
+        && p.role < kairos::identity::Role::Operator
+        && body.assignee.as_ref().is_some_and(|a| Some(a) != p.user_id.as_ref())
+    {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "a user claims tasks for themselves: assignee must be your own user id",
+        )
+        .on("assignee"));
+    }
     if let Some(r) = &body.request_id {
         kairos::process::check_request_id(r)?;
     }
