@@ -3,7 +3,7 @@
 //! path reaches a route under another rule).
 //!
 //! * open: `GET /health`, `GET /openapi.json`, `POST /auth/login`, the console's files;
-//! * **user**: their tasklist — the Flowable task routes, each task only when it is theirs
+//! * **user**: their tasklist — the Flowable and Camunda task routes, each task only when it is theirs
 //!   (assigned to them, or unclaimed with them or one of their groups as candidate: any other
 //!   task answers 404, as if it did not exist) — and their own user and API tokens;
 //! * **admin**: deploying and deleting deployments, migrating, deleting and terminating
@@ -31,6 +31,8 @@ pub enum Need {
     Role(Role),
     /// A user, for a task of theirs (`{id}` in the route): other tasks answer 404.
     OwnTask,
+    /// A user, for a list the route narrows to their tasks (it reads the principal).
+    OwnTasks,
     /// A user for their own user (`{id}`), else an admin.
     SelfOrAdmin,
 }
@@ -46,6 +48,11 @@ const TASKLIST: &[(&str, &str)] = &[
     ("POST", "/runtime/tasks/{id}/comments"),
     ("GET", "/runtime/tasks/{id}/identitylinks"),
     ("GET", "/runtime/tasks/{id}/identitylinks/{family}"),
+    ("GET", "/engine-rest/task/{id}"),
+    ("POST", "/engine-rest/task/{id}/claim"),
+    ("POST", "/engine-rest/task/{id}/unclaim"),
+    ("POST", "/engine-rest/task/{id}/complete"),
+    ("GET", "/engine-rest/task/{id}/variables"),
 ];
 
 /// Admin-only routes: `(method, pattern)`; `*` is any method.
@@ -94,7 +101,7 @@ pub fn need(method: &Method, pattern: &str) -> Need {
         "/health" | "/openapi.json" | "/auth/login" | "/" | "/console/{*file}" => Need::Open,
         "/auth/session" => Need::Optional,
         "/auth/logout" => Need::Role(Role::User),
-        "/runtime/tasks" if method == Method::GET => Need::OwnTask,
+        "/runtime/tasks" | "/engine-rest/task" | "/engine-rest/task/count" if method == Method::GET => Need::OwnTasks,
         _ if listed(TASKLIST, method, pattern) => Need::OwnTask,
         _ if listed(SELF, method, pattern) => Need::SelfOrAdmin,
         _ if listed(ADMIN, method, pattern) => Need::Role(Role::Admin),
@@ -137,13 +144,12 @@ pub async fn allow(engine: &Engine, p: &Principal, need: Need, req: &mut Request
         Need::Open | Need::Optional => Ok(()),
         Need::Role(r) if p.role >= r => Ok(()),
         Need::Role(r) => Err(forbidden(p, r)),
-        Need::OwnTask if p.role >= Role::Operator => Ok(()),
+        Need::OwnTask | Need::OwnTasks if p.role >= Role::Operator => Ok(()),
+        Need::OwnTasks if p.user_id.is_some() => Ok(()),
+        Need::OwnTasks => Err(forbidden(p, Role::Operator)),
         Need::OwnTask => {
             let Some(user) = p.user_id.as_deref() else { return Err(forbidden(p, Role::Operator)) };
-            // The list: the route narrows it to the user's tasks (it reads the principal).
-            if req.uri().path().trim_end_matches('/') == "/runtime/tasks" {
-                return Ok(());
-            }
+            // `/runtime/tasks/{id}…` and `/engine-rest/task/{id}…`: the id is the third segment.
             let not_found = || ApiError::not_found("there is no such open task of yours").into_response();
             let Some(id) = segment(req, 3) else { return Err(not_found()) };
             match engine.processes().task_is_users(id, user).await {
@@ -177,7 +183,10 @@ mod tests {
     #[test]
     fn users_reach_their_tasklist_only_and_admins_guard_the_dangerous_routes() {
         assert_eq!(need(&Method::GET, "/health"), Need::Open);
-        assert_eq!(need(&Method::GET, "/runtime/tasks"), Need::OwnTask);
+        assert_eq!(need(&Method::GET, "/runtime/tasks"), Need::OwnTasks);
+        assert_eq!(need(&Method::GET, "/engine-rest/task/count"), Need::OwnTasks);
+        assert_eq!(need(&Method::POST, "/engine-rest/task/{id}/complete"), Need::OwnTask);
+        assert_eq!(need(&Method::POST, "/engine-rest/task/{id}/assignee"), Need::Role(Role::Operator));
         assert_eq!(need(&Method::POST, "/runtime/tasks/{id}"), Need::OwnTask);
         assert_eq!(need(&Method::PUT, "/runtime/tasks/{id}"), Need::Role(Role::Operator));
         assert_eq!(need(&Method::GET, "/management/jobs"), Need::Role(Role::Operator));
@@ -188,7 +197,7 @@ mod tests {
         assert_eq!(need(&Method::GET, "/identity/users"), Need::Role(Role::Admin));
         assert_eq!(need(&Method::GET, "/identity/users/{id}"), Need::SelfOrAdmin);
         assert_eq!(need(&Method::PUT, "/identity/users/{id}"), Need::Role(Role::Admin));
-        assert_eq!(need(&Method::GET, "/engine-rest/task"), Need::Role(Role::Operator));
+        assert_eq!(need(&Method::GET, "/engine-rest/task"), Need::OwnTasks);
         assert_eq!(need(&Method::PUT, "/engine-rest/job/{id}/retries"), Need::Role(Role::Admin));
         assert_eq!(need(&Method::POST, "/some/new/route"), Need::Role(Role::Operator));
     }

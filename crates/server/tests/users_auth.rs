@@ -230,7 +230,36 @@ async fn a_user_reaches_their_own_tasks_only() {
         assert_eq!(r.status, StatusCode::NOT_FOUND, "{m} {path}: {}", r.text);
     }
     assert_eq!(call(&app, "POST", "/query/tasks", Some(&gonzo), Some(json!({}))).await.status, StatusCode::FORBIDDEN);
-    assert_eq!(call(&app, "GET", "/engine-rest/task", Some(&gonzo), None).await.status, StatusCode::FORBIDDEN);
+    // Camunda's task routes hold the same rules.
+    let camunda = call(&app, "GET", "/engine-rest/task", Some(&gonzo), None).await;
+    let names_of =
+        |v: &Value| v.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    assert_eq!(names_of(&camunda.json), ["Sales work"], "{}", camunda.text);
+    assert_eq!(call(&app, "GET", "/engine-rest/task/count", Some(&gonzo), None).await.json["count"], json!(1));
+    assert_eq!(call(&app, "GET", "/engine-rest/task?assignee=piggy", Some(&gonzo), None).await.json, json!([]));
+    assert_eq!(
+        call(&app, "GET", &format!("/engine-rest/task/{piggys}"), Some(&gonzo), None).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let r = call(&app, "POST", &format!("/engine-rest/task/{piggys}/complete"), Some(&gonzo), Some(json!({}))).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    let r =
+        call(&app, "POST", &format!("/engine-rest/task/{sales}/claim"), Some(&gonzo), Some(json!({"userId": "piggy"})))
+            .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = call(
+        &app,
+        "POST",
+        &format!("/engine-rest/task/{sales}/assignee"),
+        Some(&gonzo),
+        Some(json!({"userId": "gonzo"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    assert_eq!(
+        call(&app, "GET", &format!("/engine-rest/task/{sales}"), Some(&gonzo), None).await.status,
+        StatusCode::OK
+    );
 
     // Their own: claim, then complete with variables.
     let r = call(&app, "GET", &format!("/runtime/tasks/{sales}"), Some(&gonzo), None).await;

@@ -69,7 +69,12 @@ pub struct ListQuery {
 const SORT_KEYS: &[&str] =
     &["id", "name", "assignee", "created", "dueDate", "priority", "processInstanceId", "executionId"];
 
-async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<TaskView>, ApiError> {
+/// The tasklist a user (not an operator) is narrowed to: their own id.
+fn tasklist_of(principal: &Option<axum::Extension<kairos::identity::Principal>>) -> Option<String> {
+    principal.as_ref().filter(|p| p.role < kairos::identity::Role::Operator).and_then(|p| p.user_id.clone())
+}
+
+async fn matching(app: &AppState, q: ListQuery, mine: Option<String>) -> Result<Vec<TaskView>, ApiError> {
     let id = text("taskId", q.task_id, MAX_ID_CHARS)?;
     let pi = text("processInstanceId", q.process_instance_id, MAX_ID_CHARS)?;
     let bk = text("processInstanceBusinessKey", q.process_instance_business_key, MAX_NAME_CHARS)?;
@@ -87,7 +92,15 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<TaskView>, ApiErro
     let suspended = flag("suspended", q.suspended.as_deref())?;
     let sort = sorting(q.sort_by.as_deref(), q.sort_order.as_deref(), SORT_KEYS)?;
     let processes = app.engine.processes();
-    let mut all = processes.tasks(pi.as_deref(), assignee.as_deref(), user.as_deref(), group.as_deref()).await?;
+    let filter = kairos::process::TaskFilter {
+        id: None,
+        instance: pi.as_deref(),
+        assignee: assignee.as_deref(),
+        candidate_user: user.as_deref(),
+        candidate_group: group.as_deref(),
+        candidate_or_assigned: mine.as_deref(),
+    };
+    let mut all = processes.task_list(&filter).await?;
     // The instances the key and business key filters admit, read once.
     let instances = if bk.is_some() || key.is_some() {
         Some(
@@ -134,16 +147,21 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<TaskView>, ApiErro
 /// `GET /engine-rest/task?…` → `[TaskDto]`, oldest first unless sorted.
 pub async fn list(
     State(app): State<AppState>,
+    principal: Option<axum::Extension<kairos::identity::Principal>>,
     Query(mut q): Query<ListQuery>,
 ) -> Result<axum::Json<Vec<Value>>, ApiError> {
     let page = Paging::of(q.first_result.take().as_deref(), q.max_results.take().as_deref())?;
-    let all = matching(&app, q).await?;
+    let all = matching(&app, q, tasklist_of(&principal)).await?;
     Ok(axum::Json(page.page(all).iter().map(task_dto).collect()))
 }
 
 /// `GET /engine-rest/task/count?…` → `{"count": N}`.
-pub async fn count(State(app): State<AppState>, Query(q): Query<ListQuery>) -> Result<axum::Json<Value>, ApiError> {
-    Ok(super::count(matching(&app, q).await?.len()))
+pub async fn count(
+    State(app): State<AppState>,
+    principal: Option<axum::Extension<kairos::identity::Principal>>,
+    Query(q): Query<ListQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    Ok(super::count(matching(&app, q, tasklist_of(&principal)).await?.len()))
 }
 
 /// `GET /engine-rest/task/{id}`.
@@ -158,11 +176,26 @@ pub struct ClaimBody {
 }
 
 /// `POST /engine-rest/task/{id}/claim` `{"userId"}` → 204; 400 when another user has it.
-pub async fn claim(State(app): State<AppState>, Id(id): Id, Json(b): Json<ClaimBody>) -> Result<StatusCode, ApiError> {
+pub async fn claim(
+    State(app): State<AppState>,
+    principal: Option<axum::Extension<kairos::identity::Principal>>,
+    Id(id): Id,
+    Json(b): Json<ClaimBody>,
+) -> Result<StatusCode, ApiError> {
     let user = match text("userId", b.user_id, MAX_NAME_CHARS)? {
         Some(u) if !u.trim().is_empty() => u,
         _ => return Err(invalid("userId", "userId is required: who claims the task")),
     };
+    if let Some(me) = tasklist_of(&principal)
+        && me != user
+    {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "a user claims tasks for themselves: userId must be your own user id",
+        )
+        .on("userId"));
+    }
     app.engine.processes().claim_task(&id, &user).await.map_err(super::conflict_is_bad_request)?;
     Ok(StatusCode::NO_CONTENT)
 }
