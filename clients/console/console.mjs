@@ -104,7 +104,9 @@ try {
   await page.click("button.claim >> nth=0");
   await page.waitForSelector("#toast >> text=claimed");
   await page.waitForSelector("button.complete");
-  await page.fill("textarea.complete-vars >> nth=0", JSON.stringify({ approved: true }));
+  // The review task's form comes from its model (camunda:formField): a checkbox and a number.
+  await page.check(".task-form input[name=approved] >> nth=0");
+  await page.fill(".task-form input[name=amount] >> nth=0", "250");
   await page.click("button.complete >> nth=0");
   await page.waitForSelector("#toast >> text=completed");
   await check("tasklist", page);

@@ -541,3 +541,32 @@ fn the_early_camunda_namespace_is_camundas() {
     assert!(t.async_before);
     assert!(matches!(&t.kind, NodeKind::UserTask(u) if u.assignee.as_deref() == Some("${assignee}")), "{:?}", t.kind);
 }
+
+/// A user task's form fields, as Camunda Modeler and the Activiti designer write them.
+#[test]
+fn user_task_form_fields_of_both_vendors() {
+    let fields = |file: &str, task: &str| {
+        let defs = load(file);
+        let node = defs.processes[0].node_by_id(task).unwrap().clone();
+        match node.kind {
+            NodeKind::UserTask(t) => t.form_fields,
+            other => panic!("{task} is {other:?}"),
+        }
+    };
+    let camunda = fields("camunda-modeler-order-payment.bpmn", "Activity_ManualApproval");
+    assert_eq!(camunda.len(), 1);
+    assert_eq!(
+        (camunda[0].id.as_str(), camunda[0].label.as_deref(), camunda[0].field_type.as_str()),
+        ("approved", Some("Approved?"), "boolean")
+    );
+    assert!(camunda[0].writable && !camunda[0].required);
+    let activiti = fields("activiti-designer-leave-request.bpmn", "deptLeaderAudit");
+    assert_eq!(activiti.len(), 1);
+    let f = &activiti[0];
+    assert_eq!((f.id.as_str(), f.field_type.as_str(), f.required), ("deptLeaderPass", "enum", true));
+    assert_eq!(
+        f.values,
+        [("true".to_string(), Some("同意".to_string())), ("false".to_string(), Some("拒绝".to_string()))]
+    );
+    assert!(fields("activiti-designer-leave-request.bpmn", "hrAudit").is_empty());
+}

@@ -306,12 +306,41 @@ async function many(label, f) {
   await act(`${label}: ${picked.length}`, () => Promise.all(picked.map((p) => f(p.value, p.dataset.dead === "1"))));
 }
 
+/// The inputs of a task's form fields (from the model), and how to read them back as variables.
+function formInputs(props) {
+  const inputs = props.filter((p) => p.writable).map((p) => {
+    const name = p.id;
+    let input;
+    if (p.type === "boolean") input = h("input", { type: "checkbox", name, checked: p.value === "true" });
+    else if (p.type === "enum") input = h("select", { name }, p.enumValues.map((v) => h("option", { value: v.id, selected: v.id === p.value }, v.name || v.id)));
+    else if (p.type === "long" || p.type === "double" || p.type === "integer") input = h("input", { type: "number", name, value: p.value ?? "", step: p.type === "double" ? "any" : "1" });
+    else if (p.type === "date") input = h("input", { type: "date", name, value: p.value ?? "" });
+    else input = h("input", { name, value: p.value ?? "" });
+    if (p.required) input.required = true;
+    return { p, input, row: h("label", { class: "row" }, h("span", {}, p.name || p.id, p.required ? " *" : ""), input) };
+  });
+  const read = () => {
+    const out = {};
+    for (const { p, input } of inputs) {
+      if (p.type === "boolean") out[p.id] = input.checked;
+      else if (input.value === "") { if (p.required) throw new Error(`${p.name || p.id} is required`); }
+      else if (p.type === "long" || p.type === "integer") out[p.id] = parseInt(input.value, 10);
+      else if (p.type === "double") out[p.id] = parseFloat(input.value);
+      else out[p.id] = input.value;
+    }
+    return out;
+  };
+  return { rows: inputs.map((i) => i.row), read, empty: !inputs.length };
+}
+
 async function tasks() {
   const me = state.me && state.me.userId;
   const path = me ? `/runtime/tasks?candidateOrAssigned=${encodeURIComponent(me)}&size=500` : "/runtime/tasks?size=500";
   const list = await api("GET", path);
-  const rows = list.data.map((t) => {
+  const forms = await Promise.all(list.data.map((t) => api("GET", `/form/form-data?taskId=${encodeURIComponent(t.id)}`).catch(() => ({ formProperties: [] }))));
+  const rows = list.data.map((t, i) => {
     const id = encodeURIComponent(t.id);
+    const form = formInputs(forms[i].formProperties || []);
     const vars = h("textarea", { class: "complete-vars", placeholder: '{"approved": true}' });
     const mine = !t.assignee || t.assignee === me;
     return [h("div", {}, h("strong", {}, t.name || t.taskDefinitionKey), h("div", { class: "mono muted" }, link(`#/instances/${encodeURIComponent(t.processInstanceId)}`, t.processInstanceId))),
@@ -319,9 +348,9 @@ async function tasks() {
       h("div", {}, h("div", { class: "row" },
         !t.assignee ? h("button", { class: "claim", onclick: () => act("claimed", () => api("POST", `/runtime/tasks/${id}`, { action: "claim", assignee: me || "admin" })) }, "Claim") : null,
         t.assignee ? h("button", { onclick: () => act("unclaimed", () => api("POST", `/runtime/tasks/${id}`, { action: "claim", assignee: null })) }, "Unclaim") : null),
-      mine ? h("div", {}, vars, h("button", { class: "primary complete", onclick: () => act("completed", async () => {
-        let variables = {};
-        if (vars.value.trim()) { try { variables = JSON.parse(vars.value); } catch (e) { throw new Error(`not JSON: ${e.message}`); } }
+      mine ? h("div", { class: "task-form" }, form.rows, form.empty ? vars : null, h("button", { class: "primary complete", onclick: () => act("completed", async () => {
+        let variables = form.read();
+        if (form.empty && vars.value.trim()) { try { variables = JSON.parse(vars.value); } catch (e) { throw new Error(`not JSON: ${e.message}`); } }
         await api("POST", `/runtime/tasks/${id}`, { action: "complete", variables });
       }) }, "Complete")) : null)];
   });

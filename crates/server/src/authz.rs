@@ -33,6 +33,8 @@ pub enum Need {
     OwnTask,
     /// A user, for a list the route narrows to their tasks (it reads the principal).
     OwnTasks,
+    /// A user, for a task of theirs named by the `taskId` query parameter.
+    OwnTaskQuery,
     /// A user for their own user (`{id}`), else an admin.
     SelfOrAdmin,
 }
@@ -102,6 +104,7 @@ pub fn need(method: &Method, pattern: &str) -> Need {
         "/auth/session" => Need::Optional,
         "/auth/logout" => Need::Role(Role::User),
         "/runtime/tasks" | "/engine-rest/task" | "/engine-rest/task/count" if method == Method::GET => Need::OwnTasks,
+        "/form/form-data" if method == Method::GET => Need::OwnTaskQuery,
         _ if listed(TASKLIST, method, pattern) => Need::OwnTask,
         _ if listed(SELF, method, pattern) => Need::SelfOrAdmin,
         _ if listed(ADMIN, method, pattern) => Need::Role(Role::Admin),
@@ -144,7 +147,20 @@ pub async fn allow(engine: &Engine, p: &Principal, need: Need, req: &mut Request
         Need::Open | Need::Optional => Ok(()),
         Need::Role(r) if p.role >= r => Ok(()),
         Need::Role(r) => Err(forbidden(p, r)),
-        Need::OwnTask | Need::OwnTasks if p.role >= Role::Operator => Ok(()),
+        Need::OwnTask | Need::OwnTasks | Need::OwnTaskQuery if p.role >= Role::Operator => Ok(()),
+        Need::OwnTaskQuery => {
+            let Some(user) = p.user_id.as_deref() else { return Err(forbidden(p, Role::Operator)) };
+            // Read as the route reads it (the same decoding), so the id checked is the id used.
+            let q: Result<crate::routes::forms::FormQuery, _> =
+                serde_urlencoded::from_str(req.uri().query().unwrap_or(""));
+            let not_found = || ApiError::not_found("there is no such open task of yours").into_response();
+            let Some(id) = q.ok().and_then(|q| q.task_id).filter(|t| !t.is_empty()) else { return Err(not_found()) };
+            match engine.processes().task_is_users(&id, user).await {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(not_found()),
+                Err(e) => Err(ApiError::from(e).into_response()),
+            }
+        }
         Need::OwnTasks if p.user_id.is_some() => Ok(()),
         Need::OwnTasks => Err(forbidden(p, Role::Operator)),
         Need::OwnTask => {

@@ -54,6 +54,7 @@
 //! | `GET /scheduler/calendars`, `GET, PUT, DELETE /scheduler/calendars/{name}` | calendars |
 //! | `GET /scheduler/fired-triggers`, `GET /scheduler/nodes` | firings under way, node check-ins |
 //! | `POST /scheduler/cron/next` | the next fire times of a Quartz cron expression |
+//! | `GET /form/form-data?taskId=` | a task's form: its fields from the model with their values (Flowable's `FormDataResponse`) |
 //! | `POST /auth/login`, `GET /auth/session`, `POST /auth/logout` | console sessions: a cookie (HttpOnly, SameSite=Strict) and the CSRF token of requests that change anything |
 //! | `GET, POST /identity/users`, `GET, PUT, DELETE /identity/users/{userId}` | users (Flowable's identity REST; passwords stored as Argon2id hashes, never answered) |
 //! | `GET, POST /identity/users/{userId}/tokens`, `DELETE …/tokens/{tokenId}` | a user's API tokens (the token shown once, kept as its SHA-256) |
@@ -272,6 +273,7 @@ fn all_routes() -> Router<AppState> {
         )
         .route("/scheduler/fired-triggers", get(scheduler::fired))
         .route("/scheduler/nodes", get(scheduler::nodes))
+        .route("/form/form-data", get(routes::forms::form_data))
         .route("/auth/login", post(routes::auth::login))
         .route("/auth/session", get(routes::auth::session))
         .route("/auth/logout", post(routes::auth::logout))

@@ -20,7 +20,12 @@ const WORK: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
   <process id="work" name="Work" isExecutable="true">
     <startEvent id="start"/>
     <parallelGateway id="fork"/>
-    <userTask id="review" name="Review" camunda:candidateGroups="sales"/>
+    <userTask id="review" name="Review" camunda:candidateGroups="sales">
+      <extensionElements><camunda:formData>
+        <camunda:formField id="approved" label="Approved?" type="boolean"/>
+        <camunda:formField id="amount" label="Amount" type="long"><camunda:validation><camunda:constraint name="required"/></camunda:validation></camunda:formField>
+      </camunda:formData></extensionElements>
+    </userTask>
     <serviceTask id="charge" name="Charge" kairos:handler="fail" camunda:asyncBefore="true">
       <extensionElements><camunda:failedJobRetryTimeCycle>R0/PT1S</camunda:failedJobRetryTimeCycle></extensionElements>
     </serviceTask>
@@ -163,6 +168,17 @@ async fn the_console_works_end_to_end_in_chromium() {
     );
     let open = processes.tasks(None, None, None, None).await.unwrap();
     assert_eq!(open.len(), 1, "gonzo completed one of the two reviews");
+    // With the values of the task's form, typed as its fields say.
+    let rows = engine
+        .store()
+        .sql_query(
+            "SELECT NAME_, LONG_, TEXT_ FROM ACT_HI_VARINST WHERE NAME_ IN ('approved', 'amount') ORDER BY NAME_",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0][1].as_i64(), Some(250), "{rows:?}");
     let _ = stop.send(());
     engine.shutdown(Duration::from_secs(5)).await;
 }

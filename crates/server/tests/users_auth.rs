@@ -261,6 +261,19 @@ async fn a_user_reaches_their_own_tasks_only() {
         StatusCode::OK
     );
 
+    // A task's form: theirs only (by the taskId parameter).
+    let r = call(&app, "GET", &format!("/form/form-data?taskId={sales}"), Some(&gonzo), None).await;
+    assert_eq!(
+        (r.status, r.json["taskId"].clone(), r.json["formProperties"].clone()),
+        (StatusCode::OK, json!(sales), json!([])),
+        "{}",
+        r.text
+    );
+    let r = call(&app, "GET", &format!("/form/form-data?taskId={piggys}"), Some(&gonzo), None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    assert_eq!(call(&app, "GET", "/form/form-data", Some(&gonzo), None).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(call(&app, "GET", "/form/form-data", Some(&admin), None).await.status, StatusCode::BAD_REQUEST);
+
     // Their own: claim, then complete with variables.
     let r = call(&app, "GET", &format!("/runtime/tasks/{sales}"), Some(&gonzo), None).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);

@@ -177,6 +177,65 @@ fn vendor_string(ctx: &mut Ctx<'_>, el: &Element, local: &'static str) -> Option
     Some(value.to_owned())
 }
 
+/// The form fields of a user task: Camunda's `formData/formField` (with `validation/constraint`
+/// `required` and `readonly`, and `value` children of an enum), Flowable's and Activiti's
+/// `formProperty` (`required`, `readable`, `writable`, `default`, `datePattern`, `value`s).
+fn form_fields(el: &Element) -> Vec<crate::model::FormField> {
+    use crate::model::FormField;
+    let flag = |e: &Element, name: &str, default: bool| e.attr(name).map_or(default, |v| v.trim() == "true");
+    let values = |e: &Element| -> Vec<(String, Option<String>)> {
+        e.children
+            .iter()
+            .filter(|c| c.local == "value")
+            .filter_map(|c| Some((c.attr("id")?.to_owned(), c.attr("name").map(str::to_owned))))
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (_, ext) in el.vendor_extensions() {
+        match ext.local.as_str() {
+            "formData" => {
+                for f in ext.children.iter().filter(|c| c.local == "formField") {
+                    let Some(id) = f.attr("id") else { continue };
+                    let constraints: Vec<&str> = f
+                        .children
+                        .iter()
+                        .filter(|c| c.local == "validation")
+                        .flat_map(|v| v.children.iter().filter(|c| c.local == "constraint"))
+                        .filter_map(|c| c.attr("name"))
+                        .collect();
+                    out.push(FormField {
+                        id: id.to_owned(),
+                        label: f.attr("label").map(str::to_owned),
+                        field_type: f.attr("type").unwrap_or("string").to_owned(),
+                        default_value: f.attr("defaultValue").map(str::to_owned),
+                        required: constraints.contains(&"required"),
+                        readable: true,
+                        writable: !constraints.contains(&"readonly"),
+                        values: values(f),
+                        date_pattern: f.attr("datePattern").map(str::to_owned),
+                    });
+                }
+            }
+            "formProperty" => {
+                let Some(id) = ext.attr("id") else { continue };
+                out.push(FormField {
+                    id: id.to_owned(),
+                    label: ext.attr("name").map(str::to_owned),
+                    field_type: ext.attr("type").unwrap_or("string").to_owned(),
+                    default_value: ext.attr("default").map(str::to_owned),
+                    required: flag(ext, "required", false),
+                    readable: flag(ext, "readable", true),
+                    writable: flag(ext, "writable", true),
+                    values: values(ext),
+                    date_pattern: ext.attr("datePattern").map(str::to_owned),
+                });
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 pub(crate) fn user_task(ctx: &mut Ctx<'_>, el: &Element) -> UserTask {
     let mut task = UserTask {
         assignee: vendor_string(ctx, el, "assignee"),
@@ -185,6 +244,7 @@ pub(crate) fn user_task(ctx: &mut Ctx<'_>, el: &Element) -> UserTask {
         form_key: el.vendor_attr("formKey").map(|(_, v)| v.to_owned()),
         due_date: vendor_string(ctx, el, "dueDate"),
         priority: vendor_string(ctx, el, "priority"),
+        form_fields: form_fields(el),
     };
     // The standard BPMN forms, as Activiti reads them: humanPerformer names
     // the assignee, potentialOwner lists `user(x)`, `group(y)` or bare groups.

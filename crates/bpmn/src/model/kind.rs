@@ -254,6 +254,34 @@ pub struct UserTask {
     pub due_date: Option<String>,
     /// `*:priority` as written (a number or an expression).
     pub priority: Option<String>,
+    /// The task's form fields: Camunda's `camunda:formData/camunda:formField`, Flowable's and
+    /// Activiti's `formProperty`. Descriptive: the engine does not check a completion against
+    /// them; a console draws its form from them.
+    pub form_fields: Vec<FormField>,
+}
+
+/// One field of a user task's form, as the modelers write it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct FormField {
+    /// The variable the field reads and writes.
+    pub id: String,
+    /// Camunda's `label`, Flowable's `name`.
+    pub label: Option<String>,
+    /// `string`, `long`, `double`, `boolean`, `date`, `enum` … as written (`string` if absent).
+    #[serde(rename = "type")]
+    pub field_type: String,
+    /// Camunda's `defaultValue`, Flowable's `default`, as written.
+    pub default_value: Option<String>,
+    /// Camunda's `required` constraint, Flowable's `required="true"`.
+    pub required: bool,
+    /// Flowable's `readable` / `writable` (both default true); Camunda's `readonly` constraint.
+    pub readable: bool,
+    pub writable: bool,
+    /// An `enum` field's choices: (id, name).
+    pub values: Vec<(String, Option<String>)>,
+    /// Flowable's `datePattern` of a `date` field.
+    pub date_pattern: Option<String>,
 }
 
 /// `serviceTask` details.

@@ -52,7 +52,7 @@ pub use migrate::{MigrateRequest, MigrationOutcome};
 pub use repository::{DEPLOYMENT_DELETED, DefinitionFilter, DeploymentDeleted, DeploymentRow, ResourceRow};
 pub use requests::{MAX_REQUEST_ID_CHARS, REQUEST_RETENTION, check_request_id};
 pub use terminate::{TerminateRequest, TerminationKind, TerminationRecord};
-pub use views::{ExecutionQuery, ExecutionView, HistoricActivity, InstanceView, TaskView};
+pub use views::{ExecutionQuery, ExecutionView, HistoricActivity, InstanceView, TaskForm, TaskView};
 
 use crate::Error;
 use async_trait::async_trait;

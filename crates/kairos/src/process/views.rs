@@ -49,6 +49,31 @@ impl Processes {
         Ok(tables::task_list(self.store.as_ref(), filter).await?)
     }
 
+    /// The form of open task `id`: its form key and the fields its model declares, each with
+    /// the value the task sees now (`None` when it has none).
+    pub async fn task_form(&self, id: &str) -> Result<TaskForm, Error> {
+        let task = self.task(id).await?;
+        let defs = self.definitions(&task.process_definition_id).await?;
+        let fields = defs
+            .processes
+            .iter()
+            .find_map(|p| p.node_by_id(&task.task_definition_key))
+            .and_then(|n| match &n.kind {
+                kairos_bpmn::NodeKind::UserTask(t) => Some(t.form_fields.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let vars = self.task_variables(id, kairos_process::TaskScope::All).await?;
+        let fields = fields
+            .into_iter()
+            .map(|f| {
+                let value = vars.get(&f.id).cloned();
+                (f, value)
+            })
+            .collect();
+        Ok(TaskForm { task, fields })
+    }
+
     /// Per-activity counts of definition `id`: active tokens, jobs, dead letters.
     pub async fn activity_statistics(&self, id: &str) -> Result<Vec<tables::ActivityStatistics>, Error> {
         Ok(tables::activity_statistics(self.store.as_ref(), id).await?)
@@ -103,4 +128,12 @@ impl Processes {
     pub async fn activity_history(&self, instance: &str) -> Result<Vec<HistoricActivity>, Error> {
         Ok(tables::activity_history(self.store.as_ref(), instance).await?)
     }
+}
+
+/// A task's form ([`Processes::task_form`]).
+#[derive(Debug, Clone)]
+pub struct TaskForm {
+    pub task: TaskView,
+    /// Each field with the value the task sees now.
+    pub fields: Vec<(kairos_bpmn::FormField, Option<serde_json::Value>)>,
 }

@@ -5,6 +5,7 @@ pub mod camunda;
 pub mod commands;
 pub mod deadletter;
 pub mod dmn;
+pub mod forms;
 pub mod health;
 pub mod history;
 pub mod identity;
