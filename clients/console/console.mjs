@@ -87,7 +87,7 @@ try {
   await page.waitForSelector("td >> text=PAUSED");
   await check("scheduler", page);
 
-  for (const p of ["instances", "tasks", "jobs", "jobs/timers", "doctor"]) {
+  for (const p of ["instances", "tasks", "jobs", "jobs/timers", "consistency", "doctor"]) {
     await page.goto(`${base}/#/${p}`);
     await page.waitForSelector("main h1");
     await check(`page-${p.replace("/", "-")}`, page);

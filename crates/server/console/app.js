@@ -216,13 +216,20 @@ async function instance(id) {
   const box = h("div", { class: "diagram", id: "diagram" });
   const parts = { tree: h("div"), vars: h("div"), tasks: h("div"), jobs: h("div"), log: h("div"), history: h("div") };
   const reason = h("input", { id: "delete-reason", placeholder: "reason", value: "deleted from the console" });
+  // Migration (same activity ids): to another version of the key, the latest when none is chosen.
+  const versions = await api("GET", `/repository/process-definitions?key=${encodeURIComponent(inst.processDefinitionKey)}&size=100&sort=version&order=desc`);
+  const migrateTo = h("select", { id: "migrate-to", title: "migrate to version" }, h("option", { value: "" }, "latest version"),
+    versions.data.filter((d) => d.id !== inst.processDefinitionId).map((d) => h("option", { value: d.id }, `version ${d.version}`)));
   const actions = h("div", { class: "row" },
     h("button", { onclick: () => act(inst.suspended ? "activated" : "suspended", () => api("PUT", `/runtime/process-instances/${q}`, { action: inst.suspended ? "activate" : "suspend" })) }, inst.suspended ? "Activate" : "Suspend"),
     reason,
     h("button", { class: "danger", onclick: () => act("deleted", async () => {
       await api("DELETE", `/runtime/process-instances/${q}?deleteReason=${encodeURIComponent(reason.value)}`);
       location.hash = "#/instances";
-    }) }, "Delete"));
+    }) }, "Delete"),
+    migrateTo,
+    h("button", { id: "migrate", onclick: () => act("migrated", () => api("POST", `/runtime/process-instances/${q}/migrate`,
+      migrateTo.value ? { toProcessDefinitionId: migrateTo.value } : {})) }, "Migrate"));
   main(h("h1", {}, `Instance of ${inst.processDefinitionKey}`), h("p", { class: "mono muted" }, id, inst.businessKey ? ` · ${inst.businessKey}` : "", inst.suspended ? " · suspended" : ""),
     actions, box, h("h2", {}, "Tasks"), parts.tasks, h("h2", {}, "Variables"), parts.vars, h("h2", {}, "Jobs"), parts.jobs,
     h("h2", {}, "Execution tree"), parts.tree, h("h2", {}, "Job log"), parts.log, h("h2", {}, "History"), parts.history);
@@ -374,6 +381,28 @@ async function scheduler() {
     h("h2", {}, "Calendars"), table(["calendar"], (Array.isArray(calendars) ? calendars : calendars.data || []).map((c) => [typeof c === "string" ? c : c.name])));
 }
 
+async function consistency() {
+  const [incidents, outbox] = await Promise.all([api("GET", "/incidents?size=200"), api("GET", "/outbox/events?size=200")]);
+  const bindingsBox = h("div");
+  const key = h("input", { id: "binding-key", placeholder: "TYPE:ID, e.g. ORDER:42" });
+  const findBindings = async () => {
+    const [type, ...rest] = key.value.split(":");
+    const id = rest.join(":");
+    if (!type || !id) { bindingsBox.replaceChildren(h("p", { class: "muted" }, "Give a business type and id.")); return; }
+    const b = await api("GET", `/bindings?businessType=${encodeURIComponent(type)}&businessId=${encodeURIComponent(id)}`);
+    const list = Array.isArray(b) ? b : b.data || [];
+    bindingsBox.replaceChildren(table(["process type", "lifecycle", "status", "instance", "created"], list.map((x) =>
+      [x.processType, x.lifecycleNo, x.bindingStatus, x.processInstanceId ? link(`#/instances/${encodeURIComponent(x.processInstanceId)}`, x.processInstanceId) : "", when(x.createdAt)])));
+  };
+  main(h("h1", {}, "Consistency"),
+    h("h2", {}, "Incidents"), table(["status", "kind", "rule", "business record", "difference", "instance"], incidents.data.map((i) =>
+      [i.status, i.kind, i.ruleId || "", `${i.businessType}:${i.businessId}`, i.difference || "", i.processInstanceId || ""])),
+    h("h2", {}, "Outbox"), table(["event", "aggregate", "type", "status", "attempts", "next retry", "last error", ""], outbox.data.map((e) =>
+      [h("span", { class: "mono" }, e.eventId), `${e.aggregateType}:${e.aggregateId}`, e.eventType, e.eventStatus, e.retryCount, when(e.nextRetryAt), e.lastError || "",
+        e.eventStatus === "FAILED" ? h("button", { onclick: () => act("sent again", () => api("POST", `/outbox/events/${encodeURIComponent(e.eventId)}/retry`)) }, "Retry") : ""])),
+    h("h2", {}, "Bindings"), h("div", { class: "row" }, key, h("button", { onclick: () => findBindings().catch((e) => toast(e.message, true)) }, "Find")), bindingsBox);
+}
+
 async function doctor() {
   const d = await api("GET", "/management/doctor");
   main(h("h1", {}, "Doctor"), h("p", { class: "muted" }, `checked ${when(d.checkedAt)} on ${d.node}`),
@@ -400,7 +429,7 @@ async function route() {
   const [page, arg] = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
   for (const a of document.querySelectorAll("#nav a")) a.classList.toggle("active", a.getAttribute("href") === `#/${page || ""}`);
   const pages = { "": overview, definitions: () => (arg ? definition(arg) : definitions()), instances: () => (arg ? instance(arg) : instances()),
-    tasks, jobs: () => jobs(arg), scheduler, doctor };
+    tasks, jobs: () => jobs(arg), scheduler, consistency, doctor };
   const f = pages[page || ""];
   try {
     if (!f) { main(h("p", {}, "No such page. "), link("#/", "Overview")); return; }
