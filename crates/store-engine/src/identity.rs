@@ -4,6 +4,7 @@
 //! INSERT, so a racing delete cannot leave it pointing at nothing on SQLite, where the foreign
 //! keys are not enforced), and deleting a user or a group deletes its memberships with it.
 
+use crate::process::{opt, ot, t};
 use crate::{Row, Rows};
 use jiff::Timestamp;
 use kairos_store::{Result, Sql, SqlValue, Write};
@@ -32,15 +33,6 @@ pub struct Group {
     pub kind: Option<String>,
 }
 
-fn t(s: &str) -> SqlValue {
-    SqlValue::Text(s.to_string())
-}
-fn ot(s: &Option<String>) -> SqlValue {
-    s.as_ref().map_or(SqlValue::Null, |s| SqlValue::Text(s.clone()))
-}
-fn opt(v: Option<&str>) -> SqlValue {
-    v.map_or(SqlValue::Null, |s| SqlValue::Text(s.into()))
-}
 
 const USER_COLUMNS: &[&str] = &["ID_", "FIRST_", "LAST_", "DISPLAY_NAME_", "EMAIL_", "TENANT_ID_"];
 const USER_SELECT: &str = "SELECT u.ID_, u.FIRST_, u.LAST_, u.DISPLAY_NAME_, u.EMAIL_, u.TENANT_ID_ FROM ACT_ID_USER u";

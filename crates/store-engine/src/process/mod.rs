@@ -115,13 +115,13 @@ pub(crate) const JOB_COLUMNS_UNLOCKED: &str = "ID_, REV_, TYPE_, NULL, NULL, NUL
 /// SUSPENSION_STATE_ of a suspended row.
 const SUSPENDED: i64 = 2;
 
-fn t(s: &str) -> SqlValue {
+pub(crate) fn t(s: &str) -> SqlValue {
     SqlValue::Text(s.to_string())
 }
-fn ot(s: &Option<String>) -> SqlValue {
+pub(crate) fn ot(s: &Option<String>) -> SqlValue {
     s.as_ref().map_or(SqlValue::Null, |s| SqlValue::Text(s.clone()))
 }
-fn opt(v: Option<&str>) -> SqlValue {
+pub(crate) fn opt(v: Option<&str>) -> SqlValue {
     v.map_or(SqlValue::Null, |s| SqlValue::Text(s.into()))
 }
 fn ts(t: Timestamp) -> SqlValue {
