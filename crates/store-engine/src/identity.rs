@@ -33,7 +33,6 @@ pub struct Group {
     pub kind: Option<String>,
 }
 
-
 const USER_COLUMNS: &[&str] = &["ID_", "FIRST_", "LAST_", "DISPLAY_NAME_", "EMAIL_", "TENANT_ID_"];
 const USER_SELECT: &str = "SELECT u.ID_, u.FIRST_, u.LAST_, u.DISPLAY_NAME_, u.EMAIL_, u.TENANT_ID_ FROM ACT_ID_USER u";
 
