@@ -55,6 +55,7 @@ const TASKLIST: &[(&str, &str)] = &[
     ("POST", "/engine-rest/task/{id}/unclaim"),
     ("POST", "/engine-rest/task/{id}/complete"),
     ("GET", "/engine-rest/task/{id}/variables"),
+    ("GET", "/engine-rest/task/{id}/form-variables"),
 ];
 
 /// Admin-only routes: `(method, pattern)`; `*` is any method.

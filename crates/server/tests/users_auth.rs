@@ -537,3 +537,56 @@ async fn a_node_without_users_takes_no_logins_and_an_open_one_needs_none() {
     let r = call(&token_only, "POST", "/auth/login", None, Some(json!({"userId": "x", "password": "y"}))).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
 }
+
+const FORM: &str = r#"<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <process id="form" isExecutable="true">
+    <startEvent id="start"/><sequenceFlow id="f1" sourceRef="start" targetRef="approve"/>
+    <userTask id="approve" name="Approve" camunda:candidateGroups="sales">
+      <extensionElements><camunda:formData>
+        <camunda:formField id="approved" label="Approved?" type="boolean" defaultValue="true"/>
+        <camunda:formField id="amount" label="Amount" type="long"/>
+        <camunda:formField id="level" type="enum"><camunda:value id="low" name="Low"/><camunda:value id="high" name="High"/></camunda:formField>
+      </camunda:formData></extensionElements>
+    </userTask>
+  </process>
+</definitions>"#;
+
+#[tokio::test]
+async fn a_tasks_form_comes_from_its_model_on_both_faces() {
+    let app = node().await;
+    app.engine.processes().deploy("form.bpmn", FORM).await.unwrap();
+    let admin = bearer(TOKEN);
+    let body = json!({"processDefinitionKey": "form", "variables": [{"name": "amount", "value": 1200}]});
+    assert_eq!(
+        call(&app, "POST", "/runtime/process-instances", Some(&admin), Some(body)).await.status,
+        StatusCode::CREATED
+    );
+    let gonzo = basic("gonzo", "gonzo-password");
+    let id = call(&app, "GET", "/runtime/tasks", Some(&gonzo), None).await.json["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let r = call(&app, "GET", &format!("/form/form-data?taskId={id}"), Some(&gonzo), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let props = r.json["formProperties"].as_array().unwrap();
+    let by = |f: &str| props.iter().find(|p| p["id"] == f).unwrap().clone();
+    assert_eq!((by("approved")["type"].clone(), by("approved")["value"].clone()), (json!("boolean"), json!("true")));
+    assert_eq!(by("amount")["value"], json!("1200"), "the variable the task sees");
+    assert_eq!(by("level")["enumValues"], json!([{"id": "low", "name": "Low"}, {"id": "high", "name": "High"}]));
+
+    let r = call(&app, "GET", &format!("/engine-rest/task/{id}/form-variables"), Some(&gonzo), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.json["approved"], json!({"type": "Boolean", "value": true, "valueInfo": {}}));
+    assert_eq!(r.json["amount"], json!({"type": "Long", "value": 1200, "valueInfo": {}}));
+    assert_eq!(r.json["level"]["value"], json!(null));
+    let r =
+        call(&app, "GET", &format!("/engine-rest/task/{id}/form-variables?variableNames=amount"), Some(&gonzo), None)
+            .await;
+    assert_eq!(r.json.as_object().unwrap().len(), 1);
+    let piggy = basic("piggy", "piggy-password");
+    assert_eq!(
+        call(&app, "GET", &format!("/engine-rest/task/{id}/form-variables"), Some(&piggy), None).await.status,
+        StatusCode::NOT_FOUND
+    );
+}

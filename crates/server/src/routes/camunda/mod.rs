@@ -110,6 +110,7 @@ pub fn router() -> Router<AppState> {
         .route("/task/{id}/assignee", post(task::assignee))
         .route("/task/{id}/complete", post(task::complete))
         .route("/task/{id}/variables", get(task::variables))
+        .route("/task/{id}/form-variables", get(task::form_variables))
         .route("/task/{id}/bpmnError", post(task::bpmn_error))
         .route("/task/{id}/bpmnEscalation", post(task::bpmn_escalation))
         .route("/execution", get(execution::list))

@@ -335,3 +335,55 @@ pub async fn variables(
     })?;
     Ok(axum::Json(to_typed(&vars)))
 }
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FormVariablesQuery {
+    /// Only these fields (a comma list).
+    variable_names: Option<String>,
+    /// Ignored: kairos keeps no serialized values.
+    deserialize_values: Option<String>,
+}
+
+/// A form field's value typed as its field is: what Camunda's form variables answer.
+fn form_value(field_type: &str, v: Option<&Value>, default: Option<&str>) -> Value {
+    let value = match (v, default) {
+        (Some(v), _) => v.clone(),
+        (None, Some(d)) => match field_type {
+            "boolean" => Value::Bool(d.trim() == "true"),
+            "long" | "integer" => d.trim().parse::<i64>().map(Value::from).unwrap_or_else(|_| Value::String(d.into())),
+            _ => Value::String(d.into()),
+        },
+        (None, None) => Value::Null,
+    };
+    let kind = match (field_type, &value) {
+        (_, Value::Null) => "Null",
+        ("boolean", _) => "Boolean",
+        ("long", _) => "Long",
+        ("date", _) => "Date",
+        _ => return super::variables::typed(&value),
+    };
+    json!({"type": kind, "value": value, "valueInfo": {}})
+}
+
+/// `GET /engine-rest/task/{id}/form-variables?variableNames=` → the task's form fields (Camunda's
+/// `formField`, Flowable's `formProperty`) as typed values: the variable the task sees, else the
+/// field's default, else null. 404 for a task that is not open.
+pub async fn form_variables(
+    State(app): State<AppState>,
+    Id(id): Id,
+    Query(q): Query<FormVariablesQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    flag("deserializeValues", q.deserialize_values.as_deref())?;
+    let only: Option<Vec<String>> =
+        text("variableNames", q.variable_names, 4000)?.map(|s| s.split(',').map(|n| n.trim().to_owned()).collect());
+    let form = app.engine.processes().task_form(&id).await?;
+    let mut out = serde_json::Map::new();
+    for (f, v) in form.fields {
+        if only.as_ref().is_some_and(|names| !names.contains(&f.id)) {
+            continue;
+        }
+        out.insert(f.id.clone(), form_value(&f.field_type, v.as_ref(), f.default_value.as_deref()));
+    }
+    Ok(axum::Json(Value::Object(out)))
+}
