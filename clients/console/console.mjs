@@ -74,6 +74,13 @@ try {
 
   await page.goto(base + "/#/jobs/dead");
   await page.waitForSelector("button[data-action=move]");
+  // Filters: a handler no job has shows none; clearing it shows them again.
+  await page.fill("#filter-handler", "no-such-handler");
+  await page.click("form.row button[type=submit]");
+  await page.waitForSelector("main >> text=None.");
+  await page.fill("#filter-handler", "");
+  await page.click("form.row button[type=submit]");
+  await page.waitForSelector("button[data-action=move]");
   const before = await page.$$eval("button[data-action=move]", (b) => b.length);
   await page.click("button[data-action=move] >> nth=0");
   await page.waitForSelector("#toast >> text=moved back");

@@ -290,18 +290,35 @@ function jobTable(jobs, selectable) {
   return h("div", {}, table(["", "job", "kind", "handler", "activity", "due", "retries", "exception", ""], rows), h("div", { id: "trace" }));
 }
 
+const jobFilters = { handlerType: "", processInstanceId: "", withException: false };
+
 async function jobs(tab) {
   tab = tab || "jobs";
   const paths = { jobs: "/management/jobs", timers: "/management/timer-jobs", dead: "/management/deadletter-jobs" };
+  const handler = h("input", { id: "filter-handler", placeholder: "handler", value: jobFilters.handlerType });
+  const instance = h("input", { id: "filter-instance", placeholder: "process instance id", value: jobFilters.processInstanceId });
+  const failing = h("input", { type: "checkbox", id: "filter-failing", checked: jobFilters.withException });
+  const filters = h("form", { class: "row", onsubmit: (ev) => {
+    ev.preventDefault();
+    Object.assign(jobFilters, { handlerType: handler.value.trim(), processInstanceId: instance.value.trim(), withException: failing.checked });
+    route();
+  } }, handler, instance, h("label", {}, failing, " with an exception"), h("button", { type: "submit" }, "Filter"));
+  const query = () => {
+    const q = new URLSearchParams({ size: "500" });
+    if (jobFilters.handlerType) q.set("handlerType", jobFilters.handlerType);
+    if (jobFilters.processInstanceId) q.set("processInstanceId", jobFilters.processInstanceId);
+    if (jobFilters.withException) q.set("withException", "true");
+    return q.toString();
+  };
   const tabs = h("div", { class: "tabs" }, Object.keys(paths).map((t) =>
     h("button", { class: t === tab ? "on" : "", onclick: () => { location.hash = `#/jobs/${t}`; } }, { jobs: "Jobs", timers: "Timers", dead: "Dead letters" }[t])));
   const body = h("div");
   const bulk = h("div", { class: "row" },
     tab === "dead" ? h("button", { id: "move-selected", onclick: () => many("moved back", (id) => api("POST", `/management/deadletter-jobs/${encodeURIComponent(id)}`, { action: "move" })) }, "Move selected back") : null,
     h("button", { class: "danger", onclick: () => many("deleted", (id, dead) => api("DELETE", dead ? `/management/deadletter-jobs/${encodeURIComponent(id)}` : `/management/jobs/${encodeURIComponent(id)}?force=true`)) }, "Delete selected"));
-  main(h("h1", {}, "Jobs"), tabs, bulk, body);
+  main(h("h1", {}, "Jobs"), tabs, filters, bulk, body);
   const draw = async () => {
-    const list = await api("GET", `${paths[tab]}?size=500`);
+    const list = await api("GET", `${paths[tab]}?${query()}`);
     body.replaceChildren(jobTable(list.data.map((j) => ({ ...j, dead: tab === "dead" })), true));
   };
   await draw();
@@ -366,7 +383,8 @@ async function tasks() {
 }
 
 async function scheduler() {
-  const [triggers, calendars] = await Promise.all([api("GET", "/scheduler/triggers?size=1000"), api("GET", "/scheduler/calendars").catch(() => [])]);
+  const [triggers, calendars, jobsList] = await Promise.all([api("GET", "/scheduler/triggers?size=1000"),
+    api("GET", "/scheduler/calendars").catch(() => []), api("GET", "/scheduler/jobs?size=1000")]);
   const groups = [...new Set(triggers.data.map((t) => t.group))];
   const tpath = (t) => `/scheduler/triggers/${encodeURIComponent(t.group)}/${encodeURIComponent(t.name)}`;
   main(h("h1", {}, "Scheduler"),
@@ -374,6 +392,9 @@ async function scheduler() {
       `${t.group}.${t.name}`, `${t.jobGroup}.${t.jobName}`, t.state, when(t.nextFireTime), when(t.previousFireTime),
       t.state === "PAUSED" ? h("button", { class: "resume", onclick: () => act("resumed", () => api("PUT", tpath(t), { action: "resume" })) }, "Resume")
         : h("button", { class: "pause", onclick: () => act("paused", () => api("PUT", tpath(t), { action: "pause" })) }, "Pause")])),
+    h("h2", {}, "Jobs"),
+    table(["job", "handler", "durable", "concurrent", "description"], jobsList.data.map((j) =>
+      [`${j.group}.${j.name}`, j.handler, j.durable ? "yes" : "no", j.concurrent ? "yes" : "no", j.description || ""])),
     h("h2", {}, "Trigger groups"),
     table(["group", ""], groups.map((g) => [g, h("div", { class: "row" },
       h("button", { onclick: () => act(`paused ${g}`, () => api("PUT", `/scheduler/trigger-groups/${encodeURIComponent(g)}`, { action: "pause" })) }, "Pause group"),
