@@ -103,6 +103,20 @@ try {
   await page.waitForSelector("#login-user");
   await context.close();
 
+  // ---- an operator: no admin actions offered (each would be a 403) ----
+  ({ context, page } = await fresh());
+  await login(page, "fozzie", "fozzie-password");
+  await page.goto(base + "/#/definitions");
+  await page.waitForSelector("main h1");
+  if (await page.$("#deploy-file")) throw new Error("an operator is offered deploying");
+  await page.goto(base + "/#/jobs/dead");
+  await page.waitForSelector("main table");
+  if (await page.$("button[data-action=move]")) throw new Error("an operator is offered moving dead letters");
+  await check("operator", page);
+  await page.click("#who button");
+  await page.waitForSelector("#login-user");
+  await context.close();
+
   // ---- a user: their tasklist ----
   ({ context, page } = await fresh());
   await login(page, "gonzo", "gonzo-password");

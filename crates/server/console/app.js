@@ -60,6 +60,10 @@ function table(headers, rows) {
     h("tbody", {}, rows.map((r) => h("tr", {}, r.map((c) => h("td", {}, c))))));
 }
 
+/// Admin-only actions (deploy, delete, migrate, dead letters) are offered to admins only: an
+/// operator would get a 403 for each (crates/server/src/authz.rs).
+function isAdmin() { return !state.me || state.me.role === "admin"; }
+
 function when(t) { return t ? new Date(t).toLocaleString() : "—"; }
 function link(href, text) { return h("a", { href }, text); }
 function main(...children) { const m = document.getElementById("main"); m.replaceChildren(...children); return m; }
@@ -172,7 +176,7 @@ async function definitions() {
   drop.addEventListener("dragover", (ev) => { ev.preventDefault(); drop.classList.add("over"); });
   drop.addEventListener("dragleave", () => drop.classList.remove("over"));
   drop.addEventListener("drop", (ev) => { ev.preventDefault(); drop.classList.remove("over"); deploy(ev.dataTransfer.files); });
-  main(h("h1", {}, "Process definitions"), drop,
+  main(h("h1", {}, "Process definitions"), isAdmin() ? drop : null,
     table(["key", "name", "version", "id", "state"], list.data.map((d) =>
       [link(`#/definitions/${encodeURIComponent(d.id)}`, d.key), d.name || "", d.version, h("span", { class: "mono" }, d.id), d.suspended ? "suspended" : "active"])));
 }
@@ -222,14 +226,14 @@ async function instance(id) {
     versions.data.filter((d) => d.id !== inst.processDefinitionId).map((d) => h("option", { value: d.id }, `version ${d.version}`)));
   const actions = h("div", { class: "row" },
     h("button", { onclick: () => act(inst.suspended ? "activated" : "suspended", () => api("PUT", `/runtime/process-instances/${q}`, { action: inst.suspended ? "activate" : "suspend" })) }, inst.suspended ? "Activate" : "Suspend"),
-    reason,
-    h("button", { class: "danger", onclick: () => act("deleted", async () => {
-      await api("DELETE", `/runtime/process-instances/${q}?deleteReason=${encodeURIComponent(reason.value)}`);
-      location.hash = "#/instances";
-    }) }, "Delete"),
-    migrateTo,
-    h("button", { id: "migrate", onclick: () => act("migrated", () => api("POST", `/runtime/process-instances/${q}/migrate`,
-      migrateTo.value ? { toProcessDefinitionId: migrateTo.value } : {})) }, "Migrate"));
+    isAdmin() ? [reason,
+      h("button", { class: "danger", onclick: () => act("deleted", async () => {
+        await api("DELETE", `/runtime/process-instances/${q}?deleteReason=${encodeURIComponent(reason.value)}`);
+        location.hash = "#/instances";
+      }) }, "Delete"),
+      migrateTo,
+      h("button", { id: "migrate", onclick: () => act("migrated", () => api("POST", `/runtime/process-instances/${q}/migrate`,
+        migrateTo.value ? { toProcessDefinitionId: migrateTo.value } : {})) }, "Migrate")] : null);
   main(h("h1", {}, `Instance of ${inst.processDefinitionKey}`), h("p", { class: "mono muted" }, id, inst.businessKey ? ` · ${inst.businessKey}` : "", inst.suspended ? " · suspended" : ""),
     actions, box, h("h2", {}, "Tasks"), parts.tasks, h("h2", {}, "Variables"), parts.vars, h("h2", {}, "Jobs"), parts.jobs,
     h("h2", {}, "Execution tree"), parts.tree, h("h2", {}, "Job log"), parts.log, h("h2", {}, "History"), parts.history);
@@ -276,14 +280,15 @@ function jobTable(jobs, selectable) {
   const rows = jobs.map((j) => {
     const base = j.dead ? "/management/deadletter-jobs" : "/management/jobs";
     const id = encodeURIComponent(j.id);
+    const mayAct = !j.dead || isAdmin();
     const buttons = h("div", { class: "row" },
-      j.dead ? h("button", { "data-action": "move", onclick: () => act("moved back", () => api("POST", `${base}/${id}`, { action: "move" })) }, "Move back")
+      j.dead ? (mayAct ? h("button", { "data-action": "move", onclick: () => act("moved back", () => api("POST", `${base}/${id}`, { action: "move" })) }, "Move back") : null)
         : h("button", { onclick: () => act("executed", () => api("POST", `${base}/${id}`, { action: "execute" })) }, "Run now"),
       j.exceptionMessage ? h("button", { onclick: async () => {
         const text = await api("GET", `${base}/${id}/exception-stacktrace`, undefined, { text: true });
         document.getElementById("trace").replaceChildren(h("pre", {}, text));
       } }, "Stack trace") : null,
-      h("button", { class: "danger", onclick: () => act("deleted", () => api("DELETE", `${base}/${id}${j.dead ? "" : "?force=true"}`)) }, "Delete"));
+      mayAct ? h("button", { class: "danger", onclick: () => act("deleted", () => api("DELETE", `${base}/${id}${j.dead ? "" : "?force=true"}`)) }, "Delete") : null);
     return [selectable ? h("input", { type: "checkbox", class: "pick", value: j.id, "data-dead": j.dead ? "1" : "" }) : "",
       h("span", { class: "mono" }, j.id), j.dead ? "dead letter" : j.type, j.handlerType, j.elementId || "", when(j.dueDate), j.retries, j.exceptionMessage || "", buttons];
   });
@@ -313,7 +318,7 @@ async function jobs(tab) {
   const tabs = h("div", { class: "tabs" }, Object.keys(paths).map((t) =>
     h("button", { class: t === tab ? "on" : "", onclick: () => { location.hash = `#/jobs/${t}`; } }, { jobs: "Jobs", timers: "Timers", dead: "Dead letters" }[t])));
   const body = h("div");
-  const bulk = h("div", { class: "row" },
+  const bulk = tab === "dead" && !isAdmin() ? h("div") : h("div", { class: "row" },
     tab === "dead" ? h("button", { id: "move-selected", onclick: () => many("moved back", (id) => api("POST", `/management/deadletter-jobs/${encodeURIComponent(id)}`, { action: "move" })) }, "Move selected back") : null,
     h("button", { class: "danger", onclick: () => many("deleted", (id, dead) => api("DELETE", dead ? `/management/deadletter-jobs/${encodeURIComponent(id)}` : `/management/jobs/${encodeURIComponent(id)}?force=true`)) }, "Delete selected"));
   main(h("h1", {}, "Jobs"), tabs, filters, bulk, body);

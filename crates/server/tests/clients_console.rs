@@ -1,8 +1,9 @@
 //! The web console in a real headless Chromium (Debian's, driven by playwright-core from npm:
 //! `clients/console/console.mjs`) against a node served on 127.0.0.1 with users: every page
 //! loads without a console error; an admin deploys a file, sees its diagram with per-activity
-//! counts, edits an instance's variables, moves a dead letter back and pauses a trigger; a user
-//! claims and completes a task from the tasklist. Screenshots go to
+//! counts, edits an instance's variables, moves a dead letter back and pauses a trigger; an
+//! operator is not offered the admin's actions; a user claims and completes a task from the
+//! tasklist through its form. Screenshots go to
 //! `target/console-screenshots/` (kept as the test's artifacts).
 
 mod clients_support;
@@ -93,6 +94,7 @@ async fn the_console_works_end_to_end_in_chromium() {
     engine.start().await.unwrap();
     user(&engine, "kermit", "kairos-admin").await;
     user(&engine, "gonzo", "sales").await;
+    user(&engine, "fozzie", "kairos-operator").await;
     let processes = engine.processes();
     processes.deploy("work.bpmn", WORK).await.unwrap();
     for i in 0..2 {
