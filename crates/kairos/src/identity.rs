@@ -99,6 +99,12 @@ pub struct Principal {
 }
 
 impl Principal {
+    /// The user whose tasklist this caller is narrowed to: a user's own id; `None` for
+    /// operators and admins, who see every task.
+    pub fn tasklist_user(&self) -> Option<&str> {
+        if self.role < Role::Operator { self.user_id.as_deref() } else { None }
+    }
+
     /// The holder of the node's API token: an admin.
     pub fn node_token() -> Principal {
         Principal { user_id: None, groups: Vec::new(), role: Role::Admin, tenant_id: String::new() }

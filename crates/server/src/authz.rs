@@ -141,6 +141,18 @@ fn forbidden(p: &Principal, need: Role) -> Response {
     .into_response()
 }
 
+/// Lets a user through to task `id` when it is theirs; any other (or none) answers 404, as
+/// if it did not exist.
+async fn own_task(engine: &Engine, id: Option<&str>, user: &str) -> Result<(), Response> {
+    let not_found = || ApiError::not_found("there is no such open task of yours").into_response();
+    let Some(id) = id else { return Err(not_found()) };
+    match engine.processes().task_is_users(id, user).await {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(not_found()),
+        Err(e) => Err(ApiError::from(e).into_response()),
+    }
+}
+
 /// Lets `p` through to a route that needs `need`, or answers why not: 403 for a role too low,
 /// 404 for a task that is not the user's (as if it did not exist).
 pub async fn allow(engine: &Engine, p: &Principal, need: Need, req: &mut Request) -> Result<(), Response> {
@@ -154,26 +166,15 @@ pub async fn allow(engine: &Engine, p: &Principal, need: Need, req: &mut Request
             // Read as the route reads it (the same decoding), so the id checked is the id used.
             let q: Result<crate::routes::forms::FormQuery, _> =
                 serde_urlencoded::from_str(req.uri().query().unwrap_or(""));
-            let not_found = || ApiError::not_found("there is no such open task of yours").into_response();
-            let Some(id) = q.ok().and_then(|q| q.task_id).filter(|t| !t.is_empty()) else { return Err(not_found()) };
-            match engine.processes().task_is_users(&id, user).await {
-                Ok(true) => Ok(()),
-                Ok(false) => Err(not_found()),
-                Err(e) => Err(ApiError::from(e).into_response()),
-            }
+            let id = q.ok().and_then(|q| q.task_id).filter(|t| !t.is_empty());
+            own_task(engine, id.as_deref(), user).await
         }
         Need::OwnTasks if p.user_id.is_some() => Ok(()),
         Need::OwnTasks => Err(forbidden(p, Role::Operator)),
         Need::OwnTask => {
             let Some(user) = p.user_id.as_deref() else { return Err(forbidden(p, Role::Operator)) };
             // `/runtime/tasks/{id}…` and `/engine-rest/task/{id}…`: the id is the third segment.
-            let not_found = || ApiError::not_found("there is no such open task of yours").into_response();
-            let Some(id) = segment(req, 3) else { return Err(not_found()) };
-            match engine.processes().task_is_users(id, user).await {
-                Ok(true) => Ok(()),
-                Ok(false) => Err(not_found()),
-                Err(e) => Err(ApiError::from(e).into_response()),
-            }
+            own_task(engine, segment(req, 3), user).await
         }
         Need::SelfOrAdmin if p.role >= Role::Admin => Ok(()),
         Need::SelfOrAdmin => match (segment(req, 3), p.user_id.as_deref()) {

@@ -71,7 +71,7 @@ const SORT_KEYS: &[&str] =
 
 /// The tasklist a user (not an operator) is narrowed to: their own id.
 fn tasklist_of(principal: &Option<axum::Extension<kairos::identity::Principal>>) -> Option<String> {
-    principal.as_ref().filter(|p| p.role < kairos::identity::Role::Operator).and_then(|p| p.user_id.clone())
+    principal.as_ref().and_then(|p| p.tasklist_user()).map(str::to_owned)
 }
 
 async fn matching(app: &AppState, q: ListQuery, mine: Option<String>) -> Result<Vec<TaskView>, ApiError> {

@@ -118,13 +118,11 @@ async fn list_for(
         (instant("createdBefore", q.created_before)?, instant("createdAfter", q.created_after)?);
     let mut mine = filter(q.candidate_or_assigned);
     // A user (not an operator) sees their tasklist only, whatever else the query asks.
-    if let Some(p) = &principal
-        && p.role < kairos::identity::Role::Operator
-    {
-        if mine.as_ref().is_some_and(|m| Some(m) != p.user_id.as_ref()) {
+    if let Some(me) = principal.as_ref().and_then(|p| p.tasklist_user()) {
+        if mine.as_ref().is_some_and(|m| m != me) {
             return Ok(axum::Json(List::new(Vec::new(), 0, 0)));
         }
-        mine = p.user_id.clone();
+        mine = Some(me.to_owned());
     }
     let task_filter = kairos::process::TaskFilter {
         id: None,
@@ -561,9 +559,8 @@ pub async fn act(
 ) -> Result<Response, ApiError> {
     let action = required("action", body.action, MAX_NAME_CHARS)?;
     // A user (not an operator) claims for themselves only.
-    if let Some(axum::Extension(p)) = &principal
-        && p.role < kairos::identity::Role::Operator
-        && body.assignee.as_ref().is_some_and(|a| Some(a) != p.user_id.as_ref())
+    if let Some(me) = principal.as_ref().and_then(|p| p.tasklist_user())
+        && body.assignee.as_ref().is_some_and(|a| a != me)
     {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
