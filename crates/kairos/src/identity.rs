@@ -105,6 +105,13 @@ impl Principal {
         if self.role < Role::Operator { self.user_id.as_deref() } else { None }
     }
 
+    /// The one tenant this caller sees and acts in (SPEC I7): a user's tenant. `None` — every
+    /// tenant — for a user of no tenant and for the node's token: a node without tenants has
+    /// nobody to keep apart.
+    pub fn tenant(&self) -> Option<&str> {
+        Some(self.tenant_id.as_str()).filter(|t| !t.is_empty())
+    }
+
     /// The holder of the node's API token: an admin.
     pub fn node_token() -> Principal {
         Principal { user_id: None, groups: Vec::new(), role: Role::Admin, tenant_id: String::new() }

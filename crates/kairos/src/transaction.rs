@@ -121,7 +121,10 @@ impl<'t> Within<'t> {
         variables: Map<String, Json>,
         request_id: Option<&str>,
     ) -> Result<String, Error> {
-        self.engine.processes().message_on(self.session(), name, instance, business_key, variables, request_id).await
+        self.engine
+            .processes()
+            .message_on(self.session(), name, instance, business_key, variables, request_id, None)
+            .await
     }
 
     /// Broadcasts a signal; returns how many instances and start events received it.
@@ -131,7 +134,7 @@ impl<'t> Within<'t> {
         variables: Map<String, Json>,
         request_id: Option<&str>,
     ) -> Result<usize, Error> {
-        self.engine.processes().signal_on(self.session(), name, variables, request_id).await
+        self.engine.processes().signal_on(self.session(), name, variables, request_id, None).await
     }
 
     /// Sets variables on an instance.

@@ -55,7 +55,7 @@ async fn the_invoice_example_runs_unchanged(backend: Backend) {
     // The same decision over the API, as Camunda's evaluate endpoint gives it.
     let (def, result) = p
         .evaluate_decision(
-            DecisionWhich::Key("invoice-assign-approver"),
+            DecisionWhich::Key("invoice-assign-approver", ""),
             &vars(json!({"amount": 1, "invoiceCategory": "Misc"})),
         )
         .await
@@ -117,7 +117,7 @@ async fn versions_and_bindings_pick_the_decision(backend: Backend) {
     let again = p.deploy("answer.dmn", &constant_dmn("answer", "one", Some("first"))).await.unwrap();
     assert_eq!((again.id.as_str(), again.decision_definitions[0].version), (v1.id.as_str(), 1));
     p.deploy("answer.dmn", &constant_dmn("answer", "two", None)).await.unwrap();
-    assert_eq!(p.decision_definitions(Some("answer"), None, false).await.unwrap().len(), 2);
+    assert_eq!(p.decision_definitions(Some("answer"), None, false, None).await.unwrap().len(), 2);
 
     assert_eq!(got("").await.unwrap(), json!("two"));
     assert_eq!(got(r#"camunda:decisionRefBinding="latest""#).await.unwrap(), json!("two"));

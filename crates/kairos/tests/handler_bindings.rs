@@ -149,7 +149,7 @@ async fn non_executable_processes_deploy_with_no_definition(backend: Backend) {
     let d = engine.processes().deploy("diagram.bpmn", xml).await.unwrap();
     assert!(d.process_definitions.is_empty());
     assert_eq!(d.skipped_processes, ["Process_1"]);
-    let rows = engine.processes().deployments(None, None).await.unwrap();
+    let rows = engine.processes().deployments(None, None, None).await.unwrap();
     assert!(rows.iter().any(|r| r.id == d.id), "the deployment was written");
 }
 

@@ -203,6 +203,7 @@ async fn a_failing_async_script_becomes_an_incident(backend: Backend) {
         handler_type: None,
         job_type: None,
         with_exception: None,
+        tenant: None,
         start: 0,
         size: 10,
     };

@@ -268,6 +268,11 @@ pub(crate) async fn authenticate(State(auth): State<Arc<Auth>>, mut req: Request
     if let Err(refused) = crate::authz::allow(&auth.engine, &principal, need, &mut req).await {
         return refused;
     }
+    // A tenant's caller: only its tenant's rows (ids checked, node-wide routes refused).
+    let mut req = match crate::tenancy::guard(&auth.engine, &principal, &pattern, req).await {
+        Ok(req) => req,
+        Err(refused) => return refused,
+    };
     req.extensions_mut().insert(principal);
     next.run(req).await
 }

@@ -73,6 +73,7 @@ pub mod flowable;
 pub mod metrics;
 pub mod routes;
 pub mod site;
+pub mod tenancy;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;

@@ -25,5 +25,6 @@ pub mod process;
 pub mod reconcile;
 pub mod saga;
 pub mod scheduler;
+pub mod tenants;
 
 pub use row::{Row, Rows};

@@ -124,15 +124,21 @@ async fn messages_and_signals_find_their_waiting_instances(store: Arc<dyn Store>
         started(&*store, &inst).await;
     }
     store
-        .write_all(&[tables::start_subscription_insert("signal", "alarm", "start", &def, at("2026-12-01T10:00:00Z"))])
+        .write_all(&[tables::start_subscription_insert(
+            "signal",
+            "alarm",
+            "start",
+            (&def, ""),
+            at("2026-12-01T10:00:00Z"),
+        )])
         .await
         .unwrap();
-    assert_eq!(tables::message_waiting(&*store, "poke", None, None).await.unwrap(), ["p1", "p2"]);
-    assert_eq!(tables::message_waiting(&*store, "poke", Some("p2"), None).await.unwrap(), ["p2"]);
-    assert_eq!(tables::message_waiting(&*store, "poke", None, Some("bk-p1")).await.unwrap(), ["p1"]);
-    assert!(tables::message_waiting(&*store, "alarm", None, None).await.unwrap().is_empty());
-    assert_eq!(tables::signal_waiting(&*store, "alarm").await.unwrap(), ["p1", "p2"], "not the start event");
-    let starts = tables::start_subscriptions(&*store, tables::StartTrigger::Signal, "alarm").await.unwrap();
+    assert_eq!(tables::message_waiting(&*store, "poke", None, None, None).await.unwrap(), ["p1", "p2"]);
+    assert_eq!(tables::message_waiting(&*store, "poke", Some("p2"), None, None).await.unwrap(), ["p2"]);
+    assert_eq!(tables::message_waiting(&*store, "poke", None, Some("bk-p1"), None).await.unwrap(), ["p1"]);
+    assert!(tables::message_waiting(&*store, "alarm", None, None, None).await.unwrap().is_empty());
+    assert_eq!(tables::signal_waiting(&*store, "alarm", None).await.unwrap(), ["p1", "p2"], "not the start event");
+    let starts = tables::start_subscriptions(&*store, tables::StartTrigger::Signal, "alarm", None).await.unwrap();
     assert_eq!(starts.iter().map(|s| s.activity_id.as_str()).collect::<Vec<_>>(), ["start"]);
 }
 

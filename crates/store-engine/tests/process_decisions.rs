@@ -44,19 +44,19 @@ async fn decisions_are_versioned_found_and_deleted_with_their_deployment(store: 
         let store = store.clone();
         async move { tables::decision_find(&*store, w).await.unwrap() }
     };
-    assert_eq!(find(DecisionLookup::Latest("classify")).await, Some(v2.clone()));
-    assert_eq!(find(DecisionLookup::Version("classify", 1)).await, Some(v1.clone()));
-    assert_eq!(find(DecisionLookup::Tag("classify", "2026.1")).await, Some(v1.clone()));
+    assert_eq!(find(DecisionLookup::Latest("classify", "")).await, Some(v2.clone()));
+    assert_eq!(find(DecisionLookup::Version("classify", 1, "")).await, Some(v1.clone()));
+    assert_eq!(find(DecisionLookup::Tag("classify", "2026.1", "")).await, Some(v1.clone()));
     assert_eq!(find(DecisionLookup::InDeployment("classify", "d1")).await, Some(v1.clone()));
     assert_eq!(find(DecisionLookup::Id("assign:1:d1")).await, Some(assign.clone()));
-    assert_eq!(find(DecisionLookup::Latest("nope")).await, None);
-    assert_eq!(find(DecisionLookup::Version("classify", 3)).await, None);
+    assert_eq!(find(DecisionLookup::Latest("nope", "")).await, None);
+    assert_eq!(find(DecisionLookup::Version("classify", 3, "")).await, None);
 
-    let all = tables::decision_list(&*store, None, None, false).await.unwrap();
+    let all = tables::decision_list(&*store, None, None, false, None).await.unwrap();
     assert_eq!(all, [assign.clone(), v1.clone(), v2.clone()]);
-    assert_eq!(tables::decision_list(&*store, None, None, true).await.unwrap(), [assign.clone(), v2.clone()]);
+    assert_eq!(tables::decision_list(&*store, None, None, true, None).await.unwrap(), [assign.clone(), v2.clone()]);
     assert_eq!(
-        tables::decision_list(&*store, Some("classify"), Some("d1"), false).await.unwrap(),
+        tables::decision_list(&*store, Some("classify"), Some("d1"), false, None).await.unwrap(),
         std::slice::from_ref(&v1)
     );
     let xml = tables::decision_resource(&*store, &v2.id).await.unwrap();
@@ -71,8 +71,8 @@ async fn decisions_are_versioned_found_and_deleted_with_their_deployment(store: 
 
     // Deleting a deployment deletes its decisions and its DMN resource.
     store.write_all(&tables::deployment_delete("d1", vec![])).await.unwrap();
-    assert_eq!(tables::decision_list(&*store, None, None, false).await.unwrap(), std::slice::from_ref(&v2));
-    assert_eq!(find(DecisionLookup::Latest("classify")).await, Some(v2));
+    assert_eq!(tables::decision_list(&*store, None, None, false, None).await.unwrap(), std::slice::from_ref(&v2));
+    assert_eq!(find(DecisionLookup::Latest("classify", "")).await, Some(v2));
 }
 
 on_both_backends!(decisions_are_versioned_found_and_deleted_with_their_deployment);

@@ -26,11 +26,12 @@ async fn version(store: &dyn Store, key: &str, version: i64, xml: &str) -> Strin
             resource_name: &resource,
             has_diagram: true,
             history_ttl_days: None,
+            tenant: "",
         }),
     ];
-    writes.extend(tables::start_events_clear(key));
-    writes.push(tables::start_subscription_insert("message", "go", "start", &id, now));
-    writes.push(tables::timer_start_insert(&id, "tick", now, Some("R/PT1H".into()), now));
+    writes.extend(tables::start_events_clear(key, ""));
+    writes.push(tables::start_subscription_insert("message", "go", "start", (&id, ""), now));
+    writes.push(tables::timer_start_insert((&id, ""), "tick", now, Some("R/PT1H".into()), now));
     store.write_all(&writes).await.unwrap();
     id
 }
@@ -39,12 +40,12 @@ async fn the_latest_version_is_found_and_listed(store: Arc<dyn Store>) {
     version(&*store, "order", 1, "<one/>").await;
     version(&*store, "order", 2, "<two/>").await;
     version(&*store, "other", 1, "<other/>").await;
-    let (latest, now) = tables::definition_lookup(&*store, Lookup::LatestOf("order")).await.unwrap().unwrap();
+    let (latest, now) = tables::definition_lookup(&*store, Lookup::LatestOf("order", "")).await.unwrap().unwrap();
     assert_eq!((latest.id.as_str(), latest.version, latest.suspended), ("order:2", 2, false));
     assert!(now > at("2026-01-01T00:00:00Z"), "the database's now: {now}");
     let (first, _) = tables::definition_lookup(&*store, Lookup::Id("order:1")).await.unwrap().unwrap();
     assert_eq!((first.key.as_str(), first.deployment_id.as_str()), ("order", "dep-order-1"));
-    assert!(tables::definition_lookup(&*store, Lookup::LatestOf("nope")).await.unwrap().is_none());
+    assert!(tables::definition_lookup(&*store, Lookup::LatestOf("nope", "")).await.unwrap().is_none());
     let ids = |v: Vec<tables::DefinitionInfo>| v.into_iter().map(|d| d.id).collect::<Vec<_>>();
     assert_eq!(ids(tables::definition_list(&*store, None, false).await.unwrap()), ["order:1", "order:2", "other:1"]);
     assert_eq!(ids(tables::definition_list(&*store, None, true).await.unwrap()), ["order:2", "other:1"]);
@@ -67,10 +68,10 @@ async fn a_definition_is_suspended_and_activated(store: Arc<dyn Store>) {
 async fn only_the_latest_version_starts_by_events(store: Arc<dyn Store>) {
     version(&*store, "order", 1, "<one/>").await;
     version(&*store, "order", 2, "<two/>").await;
-    let starts = tables::start_subscriptions(&*store, StartTrigger::Message, "go").await.unwrap();
+    let starts = tables::start_subscriptions(&*store, StartTrigger::Message, "go", None).await.unwrap();
     assert_eq!(starts.len(), 1);
     assert_eq!((starts[0].definition_id.as_str(), starts[0].activity_id.as_str()), ("order:2", "start"));
-    assert!(tables::start_subscriptions(&*store, StartTrigger::Signal, "go").await.unwrap().is_empty());
+    assert!(tables::start_subscriptions(&*store, StartTrigger::Signal, "go", None).await.unwrap().is_empty());
     let timers = store
         .sql_query("SELECT PROC_DEF_ID_, REPEAT_ FROM ACT_RU_JOB WHERE HANDLER_TYPE_ = 'timer-start-event'", &[])
         .await

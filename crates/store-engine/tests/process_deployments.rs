@@ -29,16 +29,19 @@ async fn counts(store: &dyn Store) -> Vec<i64> {
 async fn deployments_their_resources_and_instances_are_read(store: Arc<dyn Store>) {
     let order = deploy(&*store, "order").await;
     let other = deploy(&*store, "other").await;
-    let keyed = tables::deployment_insert_keyed("dep-k", "keyed", Some("the-key"), at("2026-12-02T10:00:00Z"));
+    let keyed = tables::deployment_insert_keyed("dep-k", "keyed", Some("the-key"), "acme", at("2026-12-02T10:00:00Z"));
     store.write_all(&[keyed]).await.unwrap();
-    let all = tables::deployment_list(&*store, None, None).await.unwrap();
+    let all = tables::deployment_list(&*store, None, None, None).await.unwrap();
     let ids: Vec<&str> = all.iter().map(|d| d.id.as_str()).collect();
     assert_eq!(ids.len(), 3);
     assert!(ids.contains(&"dep-order") && ids.contains(&"dep-k"), "{ids:?}");
-    assert_eq!(tables::deployment_list(&*store, Some("other"), None).await.unwrap()[0].id, "dep-other");
-    assert!(tables::deployment_list(&*store, None, Some("x")).await.unwrap().is_empty());
+    assert_eq!(tables::deployment_list(&*store, Some("other"), None, None).await.unwrap()[0].id, "dep-other");
+    assert!(tables::deployment_list(&*store, None, Some("x"), None).await.unwrap().is_empty());
+    let acme = tables::deployment_list(&*store, None, None, Some("acme")).await.unwrap();
+    assert_eq!(acme.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(), ["dep-k"], "a tenant's deployments only");
+    assert_eq!(tables::deployment_list(&*store, None, None, Some("")).await.unwrap().len(), 2, "of no tenant");
     let k = tables::deployment_get(&*store, "dep-k").await.unwrap().unwrap();
-    assert_eq!((k.key.as_deref(), k.name.as_deref(), k.tenant_id.as_str()), (Some("the-key"), Some("keyed"), ""));
+    assert_eq!((k.key.as_deref(), k.name.as_deref(), k.tenant_id.as_str()), (Some("the-key"), Some("keyed"), "acme"));
     assert_eq!(k.deploy_time, at("2026-12-02T10:00:00Z"));
     assert!(tables::deployment_get(&*store, "nope").await.unwrap().is_none());
 
@@ -101,8 +104,8 @@ async fn a_deployment_is_deleted_whole_or_not_at_all(store: Arc<dyn Store>) {
     let now = at("2026-12-01T10:00:00Z");
     store
         .write_all(&[
-            tables::timer_start_insert(&order, "tick", now, Some("R/PT1H".into()), now),
-            tables::start_subscription_insert("message", "go", "start", &order, now),
+            tables::timer_start_insert((&order, ""), "tick", now, Some("R/PT1H".into()), now),
+            tables::start_subscription_insert("message", "go", "start", (&order, ""), now),
         ])
         .await
         .unwrap();

@@ -71,16 +71,16 @@ async fn historic_tasks_are_paged_and_filtered_by_end(store: Arc<dyn Store>) {
         reason: None,
     });
     store.write_all(&tables::instance_writes(Some(&before), &after, HistoryLevel::Audit)).await.unwrap();
-    let (all, total) = tables::historic_tasks(&*store, None, None, 0, 10).await.unwrap();
+    let (all, total) = tables::historic_tasks(&*store, None, None, None, (0, 10)).await.unwrap();
     assert_eq!((total, all.iter().map(|t| t.id.as_str()).collect::<Vec<_>>()), (2, vec!["p1-t", "p2-t"]));
     assert_eq!(all[0].duration_in_millis, Some(2000));
-    let (done, total) = tables::historic_tasks(&*store, None, Some(true), 0, 10).await.unwrap();
+    let (done, total) = tables::historic_tasks(&*store, None, Some(true), None, (0, 10)).await.unwrap();
     assert_eq!((total, done[0].id.as_str()), (1, "p1-t"));
-    let (open, _) = tables::historic_tasks(&*store, Some("p2"), Some(false), 0, 10).await.unwrap();
+    let (open, _) = tables::historic_tasks(&*store, Some("p2"), Some(false), None, (0, 10)).await.unwrap();
     assert_eq!(open.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["p2-t"]);
-    let (page, total) = tables::historic_tasks(&*store, None, None, 1, 1).await.unwrap();
+    let (page, total) = tables::historic_tasks(&*store, None, None, None, (1, 1)).await.unwrap();
     assert_eq!((total, page.iter().map(|t| t.id.as_str()).collect::<Vec<_>>()), (2, vec!["p2-t"]));
-    assert!(tables::historic_tasks(&*store, None, None, 0, 0).await.unwrap().0.is_empty());
+    assert!(tables::historic_tasks(&*store, None, None, None, (0, 0)).await.unwrap().0.is_empty());
     assert_eq!(tables::task_ended(&*store, "p1-t").await.unwrap(), tables::TaskEnded::Completed);
 }
 
@@ -88,7 +88,7 @@ async fn level_none_keeps_the_instance_only(store: Arc<dyn Store>) {
     with_changes(&*store, "p1", HistoryLevel::None).await;
     assert!(tables::instance_get(&*store, "p1").await.unwrap().is_some());
     assert!(tables::activity_history(&*store, "p1").await.unwrap().is_empty());
-    assert_eq!(tables::historic_tasks(&*store, None, None, 0, 10).await.unwrap().1, 0);
+    assert_eq!(tables::historic_tasks(&*store, None, None, None, (0, 10)).await.unwrap().1, 0);
 }
 
 on_both_backends!(

@@ -154,6 +154,7 @@ pub(crate) async fn list(pool: &PgPool, filter: &JobFilter) -> Result<Page<Job>>
         .bind(&filter.handler_type)
         .bind(job_type)
         .bind(filter.with_exception)
+        .bind(&filter.tenant)
         .fetch_one(pool)
         .await
         .db()?;
@@ -164,6 +165,7 @@ pub(crate) async fn list(pool: &PgPool, filter: &JobFilter) -> Result<Page<Job>>
         .bind(filter.with_exception)
         .bind(limit)
         .bind(offset)
+        .bind(&filter.tenant)
         .fetch_all(pool)
         .await
         .db()?;

@@ -162,6 +162,7 @@ impl SqliteStore {
             .bind(with_exception)
             .bind(sql_int(f.size))
             .bind(sql_int(f.start))
+            .bind(f.tenant.as_deref())
             .fetch_all(&self.pool)
             .await
             .map_err(db_err(OP))?;
@@ -171,6 +172,7 @@ impl SqliteStore {
             .bind(f.handler_type.as_deref())
             .bind(job_type)
             .bind(with_exception)
+            .bind(f.tenant.as_deref())
             .fetch_one(&self.pool)
             .await
             .map_err(db_err(OP))?;

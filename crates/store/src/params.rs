@@ -32,6 +32,8 @@ pub struct JobFilter {
     pub job_type: Option<JobType>,
     /// Only jobs with (true) or without (false) EXCEPTION_MSG_.
     pub with_exception: Option<bool>,
+    /// Only this tenant's jobs (`""`: of no tenant); `None`: every tenant's.
+    pub tenant: Option<String>,
     pub start: u64,
     pub size: u64,
 }
@@ -44,6 +46,7 @@ impl Default for JobFilter {
             handler_type: None,
             job_type: None,
             with_exception: None,
+            tenant: None,
             start: 0,
             size: 100,
         }

@@ -32,6 +32,7 @@ async fn list(global: &GlobalArgs, a: ListArgs) -> Result<u8, CliError> {
             handler_type: a.handler,
             job_type: a.job_type.map(job_type),
             with_exception: None,
+            tenant: None,
             start: a.page.start,
             size: a.page.size,
         })

@@ -9,17 +9,18 @@ use kairos_store::{Sql, Write};
 use kairos_store_engine::process as tables;
 
 impl Processes {
-    /// Starts the instance a call activity asks for (SPEC P4: SUPER_EXEC_, variables in,
-    /// business key); returns it and what its handlers staged. Its own writes are computed by
+    /// Starts the instance a call activity of `caller` (its id and tenant) asks for (SPEC P4:
+    /// SUPER_EXEC_, variables in, business key), the latest version of the called key in the
+    /// caller's tenant; returns it and what its handlers staged. Its own writes are computed by
     /// the caller ([`Processes::called_started`]), once it knows whether the call survived
     /// what the new instance raised.
     pub(super) async fn start_called(
         &self,
         db: &dyn Sql,
         call: &kairos_process::CalledStart,
-        caller: &str,
+        (caller, tenant): &(String, String),
     ) -> Result<(Instance, Vec<Write>), Error> {
-        let (def, now) = deploy::lookup(db, deploy::Lookup::LatestOf(&call.process_key)).await?;
+        let (def, now) = deploy::lookup(db, deploy::Lookup::LatestOf(&call.process_key, tenant)).await?;
         if def.suspended {
             return Err(Error::Process(ProcessError::at(
                 ErrorKind::Conflict,
@@ -32,8 +33,9 @@ impl Processes {
         let mut ids = kairos_core::new_id;
         let mut env = Env { definitions: &defs, process, now, ids: &mut ids };
         let mut inst = Runtime::new_instance(&mut env, &def.id, call.business_key.clone());
+        inst.tenant_id = def.tenant_id.clone();
         inst.super_exec = Some(call.execution_id.clone());
-        inst.super_instance = Some(caller.to_string());
+        inst.super_instance = Some(caller.clone());
         let mut rt = Runtime::new(env, inst).with_scripts(self.script_runner());
         let command = Command::Start { variables: call.variables.clone(), start_user: None, start_event: None };
         let step = super::heavy::run(super::heavy::command(rt.instance(), &command), || rt.apply(command));

@@ -58,8 +58,8 @@ fn not_found(message: String) -> Error {
 #[derive(Debug, Clone, Copy)]
 pub enum DecisionWhich<'a> {
     Id(&'a str),
-    /// The latest version of a key.
-    Key(&'a str),
+    /// The latest version of a key in a tenant (`''`: of no tenant).
+    Key(&'a str, &'a str),
 }
 
 impl Processes {
@@ -72,7 +72,13 @@ impl Processes {
     /// Deploys a DMN document: every decision becomes a version of its key; a document equal
     /// to the latest version's adds none (as a BPMN document). Refused whole, naming the line
     /// and decision, when it does not parse.
-    pub(crate) async fn deploy_dmn(&self, name: &str, key: Option<&str>, xml: &str) -> Result<DeploymentInfo, Error> {
+    pub(crate) async fn deploy_dmn(
+        &self,
+        tenant: &str,
+        name: &str,
+        key: Option<&str>,
+        xml: &str,
+    ) -> Result<DeploymentInfo, Error> {
         let owned = xml.to_owned();
         let model =
             blocking(move || DecisionModel::parse(&owned)).await?.map_err(|e| invalid(None, format!("{name}: {e}")))?;
@@ -84,7 +90,7 @@ impl Processes {
             let mut out = Vec::new();
             let mut changed = false;
             for d in model.decisions() {
-                let latest = tables::decision_find(self.store.as_ref(), DecisionLookup::Latest(&d.id)).await?;
+                let latest = tables::decision_find(self.store.as_ref(), DecisionLookup::Latest(&d.id, tenant)).await?;
                 if let Some(l) = &latest
                     && tables::decision_resource(self.store.as_ref(), &l.id).await?.as_deref() == Some(xml)
                 {
@@ -101,7 +107,7 @@ impl Processes {
                     category: Some(model.namespace().to_owned()),
                     deployment_id: deployment_id.clone(),
                     resource_name: name.to_owned(),
-                    tenant_id: String::new(),
+                    tenant_id: tenant.to_owned(),
                     history_ttl_days: d.history_ttl_days.map(i64::from),
                     version_tag: d.version_tag.clone(),
                 };
@@ -119,9 +125,10 @@ impl Processes {
                     process_definitions: Vec::new(),
                     decision_definitions: out,
                     skipped_processes: Vec::new(),
+                    tenant_id: d.tenant_id,
                 });
             }
-            writes.insert(0, tables::deployment_insert_keyed(&deployment_id, name, key, now));
+            writes.insert(0, tables::deployment_insert_keyed(&deployment_id, name, key, tenant, now));
             writes.insert(1, tables::resource_insert(&deployment_id, name, xml));
             match self.store.write_all(&writes).await.map_err(limits::checked_write) {
                 Ok(_) => {}
@@ -135,6 +142,7 @@ impl Processes {
                 process_definitions: Vec::new(),
                 decision_definitions: out,
                 skipped_processes: Vec::new(),
+                tenant_id: tenant.to_owned(),
             });
         }
         Err(Error::Process(ProcessError::new(
@@ -143,25 +151,27 @@ impl Processes {
         )))
     }
 
-    /// Decision definitions, optionally of one key and/or one deployment, by key and version.
+    /// Decision definitions, optionally of one key and/or one deployment and/or one tenant, by
+    /// key and version.
     pub async fn decision_definitions(
         &self,
         key: Option<&str>,
         deployment_id: Option<&str>,
         latest_only: bool,
+        tenant: Option<&str>,
     ) -> Result<Vec<DecisionDefinition>, Error> {
-        Ok(tables::decision_list(self.store.as_ref(), key, deployment_id, latest_only).await?)
+        Ok(tables::decision_list(self.store.as_ref(), key, deployment_id, latest_only, tenant).await?)
     }
 
     /// One decision definition by id, or the latest of a key.
     pub async fn decision_definition(&self, which: DecisionWhich<'_>) -> Result<DecisionDefinition, Error> {
         let lookup = match which {
             DecisionWhich::Id(id) => DecisionLookup::Id(id),
-            DecisionWhich::Key(key) => DecisionLookup::Latest(key),
+            DecisionWhich::Key(key, tenant) => DecisionLookup::Latest(key, tenant),
         };
         tables::decision_find(self.store.as_ref(), lookup).await?.ok_or_else(|| match which {
             DecisionWhich::Id(id) => not_found(format!("decision definition {id} does not exist")),
-            DecisionWhich::Key(key) => not_found(format!("no decision definition with key '{key}' is deployed")),
+            DecisionWhich::Key(key, _) => not_found(format!("no decision definition with key '{key}' is deployed")),
         })
     }
 
@@ -234,18 +244,25 @@ impl Processes {
     ) -> Result<ServiceResult, String> {
         let key = call.key.as_str();
         let store_error = |e: kairos_store::Error| e.to_string();
+        // The decision is the instance's tenant's: its definition's.
+        let def = tables::definition_lookup(db, kairos_store_engine::process::Lookup::Id(definition_id))
+            .await
+            .map_err(store_error)?
+            .map(|(d, _)| d)
+            .ok_or_else(|| format!("process definition {definition_id} does not exist"))?;
+        let tenant = def.tenant_id.as_str();
         let found = match &call.binding {
             DecisionBinding::Latest => {
-                tables::decision_find(db, DecisionLookup::Latest(key)).await.map_err(store_error)?
+                tables::decision_find(db, DecisionLookup::Latest(key, tenant)).await.map_err(store_error)?
             }
             DecisionBinding::Version(v) => {
                 let v: i64 = v.parse().map_err(|_| format!("decision version '{v}' is not a number"))?;
-                tables::decision_find(db, DecisionLookup::Version(key, v)).await.map_err(store_error)?
+                tables::decision_find(db, DecisionLookup::Version(key, v, tenant)).await.map_err(store_error)?
             }
             DecisionBinding::VersionTag(tag) => {
-                tables::decision_find(db, DecisionLookup::Tag(key, tag)).await.map_err(store_error)?
+                tables::decision_find(db, DecisionLookup::Tag(key, tag, tenant)).await.map_err(store_error)?
             }
-            DecisionBinding::Deployment => self.decision_of_deployment(db, definition_id, key).await?,
+            DecisionBinding::Deployment => self.decision_of_deployment(db, &def, key).await?,
         };
         let Some(def) = found else {
             let which = match &call.binding {
@@ -259,27 +276,23 @@ impl Processes {
         map_result(key, call.mapping, result)
     }
 
-    /// The decision of `key` deployed with process definition `definition_id`, else the latest
+    /// The decision of `key` deployed with process definition `def`, else the latest of its tenant
     /// deployed no later than it (see the module docs).
     async fn decision_of_deployment(
         &self,
         db: &dyn Sql,
-        definition_id: &str,
+        def: &tables::DefinitionInfo,
         key: &str,
     ) -> Result<Option<DecisionDefinition>, String> {
         let e = |e: kairos_store::Error| e.to_string();
-        let def = tables::definition_lookup(db, kairos_store_engine::process::Lookup::Id(definition_id))
-            .await
-            .map_err(e)?
-            .map(|(d, _)| d)
-            .ok_or_else(|| format!("process definition {definition_id} does not exist"))?;
         if let Some(d) =
             tables::decision_find(db, DecisionLookup::InDeployment(key, &def.deployment_id)).await.map_err(e)?
         {
             return Ok(Some(d));
         }
         let deployed = tables::deployment_get(db, &def.deployment_id).await.map_err(e)?.map(|d| d.deploy_time);
-        let mut candidates = tables::decision_list(db, Some(key), None, false).await.map_err(e)?;
+        let mut candidates =
+            tables::decision_list(db, Some(key), None, false, Some(&def.tenant_id)).await.map_err(e)?;
         candidates.reverse();
         for c in candidates {
             let at = tables::deployment_get(db, &c.deployment_id).await.map_err(e)?.map(|d| d.deploy_time);

@@ -25,6 +25,8 @@ pub struct DeploymentInfo {
     /// The processes of the document marked `isExecutable="false"`: deployed as part of the
     /// resource, with no definition (Camunda and Flowable do the same).
     pub skipped_processes: Vec<String>,
+    /// The tenant it was deployed for (`''`: none).
+    pub tenant_id: String,
 }
 
 pub use kairos_store_engine::process::{DefinitionInfo, Lookup};
@@ -37,7 +39,8 @@ pub(crate) async fn lookup(store: &dyn Sql, which: Lookup<'_>) -> Result<(Defini
             ErrorKind::NotFound,
             match which {
                 Lookup::Id(id) => format!("process definition {id} does not exist"),
-                Lookup::LatestOf(key) => format!("no process definition has key '{key}'"),
+                Lookup::LatestOf(key, "") => format!("no process definition has key '{key}'"),
+                Lookup::LatestOf(key, tenant) => format!("no process definition of tenant '{tenant}' has key '{key}'"),
             },
         ))
     })
@@ -48,9 +51,9 @@ pub(crate) async fn definition(store: &dyn Sql, id: &str) -> Result<DefinitionIn
     Ok(lookup(store, Lookup::Id(id)).await?.0)
 }
 
-/// The latest version of `key`, or a 404.
-pub(crate) async fn latest(store: &dyn Sql, key: &str) -> Result<DefinitionInfo, Error> {
-    Ok(lookup(store, Lookup::LatestOf(key)).await?.0)
+/// The latest version of `key` in `tenant`, or a 404.
+pub(crate) async fn latest(store: &dyn Sql, key: &str, tenant: &str) -> Result<DefinitionInfo, Error> {
+    Ok(lookup(store, Lookup::LatestOf(key, tenant)).await?.0)
 }
 
 /// Definitions, optionally of one key and/or only the latest versions.
@@ -86,6 +89,28 @@ impl Processes {
 
     /// [`Processes::deploy`], keeping Flowable's `deploymentKey` (ACT_RE_DEPLOYMENT.KEY_).
     pub async fn deploy_keyed(&self, name: &str, key: Option<&str>, xml: &str) -> Result<DeploymentInfo, Error> {
+        self.deploy_in("", name, key, xml).await
+    }
+
+    /// [`Processes::deploy_keyed`] for `tenant` (`''`: none): the deployment, its definitions
+    /// and their start events are the tenant's, and versions count within the tenant (a key
+    /// deployed by two tenants has a version 1 in each, as in Flowable).
+    pub async fn deploy_in(
+        &self,
+        tenant: &str,
+        name: &str,
+        key: Option<&str>,
+        xml: &str,
+    ) -> Result<DeploymentInfo, Error> {
+        if let Some(m) = too_long(Some(tenant), "tenant id")
+            .or_else(|| tenant.contains('\0').then(|| "the tenant id contains a NUL character".to_string()))
+        {
+            return Err(Error::Process(ProcessError {
+                kind: ErrorKind::Invalid,
+                message: m,
+                element_id: Some("tenantId".into()),
+            }));
+        }
         if let Some(m) = too_long(key, "deployment key") {
             return Err(Error::Process(ProcessError {
                 kind: ErrorKind::Invalid,
@@ -104,7 +129,7 @@ impl Processes {
             }));
         }
         if is_dmn(name) {
-            return self.deploy_dmn(name, key, xml).await;
+            return self.deploy_dmn(tenant, name, key, xml).await;
         }
         let (handlers, topics, min_repeat, scripts, owned) =
             (self.handlers.clone(), self.topics.clone(), self.min_repeat, self.scripts.is_some(), xml.to_string());
@@ -122,7 +147,7 @@ impl Processes {
             // A document of non-executable processes only is a deployment of its resource.
             let mut changed = defs.processes.is_empty();
             for p in &defs.processes {
-                let latest = latest(self.store.as_ref(), &p.id).await.ok();
+                let latest = latest(self.store.as_ref(), &p.id, tenant).await.ok();
                 if let Some(l) = &latest
                     && resource_of(self.store.as_ref(), &l.id).await.ok().as_deref() == Some(xml)
                 {
@@ -149,8 +174,9 @@ impl Processes {
                         }
                         _ => None,
                     },
+                    tenant,
                 }));
-                writes.extend(start_event_writes(p, &id, &now));
+                writes.extend(start_event_writes(p, (&id, tenant), &now));
                 out.push(DefinitionInfo {
                     id,
                     key: p.id.clone(),
@@ -161,13 +187,13 @@ impl Processes {
                     suspended: false,
                     category: defs.target_namespace.clone(),
                     description: None,
-                    tenant_id: String::new(),
+                    tenant_id: tenant.to_string(),
                     graphical_notation_defined: !defs.diagram.shapes.is_empty(),
                     start_form_defined: false,
                 });
             }
             if changed {
-                writes.insert(0, tables::deployment_insert_keyed(&deployment_id, name, key, now));
+                writes.insert(0, tables::deployment_insert_keyed(&deployment_id, name, key, tenant, now));
                 writes.insert(1, tables::resource_insert(&deployment_id, &resource, xml));
                 match self.store.write_all(&writes).await.map_err(limits::checked_write) {
                     Ok(_) => {}
@@ -188,6 +214,7 @@ impl Processes {
                     process_definitions: out,
                     decision_definitions: Vec::new(),
                     skipped_processes: defs.skipped_processes.clone(),
+                    tenant_id: d.tenant_id,
                 });
             }
             return Ok(DeploymentInfo {
@@ -197,6 +224,7 @@ impl Processes {
                 process_definitions: out,
                 decision_definitions: Vec::new(),
                 skipped_processes: defs.skipped_processes.clone(),
+                tenant_id: tenant.to_string(),
             });
         }
         Err(Error::Process(ProcessError::new(
@@ -235,8 +263,12 @@ impl Processes {
 /// start event (ACT_RU_EVENT_SUBSCR without execution, CONFIGURATION_ = the definition), a
 /// timer job per timer start event; those of the key's earlier versions go (only the latest
 /// version starts by events, as in Activiti).
-pub(super) fn start_event_writes(p: &kairos_bpmn::Process, def_id: &str, now: &jiff::Timestamp) -> Vec<Write> {
-    let mut w = tables::start_events_clear(&p.id).to_vec();
+pub(super) fn start_event_writes(
+    p: &kairos_bpmn::Process,
+    (def_id, tenant): (&str, &str),
+    now: &jiff::Timestamp,
+) -> Vec<Write> {
+    let mut w = tables::start_events_clear(&p.id, tenant).to_vec();
     for &s in &p.start_events {
         let n = p.node(s);
         let (event_type, name) = match n.kind.trigger() {
@@ -256,12 +288,12 @@ pub(super) fn start_event_writes(p: &kairos_bpmn::Process, def_id: &str, now: &j
                     _ => (None, None),
                 };
                 let Some(due) = due else { continue };
-                w.push(tables::timer_start_insert(def_id, &n.id, due, repeat, *now));
+                w.push(tables::timer_start_insert((def_id, tenant), &n.id, due, repeat, *now));
                 continue;
             }
             _ => continue,
         };
-        w.push(tables::start_subscription_insert(event_type, &name, &n.id, def_id, *now));
+        w.push(tables::start_subscription_insert(event_type, &name, &n.id, (def_id, tenant), *now));
     }
     w
 }

@@ -22,7 +22,7 @@ impl Processes {
         business_key: Option<&str>,
         variables: Map<String, Json>,
     ) -> Result<String, Error> {
-        self.message_on(self.store.as_ref(), name, instance, business_key, variables, None).await
+        self.message_on(self.store.as_ref(), name, instance, business_key, variables, None, None).await
     }
 
     /// [`Processes::message`], idempotent by `request_id` (SPEC C2): a retry gets the instance
@@ -36,10 +36,25 @@ impl Processes {
         variables: Map<String, Json>,
         request_id: &str,
     ) -> Result<String, Error> {
-        self.message_on(self.store.as_ref(), name, instance, business_key, variables, Some(request_id)).await
+        self.message_on(self.store.as_ref(), name, instance, business_key, variables, Some(request_id), None).await
     }
 
-    /// [`Processes::message`] (with a requestId: [`Processes::message_once`]) on session `db`.
+    /// [`Processes::message`] (with `request_id`, [`Processes::message_once`]) within `tenant`:
+    /// only its instances receive it, only its definitions start by it (`None`: every tenant's).
+    pub async fn message_in(
+        &self,
+        tenant: Option<&str>,
+        name: &str,
+        (instance, business_key): (Option<&str>, Option<&str>),
+        variables: Map<String, Json>,
+        request_id: Option<&str>,
+    ) -> Result<String, Error> {
+        self.message_on(self.store.as_ref(), name, instance, business_key, variables, request_id, tenant).await
+    }
+
+    /// [`Processes::message`] (with a requestId: [`Processes::message_once`]; with `tenant`,
+    /// [`Processes::message_in`]) on session `db`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn message_on(
         &self,
         db: &dyn Sql,
@@ -48,18 +63,23 @@ impl Processes {
         business_key: Option<&str>,
         variables: Map<String, Json>,
         request_id: Option<&str>,
+        tenant: Option<&str>,
     ) -> Result<String, Error> {
         let Some(request_id) = request_id else {
-            return self.message_with(db, name, instance, business_key, variables, None).await;
+            return self.message_with(db, (name, tenant), instance, business_key, variables, None).await;
         };
-        let fingerprint = serde_json::json!({
+        let mut fingerprint = serde_json::json!({
             "messageName": name, "processInstanceId": instance, "businessKey": business_key, "variables": variables,
         });
+        // Only when given, so that the requests recorded before tenants keep their fingerprint.
+        if let Some(t) = tenant {
+            fingerprint["tenantId"] = Json::String(t.to_string());
+        }
         let request = Request::new(request_id, "message", &fingerprint)?;
         if let Recorded::Done(first) = request.recorded(db).await? {
             return Ok(first.as_ref().and_then(Json::as_str).unwrap_or_default().to_string());
         }
-        match self.message_with(db, name, instance, business_key, variables, Some(&request)).await {
+        match self.message_with(db, (name, tenant), instance, business_key, variables, Some(&request)).await {
             Ok(id) => Ok(id),
             Err(e) => {
                 let first = request.settle(db, e).await?;
@@ -82,13 +102,25 @@ impl Processes {
         variables: Map<String, Json>,
         event_id: &str,
     ) -> Result<(String, bool), Error> {
+        self.message_event_in(None, name, (instance, business_key), variables, event_id).await
+    }
+
+    /// [`Processes::message_event`] within `tenant` (see [`Processes::message_in`]).
+    pub async fn message_event_in(
+        &self,
+        tenant: Option<&str>,
+        name: &str,
+        (instance, business_key): (Option<&str>, Option<&str>),
+        variables: Map<String, Json>,
+        event_id: &str,
+    ) -> Result<(String, bool), Error> {
         let db = self.store.as_ref();
         if let Some(first) = kairos_store_engine::business::inbox_result(db, MESSAGE_INBOX, event_id).await? {
             crate::business::count_duplicate();
             return Ok((first.unwrap_or_default(), true));
         }
         let request_id = Request::derived("message-event", &[event_id], &Json::Null).id;
-        let reached = self.message_on(db, name, instance, business_key, variables, Some(&request_id)).await?;
+        let reached = self.message_on(db, name, instance, business_key, variables, Some(&request_id), tenant).await?;
         let first = crate::business::inbox_first(db, MESSAGE_INBOX, event_id, Some(&reached)).await?;
         Ok((reached, !first))
     }
@@ -98,18 +130,18 @@ impl Processes {
     async fn message_with(
         &self,
         db: &dyn Sql,
-        name: &str,
+        (name, tenant): (&str, Option<&str>),
         instance: Option<&str>,
         business_key: Option<&str>,
         variables: Map<String, Json>,
         request: Option<&Request>,
     ) -> Result<String, Error> {
-        let mut ids = tables::message_waiting(db, name, instance, business_key).await?;
+        let mut ids = tables::message_waiting(db, name, instance, business_key, tenant).await?;
         ids.dedup();
         match ids.as_slice() {
             [] if instance.is_none() => {
                 // No instance waits: a definition whose message start event has this name starts one.
-                let starts = tables::start_subscriptions(db, tables::StartTrigger::Message, name).await?;
+                let starts = tables::start_subscriptions(db, tables::StartTrigger::Message, name, tenant).await?;
                 let Some(r) = starts.first() else {
                     return Err(Error::Process(ProcessError::new(
                         ErrorKind::NotFound,
@@ -153,10 +185,11 @@ impl Processes {
         }
     }
 
-    /// The definition (latest version) and start event that message `name` starts, as
-    /// Flowable's start by `message` needs them; 404 when none does.
-    pub async fn message_start_of(&self, name: &str) -> Result<(String, String), Error> {
-        let starts = tables::start_subscriptions(self.store.as_ref(), tables::StartTrigger::Message, name).await?;
+    /// The definition (latest version, of `tenant` when given) and start event that message
+    /// `name` starts, as Flowable's start by `message` needs them; 404 when none does.
+    pub async fn message_start_of(&self, name: &str, tenant: Option<&str>) -> Result<(String, String), Error> {
+        let starts =
+            tables::start_subscriptions(self.store.as_ref(), tables::StartTrigger::Message, name, tenant).await?;
         starts.into_iter().next().map(|s| (s.definition_id, s.activity_id)).ok_or_else(|| {
             Error::Process(ProcessError::new(
                 ErrorKind::NotFound,
@@ -167,7 +200,7 @@ impl Processes {
 
     /// Broadcasts a signal to every instance waiting for it; returns how many received it.
     pub async fn signal(&self, name: &str, variables: Map<String, Json>) -> Result<usize, Error> {
-        self.signal_on(self.store.as_ref(), name, variables, None).await
+        self.signal_on(self.store.as_ref(), name, variables, None, None).await
     }
 
     /// [`Processes::signal`], idempotent by `request_id` (SPEC C2). Each delivery commits with
@@ -181,7 +214,19 @@ impl Processes {
         variables: Map<String, Json>,
         request_id: &str,
     ) -> Result<usize, Error> {
-        self.signal_on(self.store.as_ref(), name, variables, Some(request_id)).await
+        self.signal_on(self.store.as_ref(), name, variables, Some(request_id), None).await
+    }
+
+    /// [`Processes::signal`] (with `request_id`, [`Processes::signal_once`]) within `tenant`:
+    /// only its instances receive it, only its definitions start by it (`None`: every tenant's).
+    pub async fn signal_in(
+        &self,
+        tenant: Option<&str>,
+        name: &str,
+        variables: Map<String, Json>,
+        request_id: Option<&str>,
+    ) -> Result<usize, Error> {
+        self.signal_on(self.store.as_ref(), name, variables, request_id, tenant).await
     }
 
     /// [`Processes::signal`] (with a requestId: [`Processes::signal_once`]) on session `db`.
@@ -191,16 +236,20 @@ impl Processes {
         name: &str,
         variables: Map<String, Json>,
         request_id: Option<&str>,
+        tenant: Option<&str>,
     ) -> Result<usize, Error> {
         let Some(request_id) = request_id else {
-            return self.signal_except(db, name, variables, None, None).await;
+            return self.signal_except(db, (name, tenant), variables, None, None).await;
         };
-        let request =
-            Request::new(request_id, "signal", &serde_json::json!({"signalName": name, "variables": variables}))?;
+        let mut fingerprint = serde_json::json!({"signalName": name, "variables": variables});
+        if let Some(t) = tenant {
+            fingerprint["tenantId"] = Json::String(t.to_string());
+        }
+        let request = Request::new(request_id, "signal", &fingerprint)?;
         if let Recorded::Done(first) = request.recorded(db).await? {
             return Ok(first.as_ref().and_then(Json::as_u64).unwrap_or_default() as usize);
         }
-        let n = self.signal_except(db, name, variables, None, Some(&request.id)).await?;
+        let n = self.signal_except(db, (name, tenant), variables, None, Some(&request.id)).await?;
         let first = self.record_answer(db, &request, &Json::from(n)).await?;
         Ok(first.as_ref().and_then(Json::as_u64).map_or(n, |f| f as usize))
     }
@@ -223,7 +272,13 @@ impl Processes {
     pub(super) async fn deliver_thrown_signal(&self, ctx: &JobContext) -> Result<usize, Error> {
         let name = ctx.payload.get("signal").and_then(Json::as_str).unwrap_or_default().to_string();
         let from = ctx.payload.get("from").and_then(Json::as_str).map(str::to_string);
-        self.signal_except(self.store.as_ref(), &name, Map::new(), from.as_deref(), Some(&ctx.job_id)).await
+        // A thrown signal reaches its thrower's tenant only (as in Flowable).
+        let db = self.store.as_ref();
+        let tenant = match &from {
+            Some(pi) => kairos_store_engine::tenants::tenant_of(db, super::Owned::Instance, pi).await?,
+            None => None,
+        };
+        self.signal_except(db, (&name, tenant.as_deref()), Map::new(), from.as_deref(), Some(&ctx.job_id)).await
     }
 
     /// Delivers a signal, passing `except` (the instance that threw it) over. With `once` (the
@@ -232,7 +287,7 @@ impl Processes {
     async fn signal_except(
         &self,
         db: &dyn Sql,
-        name: &str,
+        (name, tenant): (&str, Option<&str>),
         variables: Map<String, Json>,
         except: Option<&str>,
         once: Option<&str>,
@@ -241,9 +296,9 @@ impl Processes {
             once.map(|key| Request::derived("signal", &[key, to], &serde_json::json!({"signal": name, "to": to})))
         };
         // In instance order (ids are time-ordered): a retried delivery meets them as before.
-        let waiting = tables::signal_waiting(db, name).await?;
+        let waiting = tables::signal_waiting(db, name, tenant).await?;
         let mut n = 0;
-        let starts = tables::start_subscriptions(db, tables::StartTrigger::Signal, name).await?;
+        let starts = tables::start_subscriptions(db, tables::StartTrigger::Signal, name, tenant).await?;
         for r in &starts {
             let (def, event) = (r.definition_id.as_str(), r.activity_id.as_str());
             let start = StartRequest {

@@ -51,6 +51,8 @@ pub struct ExternalTask {
     pub business_key: Option<String>,
     #[serde(skip)]
     pub priority: i64,
+    /// Its instance's tenant (`''`: none).
+    pub tenant_id: String,
 }
 
 /// One topic of a fetch ([`Processes::external_fetch`]): its tasks, how long to lock them,
@@ -66,6 +68,9 @@ pub struct FetchTopic {
     pub variables: Option<Vec<String>>,
     /// Only the variables of the task's own execution, not those of the scopes above.
     pub local_variables: bool,
+    /// Only tasks of these tenants (`''`: of no tenant); `None`: of any (Camunda's
+    /// `tenantIdIn` and `withoutTenantId`; a tenant's worker: its own).
+    pub tenants: Option<Vec<String>>,
 }
 
 impl FetchTopic {
@@ -79,6 +84,7 @@ impl FetchTopic {
             business_key: None,
             variables: None,
             local_variables: false,
+            tenants: None,
         }
     }
 }
@@ -141,7 +147,21 @@ impl Processes {
         max: usize,
         worker: &str,
     ) -> Result<Vec<ExternalTask>, Error> {
-        let (tasks, hold) = self.external_fetch(worker, max, false, &[FetchTopic::new(topic, lock)]).await?;
+        self.external_acquire_in(None, topic, lock, max, worker).await
+    }
+
+    /// [`Processes::external_acquire`] of one tenant's tasks (`None`: any tenant's).
+    pub async fn external_acquire_in(
+        &self,
+        tenant: Option<&str>,
+        topic: &str,
+        lock: SignedDuration,
+        max: usize,
+        worker: &str,
+    ) -> Result<Vec<ExternalTask>, Error> {
+        let mut t = FetchTopic::new(topic, lock);
+        t.tenants = tenant.map(|t| vec![t.to_string()]);
+        let (tasks, hold) = self.external_fetch(worker, max, false, &[t]).await?;
         hold.delivered();
         Ok(tasks)
     }
@@ -170,6 +190,7 @@ impl Processes {
                 definition_ids: topic.definition_ids.clone(),
                 definition_keys: topic.definition_keys.clone(),
                 business_key: topic.business_key.clone(),
+                tenants: topic.tenants.clone(),
                 by_priority,
             };
             if tables::external_lock_filtered(store, &filter, worker, now, until, max - out.len()).await? == 0 {
@@ -212,6 +233,7 @@ impl Processes {
                     process_definition_key: key,
                     business_key,
                     priority: r.priority,
+                    tenant_id: r.tenant_id,
                 });
             }
         }

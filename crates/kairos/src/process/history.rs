@@ -40,6 +40,17 @@ impl super::Processes {
         start: u64,
         size: u64,
     ) -> Result<(Vec<HistoricTask>, u64), crate::Error> {
-        Ok(tables::historic_tasks(self.store.as_ref(), instance, finished, start, size).await?)
+        self.historic_tasks_in(None, instance, finished, (start, size)).await
+    }
+
+    /// [`Processes::historic_tasks`] of one tenant (`None`: every tenant's).
+    pub async fn historic_tasks_in(
+        &self,
+        tenant: Option<&str>,
+        instance: Option<&str>,
+        finished: Option<bool>,
+        page: (u64, u64),
+    ) -> Result<(Vec<HistoricTask>, u64), crate::Error> {
+        Ok(tables::historic_tasks(self.store.as_ref(), instance, finished, tenant, page).await?)
     }
 }

@@ -11,7 +11,7 @@
 
 use kairos_process::migrate as plan;
 use kairos_process::{Env, ErrorKind, Instance, ProcessError, Runtime};
-use kairos_store_engine::process as tables;
+use kairos_store_engine::process::{self as tables, DefinitionFilter};
 
 use super::deploy::{self, DefinitionInfo};
 use super::limits;
@@ -125,13 +125,18 @@ impl Processes {
     async fn migration_target(&self, inst: &Instance, req: &MigrateRequest) -> Result<DefinitionInfo, Error> {
         let store = self.store.as_ref();
         let target = match (&req.to_process_definition_id, req.to_process_definition_version) {
-            (Some(id), _) => deploy::definition(store, id).await?,
+            // An instance moves within its tenant: another tenant's definition is not there.
+            (Some(id), _) => Some(deploy::definition(store, id).await?)
+                .filter(|d| d.tenant_id == inst.tenant_id)
+                .ok_or_else(|| process_error(ErrorKind::NotFound, format!("process definition {id} does not exist")))?,
             (None, None) => {
-                deploy::latest(store, req.to_process_definition_key.as_deref().unwrap_or(&inst.definition_key)).await?
+                let key = req.to_process_definition_key.as_deref().unwrap_or(&inst.definition_key);
+                deploy::latest(store, key, &inst.tenant_id).await?
             }
             (None, Some(version)) => {
                 let key = req.to_process_definition_key.as_deref().unwrap_or(&inst.definition_key);
-                let all = deploy::list(store, Some(key), false).await?;
+                let filter = DefinitionFilter { key: Some(key), tenant: Some(&inst.tenant_id), ..Default::default() };
+                let all = tables::definition_query(store, &filter).await?;
                 all.into_iter().find(|d| d.version == version).ok_or_else(|| {
                     process_error(ErrorKind::NotFound, format!("process definition '{key}' has no version {version}"))
                 })?

@@ -47,7 +47,7 @@ pub use kairos_store_engine::business::Binding;
 pub use kairos_store_engine::process::Comment;
 pub use kairos_store_engine::process::DecisionDefinition;
 pub use kairos_store_engine::process::HistoryLevel;
-pub use kairos_store_engine::process::TaskFilter;
+pub use kairos_store_engine::process::{InstanceFilter, TaskFilter};
 pub use migrate::{MigrateRequest, MigrationOutcome};
 pub use repository::{DEPLOYMENT_DELETED, DefinitionFilter, DeploymentDeleted, DeploymentRow, ResourceRow};
 pub use requests::{MAX_REQUEST_ID_CHARS, REQUEST_RETENTION, check_request_id};
@@ -63,6 +63,7 @@ use kairos_process::{Command, Env, ErrorKind, Instance, ProcessError, Runtime, S
 use kairos_store::{Sql, Store, Write};
 use kairos_store_engine::business as tables_business;
 use kairos_store_engine::process as tables;
+pub use kairos_store_engine::tenants::Owned;
 use requests::{Recorded, Request};
 use serde_json::{Map, Value as Json};
 use std::sync::{Arc, Mutex};
@@ -129,12 +130,16 @@ pub struct StartRequest {
     /// The business object the instance runs for (SPEC C3): at most one instance per
     /// lifecycle; see [`BindingRequest`].
     pub binding: Option<BindingRequest>,
+    /// The tenant to start in: a key resolves among its definitions, and a definition id of
+    /// another tenant is not found. `None`: a key resolves among the definitions of no tenant,
+    /// an id is taken as it is. The instance is always its definition's tenant's.
+    pub tenant_id: Option<String>,
 }
 
 impl StartRequest {
     /// The request as its requestId's fingerprint sees it.
     fn fingerprint(&self) -> Json {
-        serde_json::json!({
+        let mut f = serde_json::json!({
             "processDefinitionKey": self.process_definition_key,
             "processDefinitionId": self.process_definition_id,
             "businessKey": self.business_key,
@@ -145,7 +150,12 @@ impl StartRequest {
                 "businessType": b.business_type, "businessId": b.business_id,
                 "processType": b.process_type, "lifecycle": b.lifecycle,
             })),
-        })
+        });
+        // Only when given, so that the requests recorded before tenants keep their fingerprint.
+        if let Some(t) = &self.tenant_id {
+            f["tenantId"] = Json::String(t.clone());
+        }
+        f
     }
 }
 
@@ -260,7 +270,23 @@ impl Processes {
                 let existing =
                     tables_business::bindings_of(db, &b.business_type, &b.business_id, Some(&b.process_type)).await?;
                 match b.resolve(&existing)? {
-                    bindings::Resolved::Existing(pi) => return self.bound_answer(db, &pi).await,
+                    bindings::Resolved::Existing(pi) => {
+                        // Bindings are one per business object across tenants: another
+                        // tenant's instance is neither answered nor doubled.
+                        if let Some(t) = &req.tenant_id
+                            && kairos_store_engine::tenants::tenant_of(db, Owned::Instance, &pi).await?.as_ref()
+                                != Some(t)
+                        {
+                            return Err(Error::Process(ProcessError::new(
+                                ErrorKind::Conflict,
+                                format!(
+                                    "business object {} of type {} is bound to an instance of another tenant",
+                                    b.business_id, b.business_type
+                                ),
+                            )));
+                        }
+                        return self.bound_answer(db, &pi).await;
+                    }
                     bindings::Resolved::New(n) => {
                         req.business_key.get_or_insert_with(|| b.business_id.clone());
                         Some((b, n))
@@ -312,12 +338,20 @@ impl Processes {
     async fn prepare_start(&self, db: &dyn Sql, req: StartRequest) -> Result<(InstanceView, Vec<Write>), Error> {
         let which = match (&req.process_definition_id, &req.process_definition_key) {
             (Some(id), _) => deploy::Lookup::Id(id),
-            (None, Some(key)) => deploy::Lookup::LatestOf(key),
+            (None, Some(key)) => deploy::Lookup::LatestOf(key, req.tenant_id.as_deref().unwrap_or("")),
             (None, None) => {
                 return Err(invalid("processDefinitionKey", "give processDefinitionKey or processDefinitionId"));
             }
         };
         let (def, now) = deploy::lookup(db, which).await?;
+        if let Some(t) = &req.tenant_id
+            && def.tenant_id != *t
+        {
+            return Err(Error::Process(ProcessError::new(
+                ErrorKind::NotFound,
+                format!("process definition {} does not exist", def.id),
+            )));
+        }
         if def.suspended {
             return Err(Error::Process(ProcessError::new(
                 ErrorKind::Conflict,
@@ -329,7 +363,8 @@ impl Processes {
             let process = process_of(&defs, &def.key)?;
             let mut ids = kairos_core::new_id;
             let mut env = Env { definitions: &defs, process, now, ids: &mut ids };
-            let inst = Runtime::new_instance(&mut env, &def.id, req.business_key.clone());
+            let mut inst = Runtime::new_instance(&mut env, &def.id, req.business_key.clone());
+            inst.tenant_id = def.tenant_id.clone();
             let mut rt = Runtime::new(env, inst).with_scripts(self.script_runner());
             let command = Command::Start {
                 variables: req.variables.clone(),
@@ -527,7 +562,7 @@ impl Processes {
                     step = heavy::run(heavy::instance(rt.instance()), || rt.resume(answer));
                 }
                 Step::StartCalled(call) => {
-                    let caller = rt.instance().id.clone();
+                    let caller = (rt.instance().id.clone(), rt.instance().tenant_id.clone());
                     let (called, called_staged) = Box::pin(self.start_called(db, &call, &caller)).await?;
                     let (next, writes) = Box::pin(self.called_started(db, rt, &call, called, called_staged)).await?;
                     staged.extend(writes);

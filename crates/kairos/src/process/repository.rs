@@ -54,9 +54,14 @@ fn not_found(message: String) -> Error {
 }
 
 impl Processes {
-    /// Deployments whose name and category equal the given ones, oldest first.
-    pub async fn deployments(&self, name: Option<&str>, category: Option<&str>) -> Result<Vec<DeploymentRow>, Error> {
-        Ok(tables::deployment_list(self.store.as_ref(), name, category).await?)
+    /// Deployments whose name, category and tenant equal the given ones, oldest first.
+    pub async fn deployments(
+        &self,
+        name: Option<&str>,
+        category: Option<&str>,
+        tenant: Option<&str>,
+    ) -> Result<Vec<DeploymentRow>, Error> {
+        Ok(tables::deployment_list(self.store.as_ref(), name, category, tenant).await?)
     }
 
     /// Deployment `id`, or a 404.
@@ -211,8 +216,8 @@ impl Processes {
             .await?;
         let mut writes = Vec::new();
         for d in &mine {
-            let versions =
-                tables::definition_query(store, &DefinitionFilter { key: Some(&d.key), ..Default::default() }).await?;
+            let filter = DefinitionFilter { key: Some(&d.key), tenant: Some(&d.tenant_id), ..Default::default() };
+            let versions = tables::definition_query(store, &filter).await?;
             let latest = versions.iter().max_by_key(|v| v.version);
             if latest.is_none_or(|l| l.deployment_id != id) {
                 continue;
@@ -223,7 +228,7 @@ impl Processes {
             let defs = self.definitions(&previous.id).await?;
             let process = super::process_of(&defs, &previous.key)?;
             let now = store.db_now().await?;
-            writes.extend(deploy::start_event_writes(process, &previous.id, &now));
+            writes.extend(deploy::start_event_writes(process, (&previous.id, &previous.tenant_id), &now));
         }
         Ok(writes)
     }

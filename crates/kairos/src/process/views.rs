@@ -27,8 +27,14 @@ impl Processes {
         definition_key: Option<&str>,
         finished: Option<bool>,
     ) -> Result<Vec<InstanceView>, Error> {
-        let filter = InstanceFilter { business_key, definition_key, finished };
-        Ok(tables::instance_list(self.store.as_ref(), &filter).await?)
+        let filter = InstanceFilter { business_key, definition_key, finished, tenant: None };
+        self.instance_list(&filter).await
+    }
+
+    /// Instances by every filter [`InstanceFilter`] has (a tenant's only, with `tenant`),
+    /// oldest start first.
+    pub async fn instance_list(&self, filter: &InstanceFilter<'_>) -> Result<Vec<InstanceView>, Error> {
+        Ok(tables::instance_list(self.store.as_ref(), filter).await?)
     }
 
     /// Open tasks, filtered as API.md's `GET /runtime/tasks`.
@@ -77,6 +83,12 @@ impl Processes {
     /// Per-activity counts of definition `id`: active tokens, jobs, dead letters.
     pub async fn activity_statistics(&self, id: &str) -> Result<Vec<tables::ActivityStatistics>, Error> {
         Ok(tables::activity_statistics(self.store.as_ref(), id).await?)
+    }
+
+    /// The tenant (`''`: none) of the row `id` names as `kind`, or `None` when there is none:
+    /// what a caller scoped to one tenant is checked against (SPEC I7).
+    pub async fn owner(&self, kind: super::Owned, id: &str) -> Result<Option<String>, Error> {
+        Ok(kairos_store_engine::tenants::tenant_of(self.store.as_ref(), kind, id).await?)
     }
 
     /// Whether open task `id` is `user`'s: assigned to them, or unclaimed with them or one of

@@ -17,8 +17,12 @@ use serde::Deserialize;
 const DEFAULT_RETRIES: i32 = 3;
 
 /// `GET /management/deadletter-jobs`.
-pub async fn list(State(app): State<AppState>, Query(q): Query<JobsQuery>) -> Result<axum::Json<JobList>, ApiError> {
-    list_table(&app, q.filter(JobTable::DeadLetter)?).await
+pub async fn list(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Query(q): Query<JobsQuery>,
+) -> Result<axum::Json<JobList>, ApiError> {
+    list_table(&app, q.filter(JobTable::DeadLetter, &scope)?).await
 }
 
 /// `GET /management/deadletter-jobs/{id}`.

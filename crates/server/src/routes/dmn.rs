@@ -4,7 +4,7 @@
 //! Flowable variable list and its answer one list of typed variables per matched rule.
 //! Decisions are deployed with the BPMN through `/repository/deployments` (a `.dmn` file).
 
-use super::processes::{filter, limited, no_tenant};
+use super::processes::{filter, limited};
 use crate::AppState;
 use crate::dto::{List, Sorting};
 use crate::error::ApiError;
@@ -78,6 +78,7 @@ const DECISION_SORTS: &[&str] = &["id", "key", "category", "name", "version", "d
 /// unless `sort` says.
 pub async fn decisions(
     State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
     Query(q): Query<DecisionsQuery>,
 ) -> Result<axum::Json<List<DecisionResponse>>, ApiError> {
     let latest = flag("latest", q.latest.as_deref())?.unwrap_or(false);
@@ -92,11 +93,11 @@ pub async fn decisions(
         })?),
     };
     let kind = filter(q.decision_type);
-    let mut all = app.engine.processes().decision_definitions(key.as_deref(), deployment.as_deref(), latest).await?;
-    let other_tenant = q.tenant_id.as_deref().is_some_and(|t| !t.is_empty());
+    let tenant = scope.filter(q.tenant_id.as_deref());
+    let processes = app.engine.processes();
+    let mut all = processes.decision_definitions(key.as_deref(), deployment.as_deref(), latest, tenant).await?;
     all.retain(|d| {
-        !other_tenant
-            && name.as_ref().is_none_or(|n| d.name.as_ref() == Some(n))
+        name.as_ref().is_none_or(|n| d.name.as_ref() == Some(n))
             && category.as_ref().is_none_or(|c| d.category.as_ref() == Some(c))
             && resource.as_ref().is_none_or(|r| &d.resource_name == r)
             && version.is_none_or(|v| d.version == v)
@@ -141,9 +142,10 @@ pub struct ExecuteBody {
 /// Runs the decision `body` names: its definition and the outputs of each matched rule.
 async fn execute_body(
     app: &AppState,
+    scope: &crate::tenancy::Scope,
     body: ExecuteBody,
 ) -> Result<(DecisionDefinition, Vec<Map<String, Value>>), ApiError> {
-    no_tenant("tenantId", body.tenant_id.as_deref())?;
+    let tenant = scope.tenant(body.tenant_id.as_deref());
     if filter(body.decision_service_key).is_some() {
         return Err(ApiError::invalid(
             "decisionServiceKey",
@@ -159,13 +161,13 @@ async fn execute_body(
     let mut def = None;
     if let Some(parent) = filter(body.parent_deployment_id) {
         let parent = limited("parentDeploymentId", parent, 64)?;
-        let mut in_parent = processes.decision_definitions(Some(&key), Some(&parent), false).await?;
+        let mut in_parent = processes.decision_definitions(Some(&key), Some(&parent), false, Some(tenant)).await?;
         in_parent.sort_by_key(|d| d.version);
         def = in_parent.pop();
     }
     let def = match def {
         Some(d) => d,
-        None => processes.decision_definition(DecisionWhich::Key(&key)).await?,
+        None => processes.decision_definition(DecisionWhich::Key(&key, tenant)).await?,
     };
     let (def, result) = processes.evaluate_decision(DecisionWhich::Id(&def.id), &variables).await?;
     Ok((def, result))
@@ -185,8 +187,12 @@ fn outputs(rule: &Map<String, Value>) -> Vec<RestVariable> {
 
 /// `POST /dmn-api/dmn-rule/execute-decision` (and `/dmn-rule/execute`) → 201
 /// `{"resultVariables": [[{name, type, value}, …], …], "url"}`: one list per matched rule.
-pub async fn execute(State(app): State<AppState>, Json(body): Json<ExecuteBody>) -> Result<Response, ApiError> {
-    let (def, result) = execute_body(&app, body).await?;
+pub async fn execute(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Json(body): Json<ExecuteBody>,
+) -> Result<Response, ApiError> {
+    let (def, result) = execute_body(&app, &scope, body).await?;
     let rules: Vec<Vec<RestVariable>> = result.iter().map(outputs).collect();
     let answer = serde_json::json!({"resultVariables": rules, "url": DecisionResponse::of(def).url});
     Ok((StatusCode::CREATED, axum::Json(answer)).into_response())
@@ -195,8 +201,12 @@ pub async fn execute(State(app): State<AppState>, Json(body): Json<ExecuteBody>)
 /// `POST /dmn-api/dmn-rule/execute-decision/single-result` (and `/dmn-rule/execute/single-result`)
 /// → 201 `{"resultVariables": [{name, type, value}, …], "url"}`; more than one matched rule is
 /// a 400 (Flowable answers 500), none an empty list.
-pub async fn execute_single(State(app): State<AppState>, Json(body): Json<ExecuteBody>) -> Result<Response, ApiError> {
-    let (def, result) = execute_body(&app, body).await?;
+pub async fn execute_single(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Json(body): Json<ExecuteBody>,
+) -> Result<Response, ApiError> {
+    let (def, result) = execute_body(&app, &scope, body).await?;
     if result.len() > 1 {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,

@@ -24,12 +24,14 @@ pub struct JobsQuery {
     /// Flowable's: only timer jobs / only message (async) jobs.
     timers_only: Option<String>,
     messages_only: Option<String>,
+    /// Flowable's: only this tenant's jobs (a tenant's caller: always theirs).
+    tenant_id: Option<String>,
     start: Option<String>,
     size: Option<String>,
 }
 
 impl JobsQuery {
-    pub fn filter(&self, table: JobTable) -> Result<JobFilter, ApiError> {
+    pub fn filter(&self, table: JobTable, scope: &crate::tenancy::Scope) -> Result<JobFilter, ApiError> {
         let (start, size) = page(self.start.as_deref(), self.size.as_deref())?;
         let mut job_type = match self.job_type.as_deref() {
             None | Some("") => None,
@@ -58,6 +60,7 @@ impl JobsQuery {
             handler_type: some(&self.handler_type),
             job_type,
             with_exception: flag("withException", self.with_exception.as_deref())?,
+            tenant: scope.filter(some(&self.tenant_id).as_deref()).map(str::to_owned),
             start,
             size,
         })
@@ -69,7 +72,13 @@ fn some(s: &Option<String>) -> Option<String> {
 }
 
 /// `POST /management/jobs`: validates, then enqueues; a bad request writes nothing.
-pub async fn create(State(app): State<AppState>, Json(req): Json<EnqueueRequest>) -> Result<Response, ApiError> {
+/// A tenant's caller enqueues in its own tenant.
+pub async fn create(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Json(mut req): Json<EnqueueRequest>,
+) -> Result<Response, ApiError> {
+    req.tenant_id = Some(scope.creating("tenantId", req.tenant_id.as_deref())?).filter(|t| !t.is_empty());
     let job = app.engine.enqueue(&req).await?;
     let location = format!("/management/jobs/{}", job.id);
     // CREATE_TIME_ is the database's now at insert: the right clock to judge the new job by.
@@ -79,13 +88,18 @@ pub async fn create(State(app): State<AppState>, Json(req): Json<EnqueueRequest>
 }
 
 /// `GET /management/jobs`.
-pub async fn list(State(app): State<AppState>, Query(q): Query<JobsQuery>) -> Result<axum::Json<JobList>, ApiError> {
-    list_table(&app, q.filter(JobTable::Runtime)?).await
+pub async fn list(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Query(q): Query<JobsQuery>,
+) -> Result<axum::Json<JobList>, ApiError> {
+    list_table(&app, q.filter(JobTable::Runtime, &scope)?).await
 }
 
 /// `GET /management/timer-jobs`: the waiting timers (seed 003's ACT_RU_TIMER_JOB).
 pub async fn list_timers(
     State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
     Query(q): Query<JobsQuery>,
 ) -> Result<axum::Json<JobList>, ApiError> {
     if q.job_type.is_some() {
@@ -94,7 +108,7 @@ pub async fn list_timers(
             "type is always timer here; use GET /management/jobs?type=... for others",
         ));
     }
-    let mut filter = q.filter(JobTable::Runtime)?;
+    let mut filter = q.filter(JobTable::Runtime, &scope)?;
     filter.job_type = Some(JobType::Timer);
     list_table(&app, filter).await
 }

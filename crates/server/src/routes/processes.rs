@@ -102,8 +102,9 @@ pub struct StartBody {
     name: Option<String>,
     /// Flowable: answer with the instance's variables.
     return_variables: Option<bool>,
-    /// Flowable's tenant; kairos has one (empty) until tenants come.
+    /// Flowable's tenant: the key resolves within it (a tenant's caller: always theirs).
     tenant_id: Option<String>,
+    /// Flowable: start another tenant's (shared) definition in this tenant; not supported.
     override_definition_tenant_id: Option<String>,
     /// Flowable: variables kept only during the start's transaction; none allowed here (they
     /// would be stored).
@@ -139,7 +140,6 @@ pub struct InstanceResponse {
     pub view: InstanceView,
     pub url: String,
     pub process_definition_url: String,
-    pub tenant_id: &'static str,
     pub completed: bool,
     pub variables: Vec<crate::flowable::RestVariable>,
 }
@@ -149,20 +149,10 @@ impl InstanceResponse {
         InstanceResponse {
             url: format!("/runtime/process-instances/{}", view.id),
             process_definition_url: format!("/repository/process-definitions/{}", view.process_definition_id),
-            tenant_id: "",
             completed: view.ended && view.delete_reason.is_none(),
             variables: Vec::new(),
             view,
         }
-    }
-}
-
-/// A tenant id of a body: kairos has one tenant, the empty one, until tenants come (issue 20);
-/// another cannot be served and is refused naming the field.
-pub fn no_tenant(field: &'static str, tenant: Option<&str>) -> Result<(), ApiError> {
-    match tenant {
-        None | Some("") => Ok(()),
-        Some(_) => Err(ApiError::invalid(field, format!("{field}: this node has no tenants; leave it out or empty"))),
     }
 }
 
@@ -179,9 +169,19 @@ fn unsupported(field: &'static str, value: &Option<Value>, why: &str) -> Result<
 /// `POST /runtime/process-instances` → 201 with the instance as it stands after the start
 /// (`ended` when it ran straight through). By `processDefinitionKey`, `processDefinitionId`
 /// or Flowable's `message`.
-pub async fn start(State(app): State<AppState>, Json(body): Json<StartBody>) -> Result<Response, ApiError> {
-    no_tenant("tenantId", body.tenant_id.as_deref())?;
-    no_tenant("overrideDefinitionTenantId", body.override_definition_tenant_id.as_deref())?;
+pub async fn start(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Json(body): Json<StartBody>,
+) -> Result<Response, ApiError> {
+    if body.override_definition_tenant_id.as_deref().is_some_and(|t| !t.is_empty()) {
+        return Err(ApiError::invalid(
+            "overrideDefinitionTenantId",
+            "overrideDefinitionTenantId: an instance is always its definition's tenant's; deploy the definition to the tenant",
+        ));
+    }
+    let tenant = filter(body.tenant_id);
+    let tenant = scope.filter(tenant.as_deref()).map(str::to_owned);
     unsupported(
         "transientVariables",
         &body.transient_variables,
@@ -217,7 +217,7 @@ pub async fn start(State(app): State<AppState>, Json(body): Json<StartBody>) -> 
     let variables = variables(body.variables)?;
     let mut start_event = None;
     if let Some(m) = &message {
-        let (definition, event) = app.engine.processes().message_start_of(m).await.map_err(|e| {
+        let (definition, event) = app.engine.processes().message_start_of(m, tenant.as_deref()).await.map_err(|e| {
             let mut e = ApiError::from(e);
             e.field = Some("message".into());
             e
@@ -247,6 +247,7 @@ pub async fn start(State(app): State<AppState>, Json(body): Json<StartBody>) -> 
         start_event,
         request_id: body.request_id,
         binding,
+        tenant_id: tenant,
         ..Default::default()
     };
     let processes = app.engine.processes();
@@ -272,21 +273,30 @@ pub struct InstancesQuery {
     business_key: Option<String>,
     process_definition_key: Option<String>,
     super_process_instance_id: Option<String>,
+    tenant_id: Option<String>,
     sort: Option<String>,
     order: Option<String>,
     start: Option<String>,
     size: Option<String>,
 }
 
-/// `GET /runtime/process-instances?businessKey=&processDefinitionKey=&superProcessInstanceId=`:
+/// `GET /runtime/process-instances?businessKey=&processDefinitionKey=&superProcessInstanceId=&tenantId=`:
 /// running instances, oldest first.
 pub async fn list(
     State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
     Query(q): Query<InstancesQuery>,
 ) -> Result<axum::Json<List<InstanceResponse>>, ApiError> {
     let (bk, key, sup) =
         (filter(q.business_key), filter(q.process_definition_key), filter(q.super_process_instance_id));
-    let mut all = app.engine.processes().instances(bk.as_deref(), key.as_deref(), Some(false)).await?;
+    let tenant = filter(q.tenant_id);
+    let f = kairos::process::InstanceFilter {
+        business_key: bk.as_deref(),
+        definition_key: key.as_deref(),
+        finished: Some(false),
+        tenant: scope.filter(tenant.as_deref()),
+    };
+    let mut all = app.engine.processes().instance_list(&f).await?;
     if let Some(sup) = sup {
         all.retain(|i| i.super_process_instance_id.as_deref() == Some(sup.as_str()));
     }
@@ -518,6 +528,7 @@ pub struct ExecutionsQuery {
 /// `GET /runtime/executions?processInstanceId=` (required): the instance's execution tree.
 pub async fn executions(
     State(app): State<AppState>,
+    _scope: crate::tenancy::Scope,
     Query(q): Query<ExecutionsQuery>,
 ) -> Result<axum::Json<List<ExecutionView>>, ApiError> {
     let pi = required("processInstanceId", q.process_instance_id, 64)?;
@@ -599,14 +610,20 @@ pub struct MessageBody {
     /// The incoming event's id (SPEC C5): a second delivery of the same event is dropped by the
     /// inbox and answers the first one's instance with `"duplicate": true`.
     event_id: Option<String>,
+    /// Only this tenant's instances and definitions receive it (a tenant's caller: always
+    /// theirs).
+    tenant_id: Option<String>,
 }
 
 /// `POST /runtime/messages` → `{"messageName", "processInstanceId"}` of the instance that
 /// received it; 404 when none waits for it, 409 when several do and the body does not say which.
 pub async fn message(
     State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
     Json(body): Json<MessageBody>,
 ) -> Result<axum::Json<Value>, ApiError> {
+    let requested = filter(body.tenant_id);
+    let tenant = scope.filter(requested.as_deref());
     let name = required("messageName", body.message_name, MAX_NAME_CHARS)?;
     let bk = filter(body.business_key).map(|b| limited("businessKey", b, MAX_NAME_CHARS)).transpose()?;
     let pi = filter(body.process_instance_id).map(|p| limited("processInstanceId", p, 64)).transpose()?;
@@ -615,9 +632,10 @@ pub async fn message(
     let event = body.event_id.map(|e| required("eventId", Some(e), 64)).transpose()?;
     let (got, duplicate) = match (body.request_id, event) {
         (Some(_), Some(_)) => return Err(ApiError::invalid("eventId", "give requestId or eventId, not both")),
-        (None, Some(e)) => processes.message_event(&name, pi.as_deref(), bk.as_deref(), vars, &e).await?,
-        (Some(r), None) => (processes.message_once(&name, pi.as_deref(), bk.as_deref(), vars, &r).await?, false),
-        (None, None) => (processes.message(&name, pi.as_deref(), bk.as_deref(), vars).await?, false),
+        (None, Some(e)) => processes.message_event_in(tenant, &name, (pi.as_deref(), bk.as_deref()), vars, &e).await?,
+        (r, None) => {
+            (processes.message_in(tenant, &name, (pi.as_deref(), bk.as_deref()), vars, r.as_deref()).await?, false)
+        }
     };
     let mut answer = serde_json::json!({ "messageName": name, "processInstanceId": got });
     if duplicate {
@@ -631,7 +649,8 @@ pub async fn message(
 pub struct SignalBody {
     signal_name: Option<String>,
     variables: Option<Value>,
-    /// Flowable's tenant; kairos has one (empty) until tenants come.
+    /// Flowable's tenant: only its instances and definitions receive the signal (a tenant's
+    /// caller: always theirs).
     tenant_id: Option<String>,
     /// Flowable: deliver in the background (202). kairos delivers before answering either way;
     /// `async` only changes the status.
@@ -644,15 +663,16 @@ pub struct SignalBody {
 /// `POST /runtime/signals` → 204 (Flowable; with `"async": true`, 202): every instance
 /// waiting for it received it before the answer. How many did is in the `Kairos-Received`
 /// header (kairos's own).
-pub async fn signal(State(app): State<AppState>, Json(body): Json<SignalBody>) -> Result<Response, ApiError> {
+pub async fn signal(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Json(body): Json<SignalBody>,
+) -> Result<Response, ApiError> {
     let name = required("signalName", body.signal_name, MAX_NAME_CHARS)?;
-    no_tenant("tenantId", body.tenant_id.as_deref())?;
+    let tenant = filter(body.tenant_id);
     let vars = variables(body.variables)?;
     let processes = app.engine.processes();
-    let n = match body.request_id {
-        Some(r) => processes.signal_once(&name, vars, &r).await?,
-        None => processes.signal(&name, vars).await?,
-    };
+    let n = processes.signal_in(scope.filter(tenant.as_deref()), &name, vars, body.request_id.as_deref()).await?;
     let status = if body.r#async == Some(true) { StatusCode::ACCEPTED } else { StatusCode::NO_CONTENT };
     Ok((status, [("kairos-received", n.to_string())]).into_response())
 }

@@ -7,13 +7,14 @@ use crate::Rows;
 use kairos_store::{Result, Sql, SqlValue, Write};
 
 /// The instances waiting for message `name` (of instance `instance` and/or with business key
-/// `business_key`, when given), by when they started waiting; an instance waiting in two
-/// places is listed twice.
+/// `business_key` and/or of `tenant`, when given), by when they started waiting; an instance
+/// waiting in two places is listed twice.
 pub async fn message_waiting(
     store: &dyn Sql,
     name: &str,
     instance: Option<&str>,
     business_key: Option<&str>,
+    tenant: Option<&str>,
 ) -> Result<Vec<String>> {
     let rows = Rows::read(
         store,
@@ -21,23 +22,25 @@ pub async fn message_waiting(
         &["PROC_INST_ID_"],
         "SELECT s.PROC_INST_ID_ FROM ACT_RU_EVENT_SUBSCR s JOIN ACT_RU_EXECUTION e ON e.ID_ = s.PROC_INST_ID_ \
          WHERE s.EVENT_TYPE_ = 'message' AND s.EVENT_NAME_ = ? AND (CAST(? AS VARCHAR(64)) IS NULL OR s.PROC_INST_ID_ = ?) \
-         AND (CAST(? AS VARCHAR(255)) IS NULL OR e.BUSINESS_KEY_ = ?) ORDER BY s.CREATED_",
-        &[t(name), opt(instance), opt(instance), opt(business_key), opt(business_key)],
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR e.BUSINESS_KEY_ = ?) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR s.TENANT_ID_ = ?) ORDER BY s.CREATED_",
+        &[t(name), opt(instance), opt(instance), opt(business_key), opt(business_key), opt(tenant), opt(tenant)],
     )
     .await?;
     rows.iter().map(|r| r.text("PROC_INST_ID_")).collect()
 }
 
-/// The instances waiting for signal `name` (not the start events it starts), in instance order (ids are time-ordered: a
-/// retried delivery meets them as before), each once.
-pub async fn signal_waiting(store: &dyn Sql, name: &str) -> Result<Vec<String>> {
+/// The instances (of `tenant`, when given) waiting for signal `name` (not the start events it
+/// starts), in instance order (ids are time-ordered: a retried delivery meets them as before),
+/// each once.
+pub async fn signal_waiting(store: &dyn Sql, name: &str, tenant: Option<&str>) -> Result<Vec<String>> {
     let rows = Rows::read(
         store,
         "ACT_RU_EVENT_SUBSCR",
         &["PROC_INST_ID_"],
         "SELECT DISTINCT PROC_INST_ID_ FROM ACT_RU_EVENT_SUBSCR WHERE EVENT_TYPE_ = 'signal' AND EVENT_NAME_ = ? \
-         AND PROC_INST_ID_ IS NOT NULL ORDER BY PROC_INST_ID_",
-        &[t(name)],
+         AND PROC_INST_ID_ IS NOT NULL AND (CAST(? AS VARCHAR(255)) IS NULL OR TENANT_ID_ = ?) ORDER BY PROC_INST_ID_",
+        &[t(name), opt(tenant), opt(tenant)],
     )
     .await?;
     rows.iter().map(|r| r.text("PROC_INST_ID_")).collect()
@@ -57,20 +60,29 @@ pub struct StartSubscription {
     pub activity_id: String,
 }
 
-/// The start events (of the latest versions) that message or signal `name` starts.
-pub async fn start_subscriptions(store: &dyn Sql, trigger: StartTrigger, name: &str) -> Result<Vec<StartSubscription>> {
+/// The start events (of the latest versions, of `tenant` when given) that message or signal
+/// `name` starts.
+pub async fn start_subscriptions(
+    store: &dyn Sql,
+    trigger: StartTrigger,
+    name: &str,
+    tenant: Option<&str>,
+) -> Result<Vec<StartSubscription>> {
     let sql = match trigger {
         StartTrigger::Message => {
             "SELECT ID_, CONFIGURATION_, ACTIVITY_ID_ FROM ACT_RU_EVENT_SUBSCR \
-             WHERE EVENT_TYPE_ = 'message' AND EVENT_NAME_ = ? AND EXECUTION_ID_ IS NULL"
+             WHERE EVENT_TYPE_ = 'message' AND EVENT_NAME_ = ? AND EXECUTION_ID_ IS NULL \
+             AND (CAST(? AS VARCHAR(255)) IS NULL OR TENANT_ID_ = ?)"
         }
         StartTrigger::Signal => {
             "SELECT ID_, CONFIGURATION_, ACTIVITY_ID_ FROM ACT_RU_EVENT_SUBSCR \
-             WHERE EVENT_TYPE_ = 'signal' AND EVENT_NAME_ = ? AND EXECUTION_ID_ IS NULL"
+             WHERE EVENT_TYPE_ = 'signal' AND EVENT_NAME_ = ? AND EXECUTION_ID_ IS NULL \
+             AND (CAST(? AS VARCHAR(255)) IS NULL OR TENANT_ID_ = ?)"
         }
     };
+    let binds = [t(name), opt(tenant), opt(tenant)];
     let rows =
-        Rows::read(store, "ACT_RU_EVENT_SUBSCR", &["ID_", "CONFIGURATION_", "ACTIVITY_ID_"], sql, &[t(name)]).await?;
+        Rows::read(store, "ACT_RU_EVENT_SUBSCR", &["ID_", "CONFIGURATION_", "ACTIVITY_ID_"], sql, &binds).await?;
     rows.iter()
         .map(|r| {
             Ok(StartSubscription { definition_id: r.text("CONFIGURATION_")?, activity_id: r.text("ACTIVITY_ID_")? })

@@ -60,7 +60,7 @@ fn decision_row(r: &Row<'_>) -> Result<DecisionDefinition> {
 pub fn decision_insert(d: &DecisionDefinition) -> Write {
     Write::new(
         "INSERT INTO ACT_RE_DECISION_DEF (ID_, REV_, CATEGORY_, NAME_, KEY_, VERSION_, DEPLOYMENT_ID_, RESOURCE_NAME_, \
-         TENANT_ID_, HISTORY_TTL_, VERSION_TAG_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, '', ?, ?)",
+         TENANT_ID_, HISTORY_TTL_, VERSION_TAG_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         vec![
             t(&d.id),
             ot(&d.category),
@@ -69,6 +69,7 @@ pub fn decision_insert(d: &DecisionDefinition) -> Write {
             i(d.version),
             t(&d.deployment_id),
             t(&d.resource_name),
+            t(&d.tenant_id),
             d.history_ttl_days.map_or(SqlValue::Null, i),
             ot(&d.version_tag),
         ],
@@ -79,12 +80,12 @@ pub fn decision_insert(d: &DecisionDefinition) -> Write {
 #[derive(Debug, Clone, Copy)]
 pub enum DecisionLookup<'a> {
     Id(&'a str),
-    /// The latest version of a key.
-    Latest(&'a str),
-    /// One version of a key.
-    Version(&'a str, i64),
-    /// The latest version of a key with this version tag.
-    Tag(&'a str, &'a str),
+    /// The latest version of a key, in a tenant (`''`: of no tenant).
+    Latest(&'a str, &'a str),
+    /// One version of a key, in a tenant.
+    Version(&'a str, i64, &'a str),
+    /// The latest version of a key with this version tag, in a tenant.
+    Tag(&'a str, &'a str, &'a str),
     /// The key's version deployed in this deployment.
     InDeployment(&'a str, &'a str),
 }
@@ -93,9 +94,13 @@ pub enum DecisionLookup<'a> {
 pub async fn decision_find(store: &dyn Sql, which: DecisionLookup<'_>) -> Result<Option<DecisionDefinition>> {
     let (filter, binds) = match which {
         DecisionLookup::Id(id) => ("ID_ = ?", vec![t(id)]),
-        DecisionLookup::Latest(key) => ("KEY_ = ? AND TENANT_ID_ = ''", vec![t(key)]),
-        DecisionLookup::Version(key, v) => ("KEY_ = ? AND TENANT_ID_ = '' AND VERSION_ = ?", vec![t(key), i(v)]),
-        DecisionLookup::Tag(key, tag) => ("KEY_ = ? AND TENANT_ID_ = '' AND VERSION_TAG_ = ?", vec![t(key), t(tag)]),
+        DecisionLookup::Latest(key, tenant) => ("KEY_ = ? AND TENANT_ID_ = ?", vec![t(key), t(tenant)]),
+        DecisionLookup::Version(key, v, tenant) => {
+            ("KEY_ = ? AND TENANT_ID_ = ? AND VERSION_ = ?", vec![t(key), t(tenant), i(v)])
+        }
+        DecisionLookup::Tag(key, tag, tenant) => {
+            ("KEY_ = ? AND TENANT_ID_ = ? AND VERSION_TAG_ = ?", vec![t(key), t(tenant), t(tag)])
+        }
         DecisionLookup::InDeployment(key, dep) => ("KEY_ = ? AND DEPLOYMENT_ID_ = ?", vec![t(key), t(dep)]),
     };
     let sql = format!("{SELECT} WHERE {filter} ORDER BY VERSION_ DESC LIMIT 1");
@@ -103,22 +108,32 @@ pub async fn decision_find(store: &dyn Sql, which: DecisionLookup<'_>) -> Result
     rows.first().map(|r| decision_row(&r)).transpose()
 }
 
-/// Decision definitions, optionally of one key and/or of one deployment, by key and version;
-/// `latest_only` keeps the latest version of each key.
+/// Decision definitions, optionally of one key and/or of one deployment and/or of one tenant,
+/// by key and version; `latest_only` keeps the latest version of each key.
 pub async fn decision_list(
     store: &dyn Sql,
     key: Option<&str>,
     deployment_id: Option<&str>,
     latest_only: bool,
+    tenant: Option<&str>,
 ) -> Result<Vec<DecisionDefinition>> {
     let sql = format!(
         "{SELECT} d WHERE (CAST(? AS VARCHAR(255)) IS NULL OR KEY_ = ?) \
          AND (CAST(? AS VARCHAR(64)) IS NULL OR DEPLOYMENT_ID_ = ?) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR TENANT_ID_ = ?) \
          AND (? = 0 OR VERSION_ = (SELECT MAX(VERSION_) FROM ACT_RE_DECISION_DEF x WHERE x.KEY_ = d.KEY_ \
          AND x.TENANT_ID_ = d.TENANT_ID_)) ORDER BY KEY_, VERSION_"
     );
     let text = |v: Option<&str>| v.map_or(SqlValue::Null, t);
-    let binds = vec![text(key), text(key), text(deployment_id), text(deployment_id), i(i64::from(latest_only))];
+    let binds = vec![
+        text(key),
+        text(key),
+        text(deployment_id),
+        text(deployment_id),
+        text(tenant),
+        text(tenant),
+        i(i64::from(latest_only)),
+    ];
     let rows = Rows::read(store, "ACT_RE_DECISION_DEF", COLUMNS, &sql, &binds).await?;
     rows.iter().map(|r| decision_row(&r)).collect()
 }

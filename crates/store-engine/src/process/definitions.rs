@@ -23,7 +23,7 @@ pub struct DefinitionInfo {
     pub category: Option<String>,
     /// DESCRIPTION_ (kairos does not read `<documentation>` into it yet: null).
     pub description: Option<String>,
-    /// TENANT_ID_: `''`, kairos's one tenant.
+    /// TENANT_ID_: the tenant of its deployment (`''`: none).
     pub tenant_id: String,
     /// HAS_GRAPHICAL_NOTATION_: the document carries BPMN DI shapes.
     pub graphical_notation_defined: bool,
@@ -86,20 +86,22 @@ fn def_row(r: &Row<'_>) -> Result<DefinitionInfo> {
 #[derive(Debug, Clone, Copy)]
 pub enum Lookup<'a> {
     Id(&'a str),
-    /// The latest version of a key.
-    LatestOf(&'a str),
+    /// The latest version of a key within a tenant (`''`: the definitions of no tenant).
+    LatestOf(&'a str, &'a str),
 }
 
 /// The definition, if any, with the database's now, read by the same statement: a start needs
 /// both, and that is one round trip instead of two.
 pub async fn definition_lookup(store: &dyn Sql, which: Lookup<'_>) -> Result<Option<(DefinitionInfo, Timestamp)>> {
     let now = store.dialect().now;
-    let (filter, key) = match which {
-        Lookup::Id(id) => ("ID_ = ?", id),
-        Lookup::LatestOf(key) => ("KEY_ = ? AND TENANT_ID_ = '' ORDER BY VERSION_ DESC LIMIT 1", key),
+    let (filter, binds) = match which {
+        Lookup::Id(id) => ("ID_ = ?", vec![t(id)]),
+        Lookup::LatestOf(key, tenant) => {
+            ("KEY_ = ? AND TENANT_ID_ = ? ORDER BY VERSION_ DESC LIMIT 1", vec![t(key), t(tenant)])
+        }
     };
     let sql = format!("SELECT {DEF_SELECT}, {now} FROM ACT_RE_PROCDEF WHERE {filter}");
-    let rows = Rows::read(store, "ACT_RE_PROCDEF", LOOKUP_COLUMNS, &sql, &[t(key)]).await?;
+    let rows = Rows::read(store, "ACT_RE_PROCDEF", LOOKUP_COLUMNS, &sql, &binds).await?;
     rows.first().map(|r| Ok((def_row(&r)?, r.instant("NOW")?))).transpose()
 }
 
@@ -121,6 +123,8 @@ pub struct DefinitionFilter<'a> {
     pub suspended: Option<bool>,
     /// Only the latest version of each key.
     pub latest_only: bool,
+    /// Only the definitions of this tenant (`''`: of no tenant); `None`: of every tenant.
+    pub tenant: Option<&'a str>,
 }
 
 /// The definitions `f` keeps, by key and version.
@@ -130,13 +134,14 @@ pub async fn definition_query(store: &dyn Sql, f: &DefinitionFilter<'_>) -> Resu
          AND (CAST(? AS VARCHAR(255)) IS NULL OR NAME_ = ?) AND (CAST(? AS VARCHAR(255)) IS NULL OR CATEGORY_ = ?) \
          AND (CAST(? AS VARCHAR(64)) IS NULL OR DEPLOYMENT_ID_ = ?) \
          AND (CAST(? AS VARCHAR(4000)) IS NULL OR RESOURCE_NAME_ = ?) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR TENANT_ID_ = ?) \
          AND (CAST(? AS BIGINT) IS NULL OR VERSION_ = ?) AND (? = 0 OR SUSPENSION_STATE_ = ?) \
          AND (? = 0 OR VERSION_ = (SELECT MAX(VERSION_) FROM ACT_RE_PROCDEF x WHERE x.KEY_ = d.KEY_ AND x.TENANT_ID_ = d.TENANT_ID_)) \
          ORDER BY KEY_, VERSION_"
     );
     let text = |v: Option<&str>| v.map_or(SqlValue::Null, t);
     let mut binds = Vec::new();
-    for v in [f.key, f.name, f.category, f.deployment_id, f.resource_name] {
+    for v in [f.key, f.name, f.category, f.deployment_id, f.resource_name, f.tenant] {
         binds.extend([text(v), text(v)]);
     }
     let version = f.version.map_or(SqlValue::Null, i);
@@ -184,7 +189,7 @@ pub async fn definition_set_suspended(store: &dyn Sql, id: &str, suspended: bool
     Ok(n.first() != Some(&0))
 }
 
-/// A new deployment's row.
+/// A new deployment's row, of no tenant.
 pub fn deployment_insert(id: &str, name: &str, at: Timestamp) -> Write {
     Write::new(
         "INSERT INTO ACT_RE_DEPLOYMENT (ID_, NAME_, TENANT_ID_, DEPLOY_TIME_) VALUES (?, ?, '', ?)",
@@ -220,6 +225,8 @@ pub struct NewDefinition<'a> {
     pub has_diagram: bool,
     /// HISTORY_TTL_, in days.
     pub history_ttl_days: Option<i64>,
+    /// TENANT_ID_: its deployment's tenant.
+    pub tenant: &'a str,
 }
 
 /// The ACT_RE_PROCDEF row of `d` (active). Its key and version are unique: a concurrent
@@ -227,7 +234,7 @@ pub struct NewDefinition<'a> {
 pub fn definition_insert(d: &NewDefinition<'_>) -> Write {
     Write::new(
         "INSERT INTO ACT_RE_PROCDEF (ID_, REV_, CATEGORY_, NAME_, KEY_, VERSION_, DEPLOYMENT_ID_, RESOURCE_NAME_, \
-         HAS_GRAPHICAL_NOTATION_, SUSPENSION_STATE_, TENANT_ID_, HISTORY_TTL_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, 1, '', ?)",
+         HAS_GRAPHICAL_NOTATION_, SUSPENSION_STATE_, TENANT_ID_, HISTORY_TTL_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
         vec![
             t(d.id),
             ot(&d.category),
@@ -237,32 +244,34 @@ pub fn definition_insert(d: &NewDefinition<'_>) -> Write {
             t(d.deployment_id),
             t(d.resource_name),
             b(d.has_diagram),
+            t(d.tenant),
             d.history_ttl_days.map_or(SqlValue::Null, i),
         ],
     )
 }
 
-/// Removes what made the earlier versions of `key` start by themselves (only the latest
-/// version starts by events, as in Activiti): their start subscriptions and timer start jobs.
-pub fn start_events_clear(key: &str) -> [Write; 2] {
+/// Removes what made the earlier versions of `key` in `tenant` start by themselves (only the
+/// latest version starts by events, as in Activiti): their start subscriptions and timer start
+/// jobs.
+pub fn start_events_clear(key: &str, tenant: &str) -> [Write; 2] {
     [
         Write::new(
             "DELETE FROM ACT_RU_EVENT_SUBSCR WHERE EXECUTION_ID_ IS NULL AND PROC_DEF_ID_ IN \
-             (SELECT ID_ FROM ACT_RE_PROCDEF WHERE KEY_ = ? AND TENANT_ID_ = '')",
-            vec![t(key)],
+             (SELECT ID_ FROM ACT_RE_PROCDEF WHERE KEY_ = ? AND TENANT_ID_ = ?)",
+            vec![t(key), t(tenant)],
         ),
         Write::new(
             "DELETE FROM ACT_RU_JOB WHERE HANDLER_TYPE_ = ? AND PROC_DEF_ID_ IN \
-             (SELECT ID_ FROM ACT_RE_PROCDEF WHERE KEY_ = ? AND TENANT_ID_ = '')",
-            vec![t(TIMER_START), t(key)],
+             (SELECT ID_ FROM ACT_RE_PROCDEF WHERE KEY_ = ? AND TENANT_ID_ = ?)",
+            vec![t(TIMER_START), t(key), t(tenant)],
         ),
     ]
 }
 
-/// The job of a timer start event `activity_id` of definition `definition_id`, due at `due`
-/// (and again per `repeat`); `now` is its creation time.
+/// The job of a timer start event `activity_id` of definition `definition_id` (of `tenant`),
+/// due at `due` (and again per `repeat`); `now` is its creation time.
 pub fn timer_start_insert(
-    definition_id: &str,
+    (definition_id, tenant): (&str, &str),
     activity_id: &str,
     due: Timestamp,
     repeat: Option<String>,
@@ -271,7 +280,7 @@ pub fn timer_start_insert(
     Write::new(
         "INSERT INTO ACT_RU_JOB (ID_, REV_, TYPE_, EXCLUSIVE_, PROC_DEF_ID_, ELEMENT_ID_, RETRIES_, INITIAL_RETRIES_, \
          ATTEMPTS_, DUEDATE_, REPEAT_, HANDLER_TYPE_, HANDLER_CFG_, CREATE_TIME_, TENANT_ID_) \
-         VALUES (?, 1, 'timer', ?, ?, ?, 3, 3, 0, ?, ?, ?, ?, ?, '')",
+         VALUES (?, 1, 'timer', ?, ?, ?, 3, 3, 0, ?, ?, ?, ?, ?, ?)",
         vec![
             t(&kairos_core::new_id()),
             b(false),
@@ -282,22 +291,23 @@ pub fn timer_start_insert(
             t(TIMER_START),
             t(&serde_json::json!({"processDefinitionId": definition_id, "activityId": activity_id}).to_string()),
             ts(now),
+            t(tenant),
         ],
     )
 }
 
 /// The subscription of a message or signal start event (`event_type` `message` or `signal`):
-/// no execution, CONFIGURATION_ = the definition.
+/// no execution, CONFIGURATION_ = the definition, TENANT_ID_ = the definition's tenant.
 pub fn start_subscription_insert(
     event_type: &str,
     event_name: &str,
     activity_id: &str,
-    definition_id: &str,
+    (definition_id, tenant): (&str, &str),
     now: Timestamp,
 ) -> Write {
     Write::new(
         "INSERT INTO ACT_RU_EVENT_SUBSCR (ID_, REV_, EVENT_TYPE_, EVENT_NAME_, ACTIVITY_ID_, CONFIGURATION_, CREATED_, \
-         PROC_DEF_ID_, TENANT_ID_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, '')",
+         PROC_DEF_ID_, TENANT_ID_) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)",
         vec![
             t(&kairos_core::new_id()),
             t(event_type),
@@ -306,6 +316,7 @@ pub fn start_subscription_insert(
             t(definition_id),
             ts(now),
             t(definition_id),
+            t(tenant),
         ],
     )
 }

@@ -42,27 +42,30 @@ fn deployment_row(r: &Row<'_>) -> Result<DeploymentRow> {
     })
 }
 
-/// A new deployment's row, with Flowable's `deploymentKey` when one was given.
-pub fn deployment_insert_keyed(id: &str, name: &str, key: Option<&str>, at: Timestamp) -> Write {
+/// A new deployment's row, with Flowable's `deploymentKey` when one was given, for `tenant`
+/// (`''`: none).
+pub fn deployment_insert_keyed(id: &str, name: &str, key: Option<&str>, tenant: &str, at: Timestamp) -> Write {
     Write::new(
-        "INSERT INTO ACT_RE_DEPLOYMENT (ID_, NAME_, KEY_, TENANT_ID_, DEPLOY_TIME_) VALUES (?, ?, ?, '', ?)",
-        vec![t(id), t(name), key.map_or(SqlValue::Null, t), ts(at)],
+        "INSERT INTO ACT_RE_DEPLOYMENT (ID_, NAME_, KEY_, TENANT_ID_, DEPLOY_TIME_) VALUES (?, ?, ?, ?, ?)",
+        vec![t(id), t(name), key.map_or(SqlValue::Null, t), t(tenant), ts(at)],
     )
 }
 
-/// Deployments whose NAME_ and CATEGORY_ equal the given ones (none given: all), oldest
-/// first. Flowable's `nameLike` and the sorting are the caller's.
+/// Deployments whose NAME_, CATEGORY_ and TENANT_ID_ equal the given ones (none given: all),
+/// oldest first. Flowable's `nameLike` and the sorting are the caller's.
 pub async fn deployment_list(
     store: &dyn Sql,
     name: Option<&str>,
     category: Option<&str>,
+    tenant: Option<&str>,
 ) -> Result<Vec<DeploymentRow>> {
     let sql = format!(
         "SELECT {DEPLOYMENT_SELECT} FROM ACT_RE_DEPLOYMENT WHERE (CAST(? AS VARCHAR(255)) IS NULL OR NAME_ = ?) \
-         AND (CAST(? AS VARCHAR(255)) IS NULL OR CATEGORY_ = ?) ORDER BY DEPLOY_TIME_, ID_"
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR CATEGORY_ = ?) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR TENANT_ID_ = ?) ORDER BY DEPLOY_TIME_, ID_"
     );
     let text = |v: Option<&str>| v.map_or(SqlValue::Null, t);
-    let binds = [text(name), text(name), text(category), text(category)];
+    let binds = [text(name), text(name), text(category), text(category), text(tenant), text(tenant)];
     let rows = Rows::read(store, "ACT_RE_DEPLOYMENT", DEPLOYMENT_COLUMNS, &sql, &binds).await?;
     rows.iter().map(|r| deployment_row(&r)).collect()
 }

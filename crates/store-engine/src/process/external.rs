@@ -19,6 +19,7 @@ pub struct LockedExternal {
     pub error_message: Option<String>,
     pub lock_expiration_time: Option<Timestamp>,
     pub priority: i64,
+    pub tenant_id: String,
 }
 
 /// Who holds external task `id`, and its instance.
@@ -41,6 +42,8 @@ pub struct ExternalFilter {
     pub definition_keys: Vec<String>,
     /// Only tasks of instances with this business key.
     pub business_key: Option<String>,
+    /// Only tasks of these tenants (`''`: of no tenant); `None`: of any.
+    pub tenants: Option<Vec<String>>,
     pub by_priority: bool,
 }
 
@@ -82,6 +85,13 @@ pub async fn external_lock_filtered(
             marks(filter.definition_keys.len())
         ));
         binds.extend(filter.definition_keys.iter().map(|s| t(s)));
+    }
+    if let Some(tenants) = &filter.tenants {
+        if tenants.is_empty() {
+            return Ok(0);
+        }
+        cond.push_str(&format!(" AND TENANT_ID_ IN ({})", marks(tenants.len())));
+        binds.extend(tenants.iter().map(|s| t(s)));
     }
     if let Some(bk) = &filter.business_key {
         cond.push_str(
@@ -129,13 +139,14 @@ pub async fn external_locked(
         "EXCEPTION_MSG_",
         "LOCK_EXP_TIME_",
         "PRIORITY_",
+        "TENANT_ID_",
     ];
     let rows = Rows::read(
         store,
         "ACT_RU_JOB",
         COLUMNS,
         "SELECT ID_, PROCESS_INSTANCE_ID_, PROC_DEF_ID_, EXECUTION_ID_, ELEMENT_ID_, RETRIES_, EXCEPTION_MSG_, LOCK_EXP_TIME_, \
-         PRIORITY_ FROM ACT_RU_JOB WHERE TYPE_ = 'external-worker' AND HANDLER_CFG_ = ? AND LOCK_OWNER_ = ? \
+         PRIORITY_, TENANT_ID_ FROM ACT_RU_JOB WHERE TYPE_ = 'external-worker' AND HANDLER_CFG_ = ? AND LOCK_OWNER_ = ? \
          AND LOCK_TIME_ = ? ORDER BY PRIORITY_ DESC, CREATE_TIME_, ID_",
         &[t(topic), t(worker), ts(locked_at)],
     )
@@ -152,6 +163,7 @@ pub async fn external_locked(
                 error_message: r.opt_text("EXCEPTION_MSG_")?,
                 lock_expiration_time: r.opt_instant("LOCK_EXP_TIME_")?,
                 priority: r.int("PRIORITY_")?,
+                tenant_id: r.opt_text("TENANT_ID_")?.unwrap_or_default(),
             })
         })
         .collect()
@@ -326,6 +338,8 @@ pub struct ExternalRow {
     pub priority: i64,
     pub create_time: Timestamp,
     pub suspended: bool,
+    /// TENANT_ID_: its instance's tenant (`''`: none).
+    pub tenant_id: String,
 }
 
 /// The order of an external task list.
@@ -365,6 +379,8 @@ pub struct ExternalQuery {
     pub process_definition_id: Option<String>,
     pub activity_id: Option<String>,
     pub execution_id: Option<String>,
+    /// Only this tenant's (`''`: of no tenant).
+    pub tenant: Option<String>,
     /// Locked (an unexpired lock) or not.
     pub locked: Option<bool>,
     /// With retries left (running or suspended) or without (dead letters).
@@ -380,7 +396,7 @@ pub struct ExternalQuery {
 /// execution `e`, and the WHERE clause of `q` with its values.
 fn external_from(q: &ExternalQuery, now: Timestamp) -> (String, Vec<SqlValue>) {
     const COLS: &str = "ID_, HANDLER_CFG_, LOCK_OWNER_, LOCK_EXP_TIME_, PROCESS_INSTANCE_ID_, PROC_DEF_ID_, \
-        EXECUTION_ID_, ELEMENT_ID_, RETRIES_, EXCEPTION_MSG_, PRIORITY_, CREATE_TIME_";
+        EXECUTION_ID_, ELEMENT_ID_, RETRIES_, EXCEPTION_MSG_, PRIORITY_, CREATE_TIME_, TENANT_ID_";
     let mut sql = format!(
         "FROM (SELECT {COLS}, 0 AS SUSPENDED_ FROM ACT_RU_JOB WHERE TYPE_ = 'external-worker' \
          UNION ALL SELECT {COLS}, 1 AS SUSPENDED_ FROM ACT_RU_SUSPENDED_JOB WHERE TYPE_ = 'external-worker' \
@@ -397,6 +413,7 @@ fn external_from(q: &ExternalQuery, now: Timestamp) -> (String, Vec<SqlValue>) {
         ("j.PROC_DEF_ID_", &q.process_definition_id),
         ("j.ELEMENT_ID_", &q.activity_id),
         ("j.EXECUTION_ID_", &q.execution_id),
+        ("j.TENANT_ID_", &q.tenant),
     ] {
         if let Some(v) = v {
             sql.push_str(&format!(" AND {col} = ?"));
@@ -445,6 +462,7 @@ pub async fn external_list(store: &dyn Sql, q: &ExternalQuery) -> Result<Vec<Ext
         "PRIORITY_",
         "CREATE_TIME_",
         "SUSPENDED_",
+        "TENANT_ID_",
     ];
     let now = store.db_now().await?;
     let (from, mut binds) = external_from(q, now);
@@ -452,7 +470,7 @@ pub async fn external_list(store: &dyn Sql, q: &ExternalQuery) -> Result<Vec<Ext
     let sql = format!(
         "SELECT j.ID_, j.HANDLER_CFG_, j.LOCK_OWNER_, j.LOCK_EXP_TIME_, j.PROCESS_INSTANCE_ID_, j.PROC_DEF_ID_, \
          d.KEY_ AS DEF_KEY_, e.BUSINESS_KEY_, j.EXECUTION_ID_, j.ELEMENT_ID_, j.RETRIES_, j.EXCEPTION_MSG_, \
-         j.PRIORITY_, j.CREATE_TIME_, j.SUSPENDED_ {from} ORDER BY {} {dir}, j.ID_ {dir} LIMIT ? OFFSET ?",
+         j.PRIORITY_, j.CREATE_TIME_, j.SUSPENDED_, j.TENANT_ID_ {from} ORDER BY {} {dir}, j.ID_ {dir} LIMIT ? OFFSET ?",
         q.order.column()
     );
     binds.push(super::bound(q.max));
@@ -476,6 +494,7 @@ pub async fn external_list(store: &dyn Sql, q: &ExternalQuery) -> Result<Vec<Ext
                 priority: r.int("PRIORITY_")?,
                 create_time: r.instant("CREATE_TIME_")?,
                 suspended: r.int("SUSPENDED_")? == 1,
+                tenant_id: r.opt_text("TENANT_ID_")?.unwrap_or_default(),
             })
         })
         .collect()

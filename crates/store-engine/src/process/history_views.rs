@@ -213,6 +213,8 @@ pub struct HistoricTask {
     pub end_time: Option<Timestamp>,
     pub duration_in_millis: Option<i64>,
     pub delete_reason: Option<String>,
+    /// TENANT_ID_: its instance's tenant (`''`: none).
+    pub tenant_id: String,
 }
 
 const TASK_COLUMNS: &[&str] = &[
@@ -228,28 +230,31 @@ const TASK_COLUMNS: &[&str] = &[
     "END_TIME_",
     "DURATION_",
     "DELETE_REASON_",
+    "TENANT_ID_",
 ];
 const TASK_WHERE: &str = "WHERE (CAST(? AS VARCHAR(64)) IS NULL OR PROC_INST_ID_ = ?) \
-     AND (? = 0 OR (? = 1 AND END_TIME_ IS NOT NULL) OR (? = 2 AND END_TIME_ IS NULL))";
+     AND (? = 0 OR (? = 1 AND END_TIME_ IS NOT NULL) OR (? = 2 AND END_TIME_ IS NULL)) \
+     AND (CAST(? AS VARCHAR(255)) IS NULL OR TENANT_ID_ = ?)";
 
 /// A page of ACT_HI_TASKINST (oldest first) of one instance or all, every task or only the
-/// `finished` (or unfinished) ones, and how many match in all.
+/// `finished` (or unfinished) ones, of one tenant or all, and how many match in all.
 pub async fn historic_tasks(
     store: &dyn Sql,
     instance: Option<&str>,
     finished: Option<bool>,
-    start: u64,
-    size: u64,
+    tenant: Option<&str>,
+    (start, size): (u64, u64),
 ) -> Result<(Vec<HistoricTask>, u64)> {
     let pi = instance.map_or(SqlValue::Null, t);
     let f = finished_code(finished);
-    let mut binds = vec![pi.clone(), pi, f.clone(), f.clone(), f];
+    let tenant = tenant.map_or(SqlValue::Null, t);
+    let mut binds = vec![pi.clone(), pi, f.clone(), f.clone(), f, tenant.clone(), tenant];
     let total =
         count(store, "ACT_HI_TASKINST", &format!("SELECT COUNT(*) FROM ACT_HI_TASKINST {TASK_WHERE}"), &binds).await?;
     binds.extend([bound(size), bound(start)]);
     let sql = format!(
         "SELECT ID_, PROC_INST_ID_, PROC_DEF_ID_, EXECUTION_ID_, TASK_DEF_KEY_, NAME_, ASSIGNEE_, \
-         START_TIME_, CLAIM_TIME_, END_TIME_, DURATION_, DELETE_REASON_ FROM ACT_HI_TASKINST {TASK_WHERE} \
+         START_TIME_, CLAIM_TIME_, END_TIME_, DURATION_, DELETE_REASON_, TENANT_ID_ FROM ACT_HI_TASKINST {TASK_WHERE} \
          ORDER BY START_TIME_, ID_ LIMIT ? OFFSET ?"
     );
     let rows = Rows::read(store, "ACT_HI_TASKINST", TASK_COLUMNS, &sql, &binds).await?;
@@ -269,6 +274,7 @@ pub async fn historic_tasks(
                 end_time: r.opt_instant("END_TIME_")?,
                 duration_in_millis: r.opt_int("DURATION_")?,
                 delete_reason: r.opt_text("DELETE_REASON_")?,
+                tenant_id: r.opt_text("TENANT_ID_")?.unwrap_or_default(),
             })
         })
         .collect::<Result<_>>()?;

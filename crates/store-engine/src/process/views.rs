@@ -22,6 +22,10 @@ pub struct InstanceView {
     pub start_time: Option<Timestamp>,
     pub end_time: Option<Timestamp>,
     pub delete_reason: Option<String>,
+    /// TENANT_ID_: its definition's tenant (`''`: none). Absent from answers recorded before
+    /// tenants (requestIds), which were all of no tenant.
+    #[serde(default)]
+    pub tenant_id: String,
 }
 
 impl InstanceView {
@@ -38,6 +42,7 @@ impl InstanceView {
             start_time: Some(i.start_time),
             end_time: i.ended.as_ref().map(|(t, _)| *t),
             delete_reason: i.delete_reason.clone(),
+            tenant_id: i.tenant_id.clone(),
         }
     }
 }
@@ -66,6 +71,8 @@ pub struct TaskView {
     pub due_date: Option<Timestamp>,
     pub form_key: Option<String>,
     pub suspended: bool,
+    /// TENANT_ID_: its instance's tenant (`''`: none).
+    pub tenant_id: String,
 }
 
 /// A row of the execution tree.
@@ -106,6 +113,8 @@ pub struct InstanceFilter<'a> {
     pub definition_key: Option<&'a str>,
     /// `None`: all; `Some(true)`: only ended; `Some(false)`: only running.
     pub finished: Option<bool>,
+    /// Only this tenant's (`''`: of no tenant); `None`: every tenant's.
+    pub tenant: Option<&'a str>,
 }
 
 /// Which open tasks [`task_list`] answers (all filters optional), as `GET /runtime/tasks`.
@@ -123,10 +132,12 @@ pub struct TaskFilter<'a> {
     pub candidate_or_assigned: Option<&'a str>,
     /// Unassigned tasks this group is a candidate for.
     pub candidate_group: Option<&'a str>,
+    /// Only this tenant's (`''`: of no tenant); `None`: every tenant's.
+    pub tenant: Option<&'a str>,
 }
 
 const INSTANCE_SQL: &str = "SELECT h.PROC_INST_ID_, h.PROC_DEF_ID_, h.PROC_DEF_KEY_, h.BUSINESS_KEY_, h.SUPER_PROCESS_INSTANCE_ID_, \
-     h.END_TIME_, e.SUSPENSION_STATE_, h.START_TIME_, h.DELETE_REASON_ \
+     h.END_TIME_, e.SUSPENSION_STATE_, h.START_TIME_, h.DELETE_REASON_, h.TENANT_ID_ \
      FROM ACT_HI_PROCINST h LEFT JOIN ACT_RU_EXECUTION e ON e.ID_ = h.PROC_INST_ID_";
 const INSTANCE_COLUMNS: &[&str] = &[
     "PROC_INST_ID_",
@@ -138,6 +149,7 @@ const INSTANCE_COLUMNS: &[&str] = &[
     "SUSPENSION_STATE_",
     "START_TIME_",
     "DELETE_REASON_",
+    "TENANT_ID_",
 ];
 
 fn instance_row(r: &Row<'_>) -> Result<InstanceView> {
@@ -153,6 +165,7 @@ fn instance_row(r: &Row<'_>) -> Result<InstanceView> {
         start_time: r.opt_instant("START_TIME_")?,
         end_time,
         delete_reason: r.opt_text("DELETE_REASON_")?,
+        tenant_id: r.opt_text("TENANT_ID_")?.unwrap_or_default(),
     })
 }
 
@@ -169,10 +182,12 @@ pub async fn instance_list(store: &dyn Sql, filter: &InstanceFilter<'_>) -> Resu
         "{INSTANCE_SQL} WHERE (CAST(? AS VARCHAR(255)) IS NULL OR h.BUSINESS_KEY_ = ?) \
          AND (CAST(? AS VARCHAR(255)) IS NULL OR h.PROC_DEF_KEY_ = ?) \
          AND (? = 0 OR (? = 1 AND h.END_TIME_ IS NOT NULL) OR (? = 2 AND h.END_TIME_ IS NULL)) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR h.TENANT_ID_ = ?) \
          ORDER BY h.START_TIME_, h.PROC_INST_ID_"
     );
     let (bk, key, f) = (opt(filter.business_key), opt(filter.definition_key), finished_code(filter.finished));
-    let binds = [bk.clone(), bk, key.clone(), key, f.clone(), f.clone(), f];
+    let tenant = opt(filter.tenant);
+    let binds = [bk.clone(), bk, key.clone(), key, f.clone(), f.clone(), f, tenant.clone(), tenant];
     let rows = Rows::read(store, "ACT_HI_PROCINST", INSTANCE_COLUMNS, &sql, &binds).await?;
     rows.iter().map(|r| instance_row(&r)).collect()
 }
@@ -199,12 +214,14 @@ pub async fn task_list(store: &dyn Sql, filter: &TaskFilter<'_>) -> Result<Vec<T
         "SUSPENSION_STATE_",
         "OWNER_",
         "DESCRIPTION_",
+        "TENANT_ID_",
     ];
+    let tenant = opt(filter.tenant);
     let (pi, user, group) = (opt(filter.instance), opt(filter.candidate_user), opt(filter.candidate_group));
     let (id, assignee, mine) = (opt(filter.id), opt(filter.assignee), opt(filter.candidate_or_assigned));
     let sql = format!(
         "SELECT t.ID_, t.NAME_, t.TASK_DEF_KEY_, t.PROC_INST_ID_, t.PROC_DEF_ID_, t.EXECUTION_ID_, t.ASSIGNEE_, \
-         t.PRIORITY_, t.CREATE_TIME_, t.DUE_DATE_, t.FORM_KEY_, t.SUSPENSION_STATE_, t.OWNER_, t.DESCRIPTION_ FROM ACT_RU_TASK t \
+         t.PRIORITY_, t.CREATE_TIME_, t.DUE_DATE_, t.FORM_KEY_, t.SUSPENSION_STATE_, t.OWNER_, t.DESCRIPTION_, t.TENANT_ID_ FROM ACT_RU_TASK t \
          WHERE (CAST(? AS VARCHAR(64)) IS NULL OR t.ID_ = ?) \
          AND (CAST(? AS VARCHAR(64)) IS NULL OR t.PROC_INST_ID_ = ?) \
          AND (CAST(? AS VARCHAR(255)) IS NULL OR t.ASSIGNEE_ = ?) \
@@ -212,6 +229,7 @@ pub async fn task_list(store: &dyn Sql, filter: &TaskFilter<'_>) -> Result<Vec<T
          AND (CAST(? AS VARCHAR(255)) IS NULL OR t.ASSIGNEE_ = ? OR (t.ASSIGNEE_ IS NULL AND EXISTS ({CANDIDATE}))) \
          AND (CAST(? AS VARCHAR(255)) IS NULL OR (t.ASSIGNEE_ IS NULL AND EXISTS (SELECT 1 FROM ACT_RU_IDENTITYLINK l \
               WHERE l.TASK_ID_ = t.ID_ AND l.TYPE_ = 'candidate' AND l.GROUP_ID_ = ?))) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR t.TENANT_ID_ = ?) \
          ORDER BY t.CREATE_TIME_, t.ID_"
     );
     let rows = Rows::read(
@@ -235,6 +253,8 @@ pub async fn task_list(store: &dyn Sql, filter: &TaskFilter<'_>) -> Result<Vec<T
             mine,
             group.clone(),
             group,
+            tenant.clone(),
+            tenant,
         ],
     )
     .await?;
@@ -257,6 +277,7 @@ pub async fn task_list(store: &dyn Sql, filter: &TaskFilter<'_>) -> Result<Vec<T
                 due_date: r.opt_instant("DUE_DATE_")?,
                 form_key: r.opt_text("FORM_KEY_")?,
                 suspended: r.int("SUSPENSION_STATE_")? == SUSPENDED,
+                tenant_id: r.opt_text("TENANT_ID_")?.unwrap_or_default(),
             })
         })
         .collect()
@@ -336,6 +357,8 @@ pub struct ExecutionQuery {
     pub message_event_subscription_name: Option<String>,
     pub signal_event_subscription_name: Option<String>,
     pub suspended: Option<bool>,
+    /// Only this tenant's (`''`: of no tenant).
+    pub tenant: Option<String>,
 }
 
 /// A page of ACT_RU_EXECUTION matching `q` (in start order) and how many match in all.
@@ -354,7 +377,8 @@ pub async fn execution_search(
               WHERE s.EXECUTION_ID_ = e.ID_ AND s.EVENT_TYPE_ = 'message' AND s.EVENT_NAME_ = ?)) \
          AND (CAST(? AS VARCHAR(255)) IS NULL OR EXISTS (SELECT 1 FROM ACT_RU_EVENT_SUBSCR s \
               WHERE s.EXECUTION_ID_ = e.ID_ AND s.EVENT_TYPE_ = 'signal' AND s.EVENT_NAME_ = ?)) \
-         AND (? < 0 OR e.SUSPENSION_STATE_ = ?)";
+         AND (? < 0 OR e.SUSPENSION_STATE_ = ?) \
+         AND (CAST(? AS VARCHAR(255)) IS NULL OR e.TENANT_ID_ = ?)";
     const COLUMNS: &[&str] = &[
         "ID_",
         "PARENT_ID_",
@@ -385,6 +409,11 @@ pub async fn execution_search(
         Some(false) => 1,
     };
     binds.extend([SqlValue::Int(state), SqlValue::Int(state)]);
+    {
+        let f = &q.tenant;
+        let v = f.as_deref().map_or(SqlValue::Null, t);
+        binds.extend([v.clone(), v]);
+    }
     let total = super::history_views::count(
         store,
         "ACT_RU_EXECUTION",

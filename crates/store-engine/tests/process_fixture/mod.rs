@@ -29,6 +29,7 @@ pub async fn deploy(store: &dyn Store, key: &str) -> String {
             resource_name: &format!("{key}.bpmn20.xml"),
             has_diagram: false,
             history_ttl_days: Some(7),
+            tenant: "",
         }),
     ];
     store.write_all(&writes).await.unwrap();

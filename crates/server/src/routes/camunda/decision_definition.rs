@@ -7,6 +7,7 @@ use super::{MAX_ID_CHARS, MAX_NAME_CHARS, Paging, flag, list_of, sorting, text};
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::{Id, Json, Query, Segments};
+use crate::tenancy::Scope;
 use axum::extract::State;
 use kairos::process::{DecisionDefinition, DecisionWhich};
 use serde::Deserialize;
@@ -22,7 +23,7 @@ pub fn decision_dto(d: &DecisionDefinition) -> Value {
         "version": d.version,
         "resource": d.resource_name,
         "deploymentId": d.deployment_id,
-        "tenantId": null,
+        "tenantId": super::tenant_json(&d.tenant_id),
         "decisionRequirementsDefinitionId": null,
         "decisionRequirementsDefinitionKey": null,
         "historyTimeToLive": d.history_ttl_days,
@@ -43,7 +44,6 @@ pub struct ListQuery {
     version_tag: Option<String>,
     latest_version: Option<String>,
     resource_name: Option<String>,
-    /// Every kairos decision is without a tenant: naming tenants matches none.
     tenant_id_in: Option<String>,
     without_tenant_id: Option<String>,
     include_decision_definitions_without_tenant_id: Option<String>,
@@ -65,7 +65,7 @@ const SORT_KEYS: &[&str] = &[
     "decisionRequirementsDefinitionKey",
 ];
 
-async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<DecisionDefinition>, ApiError> {
+async fn matching(app: &AppState, scope: &Scope, q: ListQuery) -> Result<Vec<DecisionDefinition>, ApiError> {
     let latest = flag("latestVersion", q.latest_version.as_deref())?.unwrap_or(false);
     let key = text("key", q.key, MAX_NAME_CHARS)?;
     let mut ids = list_of("decisionDefinitionIdIn", q.decision_definition_id_in, MAX_ID_CHARS)?;
@@ -79,11 +79,15 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<DecisionDefinition
         None => None,
         Some(v) => Some(v.parse::<i64>().map_err(|_| super::invalid("version", "version must be a whole number"))?),
     };
-    let tenants = list_of("tenantIdIn", q.tenant_id_in, MAX_NAME_CHARS)?;
-    flag("withoutTenantId", q.without_tenant_id.as_deref())?;
-    flag("includeDecisionDefinitionsWithoutTenantId", q.include_decision_definitions_without_tenant_id.as_deref())?;
+    let tenants = super::Tenants::parse(
+        scope,
+        q.tenant_id_in,
+        q.without_tenant_id.as_deref(),
+        ("includeDecisionDefinitionsWithoutTenantId", q.include_decision_definitions_without_tenant_id.as_deref()),
+    )?;
     let sort = sorting(q.sort_by.as_deref(), q.sort_order.as_deref(), SORT_KEYS)?;
-    let mut all = app.engine.processes().decision_definitions(key.as_deref(), deployment.as_deref(), latest).await?;
+    let processes = app.engine.processes();
+    let mut all = processes.decision_definitions(key.as_deref(), deployment.as_deref(), latest, tenants.only()).await?;
     all.retain(|d| {
         (ids.is_empty() || ids.contains(&d.id))
             && name.as_ref().is_none_or(|n| d.name.as_ref() == Some(n))
@@ -91,7 +95,7 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<DecisionDefinition
             && resource.as_ref().is_none_or(|x| &d.resource_name == x)
             && tag.as_ref().is_none_or(|t| d.version_tag.as_ref() == Some(t))
             && version.is_none_or(|v| d.version == v)
-            && tenants.is_empty()
+            && tenants.keeps(&d.tenant_id)
     });
     if let Some((by, desc)) = sort {
         all.sort_by(|a, b| {
@@ -102,6 +106,7 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<DecisionDefinition
                 "deploymentId" => a.deployment_id.cmp(&b.deployment_id),
                 "category" => a.category.cmp(&b.category),
                 "versionTag" => a.version_tag.cmp(&b.version_tag),
+                "tenantId" => a.tenant_id.cmp(&b.tenant_id),
                 _ => a.id.cmp(&b.id),
             };
             if desc { o.reverse() } else { o }
@@ -113,25 +118,33 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<DecisionDefinition
 /// `GET /engine-rest/decision-definition?…` → `[DecisionDefinitionDto]`.
 pub async fn list(
     State(app): State<AppState>,
+    scope: Scope,
     Query(mut q): Query<ListQuery>,
 ) -> Result<axum::Json<Vec<Value>>, ApiError> {
     let page = Paging::of(q.first_result.take().as_deref(), q.max_results.take().as_deref())?;
-    let all = matching(&app, q).await?;
+    let all = matching(&app, &scope, q).await?;
     Ok(axum::Json(page.page(all).iter().map(decision_dto).collect()))
 }
 
 /// `GET /engine-rest/decision-definition/count?…` → `{"count": N}`.
-pub async fn count(State(app): State<AppState>, Query(q): Query<ListQuery>) -> Result<axum::Json<Value>, ApiError> {
-    Ok(super::count(matching(&app, q).await?.len()))
+pub async fn count(
+    State(app): State<AppState>,
+    scope: Scope,
+    Query(q): Query<ListQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    Ok(super::count(matching(&app, &scope, q).await?.len()))
 }
 
-/// The latest version of `key`, or a 404 naming it as Camunda does.
-async fn latest(app: &AppState, key: &str) -> Result<DecisionDefinition, ApiError> {
-    app.engine
-        .processes()
-        .decision_definition(DecisionWhich::Key(key))
-        .await
-        .map_err(|_| ApiError::not_found(format!("no matching decision definition with key: {key} and no tenant-id")))
+/// The latest version of `key` in the caller's tenant (none for a caller of no tenant), or a
+/// 404 naming it as Camunda does.
+async fn latest(app: &AppState, scope: &Scope, key: &str) -> Result<DecisionDefinition, ApiError> {
+    let tenant = scope.tenant(None);
+    app.engine.processes().decision_definition(DecisionWhich::Key(key, tenant)).await.map_err(|_| {
+        ApiError::not_found(match tenant {
+            "" => format!("no matching decision definition with key: {key} and no tenant-id"),
+            t => format!("no matching decision definition with key: {key} and tenant-id: {t}"),
+        })
+    })
 }
 
 /// `GET /engine-rest/decision-definition/{id}`.
@@ -142,9 +155,10 @@ pub async fn get(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<V
 /// `GET /engine-rest/decision-definition/key/{key}`: its latest version.
 pub async fn get_by_key(
     State(app): State<AppState>,
+    scope: Scope,
     Segments(key): Segments<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    Ok(axum::Json(decision_dto(&latest(&app, &key).await?)))
+    Ok(axum::Json(decision_dto(&latest(&app, &scope, &key).await?)))
 }
 
 /// Camunda's DecisionDefinitionDiagramDto: `{"id", "dmnXml"}`.
@@ -161,9 +175,10 @@ pub async fn xml(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<V
 /// `GET /engine-rest/decision-definition/key/{key}/xml`.
 pub async fn xml_by_key(
     State(app): State<AppState>,
+    scope: Scope,
     Segments(key): Segments<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let d = latest(&app, &key).await?;
+    let d = latest(&app, &scope, &key).await?;
     diagram(&app, &d.id).await
 }
 
@@ -193,9 +208,10 @@ pub async fn evaluate(
 /// `POST /engine-rest/decision-definition/key/{key}/evaluate`: its latest version.
 pub async fn evaluate_by_key(
     State(app): State<AppState>,
+    scope: Scope,
     Segments(key): Segments<String>,
     Json(body): Json<EvaluateBody>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let d = latest(&app, &key).await?;
+    let d = latest(&app, &scope, &key).await?;
     evaluate_id(&app, &d.id, body).await
 }

@@ -4,6 +4,7 @@ use super::process_definition::definition_dto;
 use super::{clip, date, invalid};
 use crate::AppState;
 use crate::error::ApiError;
+use crate::tenancy::Scope;
 use axum::extract::{FromRequest, Multipart, Request, State};
 use axum::http::StatusCode;
 use kairos::process::DeploymentInfo;
@@ -43,7 +44,11 @@ fn form_error(e: axum::extract::multipart::MultipartError) -> ApiError {
 /// Camunda's `deploy-changed-only`), whatever the two flags say; every file is checked before
 /// any is deployed, and each file is a kairos deployment of its own (the answer is the first's,
 /// with every definition).
-pub async fn create(State(app): State<AppState>, req: Request) -> Result<axum::Json<Value>, ApiError> {
+pub async fn create(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    req: Request,
+) -> Result<axum::Json<Value>, ApiError> {
     let mut form = Multipart::from_request(req, &()).await.map_err(|r| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -53,6 +58,7 @@ pub async fn create(State(app): State<AppState>, req: Request) -> Result<axum::J
     })?;
     let mut name: Option<String> = None;
     let mut source: Option<String> = None;
+    let mut tenant: Option<String> = None;
     let mut files: Vec<(String, String)> = Vec::new();
     while let Some(field) = form.next_field().await.map_err(form_error)? {
         let part = field.name().unwrap_or("").to_string();
@@ -91,11 +97,7 @@ pub async fn create(State(app): State<AppState>, req: Request) -> Result<axum::J
                     ));
                 }
             }
-            "tenant-id" => {
-                if !text_field(field, &part, 64).await?.is_empty() {
-                    return Err(invalid("tenant-id", "kairos has no tenants: tenant-id is not supported"));
-                }
-            }
+            "tenant-id" => tenant = Some(text_field(field, "tenant-id", 255).await?),
             other => {
                 return Err(invalid(
                     other,
@@ -110,6 +112,7 @@ pub async fn create(State(app): State<AppState>, req: Request) -> Result<axum::J
     if files.is_empty() {
         return Err(invalid("data", "the deployment holds no file: send at least one BPMN file part"));
     }
+    let tenant = scope.creating("tenant-id", tenant.as_deref())?;
     let processes = app.engine.processes();
     for (file, xml) in &files {
         processes.check_resource(file, xml).map_err(|e| {
@@ -120,7 +123,7 @@ pub async fn create(State(app): State<AppState>, req: Request) -> Result<axum::J
     }
     let mut done: Vec<DeploymentInfo> = Vec::new();
     for (file, xml) in &files {
-        done.push(processes.deploy(file, xml).await?);
+        done.push(processes.deploy_in(&tenant, file, None, xml).await?);
     }
     let first = &done[0];
     let mut defs = Map::new();
@@ -137,7 +140,7 @@ pub async fn create(State(app): State<AppState>, req: Request) -> Result<axum::J
         "name": name.unwrap_or_else(|| first.name.clone()),
         "source": source,
         "deploymentTime": date(first.deployment_time),
-        "tenantId": null,
+        "tenantId": super::tenant_json(&first.tenant_id),
         "deployedProcessDefinitions": defs,
         "deployedCaseDefinitions": null,
         "deployedDecisionDefinitions": if decisions.is_empty() { Value::Null } else { Value::Object(decisions) },
@@ -147,7 +150,10 @@ pub async fn create(State(app): State<AppState>, req: Request) -> Result<axum::J
 
 /// Camunda's DeploymentDto.
 fn deployment_dto(d: &kairos::process::DeploymentRow) -> Value {
-    json!({"links": [], "id": d.id, "name": d.name, "source": null, "tenantId": null, "deploymentTime": date(d.deploy_time)})
+    json!({
+        "links": [], "id": d.id, "name": d.name, "source": null,
+        "tenantId": super::tenant_json(&d.tenant_id), "deploymentTime": date(d.deploy_time),
+    })
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -155,7 +161,6 @@ fn deployment_dto(d: &kairos::process::DeploymentRow) -> Value {
 pub struct ListQuery {
     id: Option<String>,
     name: Option<String>,
-    /// kairos has no tenants: naming any matches none.
     tenant_id_in: Option<String>,
     without_tenant_id: Option<String>,
     include_deployments_without_tenant_id: Option<String>,
@@ -166,25 +171,27 @@ pub struct ListQuery {
 }
 
 /// The page `q` asks for and how many match; deployments are read in deployment order.
-async fn page_of(app: &AppState, q: ListQuery, paged: bool) -> Result<(Vec<Value>, u64), ApiError> {
+async fn page_of(app: &AppState, scope: &Scope, q: ListQuery, paged: bool) -> Result<(Vec<Value>, u64), ApiError> {
     let id = super::text("id", q.id, super::MAX_ID_CHARS)?;
     let name = super::text("name", q.name, 255)?;
-    let tenants = super::list_of("tenantIdIn", q.tenant_id_in, 255)?;
-    super::flag("withoutTenantId", q.without_tenant_id.as_deref())?;
-    super::flag("includeDeploymentsWithoutTenantId", q.include_deployments_without_tenant_id.as_deref())?;
+    let tenants = super::Tenants::parse(
+        scope,
+        q.tenant_id_in,
+        q.without_tenant_id.as_deref(),
+        ("includeDeploymentsWithoutTenantId", q.include_deployments_without_tenant_id.as_deref()),
+    )?;
     let sort = super::sorting(q.sort_by.as_deref(), q.sort_order.as_deref(), &["deploymentTime"])?;
     let page = if paged {
         super::Paging::of(q.first_result.as_deref(), q.max_results.as_deref())?
     } else {
         super::Paging { first: 0, max: 0 }
     };
-    if !tenants.is_empty() {
-        return Ok((Vec::new(), 0));
-    }
     let processes = app.engine.processes();
     if let Some(id) = id {
         let one = match processes.deployment(&id).await {
-            Ok(d) if name.as_ref().is_none_or(|n| d.name.as_ref() == Some(n)) => vec![d],
+            Ok(d) if name.as_ref().is_none_or(|n| d.name.as_ref() == Some(n)) && tenants.keeps(&d.tenant_id) => {
+                vec![d]
+            }
             Ok(_) | Err(kairos::Error::Process(_)) => Vec::new(),
             Err(e) => return Err(e.into()),
         };
@@ -192,7 +199,8 @@ async fn page_of(app: &AppState, q: ListQuery, paged: bool) -> Result<(Vec<Value
         return Ok((page.page(one).iter().map(deployment_dto).collect(), total));
     }
     let newest_first = sort.is_some_and(|(_, desc)| desc);
-    let mut rows = processes.deployments(name.as_deref(), None).await?;
+    let mut rows = processes.deployments(name.as_deref(), None, tenants.only()).await?;
+    rows.retain(|d| tenants.keeps(&d.tenant_id));
     rows.sort_by(|a, b| (a.deploy_time, &a.id).cmp(&(b.deploy_time, &b.id)));
     if newest_first {
         rows.reverse();
@@ -204,19 +212,21 @@ async fn page_of(app: &AppState, q: ListQuery, paged: bool) -> Result<(Vec<Value
 /// `GET /engine-rest/deployment?id=&name=&sortBy=deploymentTime&…` → `[DeploymentDto]`.
 pub async fn list(
     State(app): State<AppState>,
+    scope: Scope,
     crate::extract::Query(q): crate::extract::Query<ListQuery>,
 ) -> Result<axum::Json<Vec<Value>>, ApiError> {
-    Ok(axum::Json(page_of(&app, q, true).await?.0))
+    Ok(axum::Json(page_of(&app, &scope, q, true).await?.0))
 }
 
 /// `GET /engine-rest/deployment/count?…` → `{"count": N}`.
 pub async fn count(
     State(app): State<AppState>,
+    scope: Scope,
     crate::extract::Query(mut q): crate::extract::Query<ListQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
     q.first_result = None;
     q.max_results = None;
-    Ok(axum::Json(json!({"count": page_of(&app, q, false).await?.1})))
+    Ok(axum::Json(json!({"count": page_of(&app, &scope, q, false).await?.1})))
 }
 
 /// `GET /engine-rest/deployment/{id}`.

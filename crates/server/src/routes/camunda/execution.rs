@@ -38,7 +38,7 @@ pub struct ListQuery {
     max_results: Option<String>,
 }
 
-fn query(q: ListQuery) -> Result<(ExecutionQuery, Paging), ApiError> {
+fn query(q: ListQuery, scope: &crate::tenancy::Scope) -> Result<(ExecutionQuery, Paging), ApiError> {
     let active = flag("active", q.active.as_deref())?;
     let suspended = flag("suspended", q.suspended.as_deref())?;
     let suspended = match (active, suspended) {
@@ -65,20 +65,29 @@ fn query(q: ListQuery) -> Result<(ExecutionQuery, Paging), ApiError> {
             MAX_NAME_CHARS,
         )?,
         suspended,
+        tenant: scope.0.clone(),
     };
     Ok((q, page))
 }
 
 /// `GET /engine-rest/execution?…` → `[ExecutionDto]`, in start order.
-pub async fn list(State(app): State<AppState>, Query(q): Query<ListQuery>) -> Result<axum::Json<Vec<Value>>, ApiError> {
-    let (q, page) = query(q)?;
+pub async fn list(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Query(q): Query<ListQuery>,
+) -> Result<axum::Json<Vec<Value>>, ApiError> {
+    let (q, page) = query(q, &scope)?;
     let (rows, _) = app.engine.processes().execution_search(&q, page.first, page.max).await?;
     Ok(axum::Json(rows.iter().map(execution_dto).collect()))
 }
 
 /// `GET /engine-rest/execution/count?…` → `{"count": N}`.
-pub async fn count(State(app): State<AppState>, Query(q): Query<ListQuery>) -> Result<axum::Json<Value>, ApiError> {
-    let (q, _) = query(q)?;
+pub async fn count(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Query(q): Query<ListQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let (q, _) = query(q, &scope)?;
     let (_, total) = app.engine.processes().execution_search(&q, 0, 0).await?;
     Ok(axum::Json(json!({ "count": total })))
 }

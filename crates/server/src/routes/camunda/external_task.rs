@@ -52,7 +52,7 @@ fn dto(r: &ExternalRow) -> Value {
         "processDefinitionKey": r.process_definition_key,
         "processDefinitionVersionTag": null,
         "processInstanceId": r.process_instance_id,
-        "tenantId": null,
+        "tenantId": super::tenant_json(&r.tenant_id),
         "retries": r.retries,
         "suspended": r.suspended,
         "workerId": r.worker_id,
@@ -95,7 +95,7 @@ const SORT_KEYS: &[&str] = &[
 ];
 
 /// The query `q` asks for; `None` when two of its filters exclude each other (nothing matches).
-fn query(q: ListQuery, paged: bool) -> Result<Option<ExternalQuery>, ApiError> {
+fn query(q: ListQuery, scope: &crate::tenancy::Scope, paged: bool) -> Result<Option<ExternalQuery>, ApiError> {
     let f = |name: &'static str, v: &Option<String>| flag(name, v.as_deref());
     let (Some(locked), Some(retries_left), Some(suspended)) = (
         either(f("locked", &q.locked)?, f("notLocked", &q.not_locked)?),
@@ -132,6 +132,7 @@ fn query(q: ListQuery, paged: bool) -> Result<Option<ExternalQuery>, ApiError> {
         process_definition_id: text("processDefinitionId", q.process_definition_id, MAX_ID_CHARS)?,
         activity_id: text("activityId", q.activity_id, MAX_NAME_CHARS)?,
         execution_id: text("executionId", q.execution_id, MAX_ID_CHARS)?,
+        tenant: scope.0.clone(),
         locked,
         retries_left,
         suspended,
@@ -143,18 +144,26 @@ fn query(q: ListQuery, paged: bool) -> Result<Option<ExternalQuery>, ApiError> {
 }
 
 /// `GET /engine-rest/external-task?…` → `[ExternalTaskDto]`, oldest first unless sorted.
-pub async fn list(State(app): State<AppState>, Query(q): Query<ListQuery>) -> Result<axum::Json<Vec<Value>>, ApiError> {
-    let Some(q) = query(q, true)? else { return Ok(axum::Json(Vec::new())) };
+pub async fn list(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Query(q): Query<ListQuery>,
+) -> Result<axum::Json<Vec<Value>>, ApiError> {
+    let Some(q) = query(q, &scope, true)? else { return Ok(axum::Json(Vec::new())) };
     let rows = app.engine.processes().external_tasks(&q).await?;
     Ok(axum::Json(rows.iter().map(dto).collect()))
 }
 
 /// `GET /engine-rest/external-task/count?…` → `{"count": N}`.
-pub async fn count(State(app): State<AppState>, Query(q): Query<ListQuery>) -> Result<axum::Json<Value>, ApiError> {
+pub async fn count(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Query(q): Query<ListQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
     if q.first_result.is_some() || q.max_results.is_some() {
         return Err(invalid("firstResult", "a count takes no firstResult or maxResults"));
     }
-    let Some(q) = query(q, false)? else { return Ok(axum::Json(json!({"count": 0}))) };
+    let Some(q) = query(q, &scope, false)? else { return Ok(axum::Json(json!({"count": 0}))) };
     let n = app.engine.processes().external_task_count(&q).await?;
     Ok(axum::Json(json!({"count": n})))
 }

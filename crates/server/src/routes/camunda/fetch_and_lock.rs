@@ -81,9 +81,9 @@ fn ids(field: &str, v: Vec<String>) -> Result<Vec<String>, ApiError> {
     Ok(v)
 }
 
-/// What one topic of a fetch asks for; `None` when it can match nothing in kairos (a tenant
-/// other than none).
-fn topic(i: usize, t: TopicBody) -> Result<(Option<FetchTopic>, bool), ApiError> {
+/// What one topic of a fetch asks for (a tenant's worker: of its own tenant only); `None` when
+/// it can match nothing.
+fn topic(i: usize, t: TopicBody, scope: &crate::tenancy::Scope) -> Result<(Option<FetchTopic>, bool), ApiError> {
     let at = |f: &str| format!("topics[{i}].{f}");
     let topic_name = name(&at("topicName"), t.topic_name)?;
     let lock = millis(&at("lockDuration"), t.lock_duration)?;
@@ -122,16 +122,31 @@ fn topic(i: usize, t: TopicBody) -> Result<(Option<FetchTopic>, bool), ApiError>
             ),
         ));
     }
-    // Every kairos task is without a tenant: `tenantIdIn` naming tenants matches none.
-    let tenants = ids(&at("tenantIdIn"), t.tenant_id_in.unwrap_or_default())?;
-    let _ = t.without_tenant_id;
+    // `tenantIdIn` and `withoutTenantId` (`''`) together admit both; neither admits any.
+    let mut tenants = ids(&at("tenantIdIn"), t.tenant_id_in.unwrap_or_default())?;
+    if t.without_tenant_id == Some(true) {
+        tenants.push(String::new());
+    }
+    let mut tenants = (!tenants.is_empty()).then_some(tenants);
+    if let Some(mine) = &scope.0 {
+        tenants = Some(match tenants {
+            None => vec![mine.clone()],
+            Some(list) => list.into_iter().filter(|t| t == mine).collect(),
+        });
+    }
+    let nothing = tenants.as_ref().is_some_and(Vec::is_empty);
+    f.tenants = tenants;
     let extension = t.include_extension_properties.unwrap_or(false);
-    Ok(((tenants.is_empty()).then_some(f), extension))
+    Ok(((!nothing).then_some(f), extension))
 }
 
 /// `POST /engine-rest/external-task/fetchAndLock` → 200 `[LockedExternalTaskDto]` (possibly
 /// empty, at the end of `asyncResponseTimeout`).
-pub async fn fetch_and_lock(State(app): State<AppState>, Json(b): Json<FetchBody>) -> Result<Response, ApiError> {
+pub async fn fetch_and_lock(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Json(b): Json<FetchBody>,
+) -> Result<Response, ApiError> {
     let worker = name("workerId", b.worker_id)?;
     let max = match b.max_tasks {
         None => return Err(invalid("maxTasks", "maxTasks is required: how many tasks to fetch at most")),
@@ -171,7 +186,7 @@ pub async fn fetch_and_lock(State(app): State<AppState>, Json(b): Json<FetchBody
     let mut wanted = Vec::new();
     let mut extension = Vec::new();
     for (i, t) in topics.into_iter().enumerate() {
-        let (t, ext) = topic(i, t)?;
+        let (t, ext) = topic(i, t, &scope)?;
         if let Some(t) = t {
             if ext {
                 extension.push(t.topic.clone());
@@ -211,7 +226,7 @@ fn locked(t: &ExternalTask, extension: bool) -> Value {
         "suspended": false,
         "workerId": t.worker_id,
         "topicName": t.topic,
-        "tenantId": null,
+        "tenantId": super::tenant_json(&t.tenant_id),
         "variables": to_typed(&t.variables),
         "priority": t.priority,
         "businessKey": t.business_key,

@@ -8,6 +8,7 @@ use super::{
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::Query;
+use crate::tenancy::Scope;
 use axum::extract::State;
 use kairos::process::InstanceView;
 use serde::Deserialize;
@@ -46,7 +47,7 @@ fn instance_dto(i: &InstanceView) -> Value {
         "superProcessInstanceId": i.super_process_instance_id,
         "superCaseInstanceId": null,
         "caseInstanceId": null,
-        "tenantId": null,
+        "tenantId": super::tenant_json(&i.tenant_id),
         "state": state(i),
     })
 }
@@ -66,6 +67,8 @@ pub struct InstancesQuery {
     externally_terminated: Option<String>,
     active: Option<String>,
     suspended: Option<String>,
+    tenant_id_in: Option<String>,
+    without_tenant_id: Option<String>,
     sort_by: Option<String>,
     sort_order: Option<String>,
     first_result: Option<String>,
@@ -75,7 +78,8 @@ pub struct InstancesQuery {
 const INSTANCE_SORT: &[&str] =
     &["instanceId", "definitionId", "definitionKey", "businessKey", "startTime", "endTime", "duration"];
 
-async fn matching_instances(app: &AppState, q: InstancesQuery) -> Result<Vec<InstanceView>, ApiError> {
+async fn matching_instances(app: &AppState, scope: &Scope, q: InstancesQuery) -> Result<Vec<InstanceView>, ApiError> {
+    let tenants = super::Tenants::parse(scope, q.tenant_id_in, q.without_tenant_id.as_deref(), ("", None))?;
     let mut ids = list_of("processInstanceIds", q.process_instance_ids, MAX_ID_CHARS)?;
     ids.extend(text("processInstanceId", q.process_instance_id, MAX_ID_CHARS)?);
     let def = text("processDefinitionId", q.process_definition_id, MAX_ID_CHARS)?;
@@ -98,9 +102,16 @@ async fn matching_instances(app: &AppState, q: InstancesQuery) -> Result<Vec<Ins
         }
     }
     let sort = sorting(q.sort_by.as_deref(), q.sort_order.as_deref(), INSTANCE_SORT)?;
-    let mut all = app.engine.processes().instances(bk.as_deref(), key.as_deref(), finished).await?;
+    let filter = kairos::process::InstanceFilter {
+        business_key: bk.as_deref(),
+        definition_key: key.as_deref(),
+        finished,
+        tenant: tenants.only(),
+    };
+    let mut all = app.engine.processes().instance_list(&filter).await?;
     all.retain(|i| {
-        (ids.is_empty() || ids.contains(&i.id))
+        tenants.keeps(&i.tenant_id)
+            && (ids.is_empty() || ids.contains(&i.id))
             && def.as_ref().is_none_or(|d| &i.process_definition_id == d)
             && sup.as_ref().is_none_or(|s| i.super_process_instance_id.as_ref() == Some(s))
             && (states.is_empty() || states.contains(&state(i)))
@@ -126,19 +137,21 @@ async fn matching_instances(app: &AppState, q: InstancesQuery) -> Result<Vec<Ins
 /// `GET /engine-rest/history/process-instance?…` → `[HistoricProcessInstanceDto]`.
 pub async fn instances(
     State(app): State<AppState>,
+    scope: Scope,
     Query(mut q): Query<InstancesQuery>,
 ) -> Result<axum::Json<Vec<Value>>, ApiError> {
     let page = Paging::of(q.first_result.take().as_deref(), q.max_results.take().as_deref())?;
-    let all = matching_instances(&app, q).await?;
+    let all = matching_instances(&app, &scope, q).await?;
     Ok(axum::Json(page.page(all).iter().map(instance_dto).collect()))
 }
 
 /// `GET /engine-rest/history/process-instance/count?…` → `{"count": N}`.
 pub async fn instances_count(
     State(app): State<AppState>,
+    scope: Scope,
     Query(q): Query<InstancesQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    Ok(super::count(matching_instances(&app, q).await?.len()))
+    Ok(super::count(matching_instances(&app, &scope, q).await?.len()))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -222,7 +235,7 @@ async fn matching_activities(app: &AppState, q: ActivitiesQuery) -> Result<Vec<V
                 "durationInMillis": duration,
                 "canceled": a.delete_reason.is_some(),
                 "completeScope": false,
-                "tenantId": null,
+                "tenantId": super::tenant_json(&instance.tenant_id),
                 "removalTime": null,
                 "rootProcessInstanceId": pi,
             })
@@ -279,12 +292,14 @@ fn finished_of(finished: Option<&str>, unfinished: Option<&str>) -> Result<Optio
     Ok(either(flag("finished", finished)?, flag("unfinished", unfinished)?))
 }
 
-async fn task_page(app: &AppState, q: TasksQuery, page: Paging) -> Result<(Vec<Value>, u64), ApiError> {
+async fn task_page(app: &AppState, scope: &Scope, q: TasksQuery, page: Paging) -> Result<(Vec<Value>, u64), ApiError> {
     let pi = text("processInstanceId", q.process_instance_id, MAX_ID_CHARS)?;
     let Some(finished) = finished_of(q.finished.as_deref(), q.unfinished.as_deref())? else {
         return Ok((Vec::new(), 0));
     };
-    let (tasks, total) = app.engine.processes().historic_tasks(pi.as_deref(), finished, page.first, page.max).await?;
+    let processes = app.engine.processes();
+    let (tasks, total) =
+        processes.historic_tasks_in(scope.0.as_deref(), pi.as_deref(), finished, (page.first, page.max)).await?;
     let dtos = tasks
         .iter()
         .map(|t| {
@@ -308,7 +323,7 @@ async fn task_page(app: &AppState, q: TasksQuery, page: Paging) -> Result<(Vec<V
                 "due": null,
                 "parentTaskId": null,
                 "followUp": null,
-                "tenantId": null,
+                "tenantId": super::tenant_json(&t.tenant_id),
                 "removalTime": null,
                 "rootProcessInstanceId": t.process_instance_id,
             })
@@ -320,18 +335,20 @@ async fn task_page(app: &AppState, q: TasksQuery, page: Paging) -> Result<(Vec<V
 /// `GET /engine-rest/history/task?processInstanceId=&finished=` → `[HistoricTaskInstanceDto]`.
 pub async fn tasks(
     State(app): State<AppState>,
+    scope: Scope,
     Query(mut q): Query<TasksQuery>,
 ) -> Result<axum::Json<Vec<Value>>, ApiError> {
     let page = Paging::of(q.first_result.take().as_deref(), q.max_results.take().as_deref())?;
-    Ok(axum::Json(task_page(&app, q, page).await?.0))
+    Ok(axum::Json(task_page(&app, &scope, q, page).await?.0))
 }
 
 /// `GET /engine-rest/history/task/count?…` → `{"count": N}`.
 pub async fn tasks_count(
     State(app): State<AppState>,
+    scope: Scope,
     Query(q): Query<TasksQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let (_, total) = task_page(&app, q, Paging { first: 0, max: 0 }).await?;
+    let (_, total) = task_page(&app, &scope, q, Paging { first: 0, max: 0 }).await?;
     Ok(axum::Json(json!({"count": total})))
 }
 
@@ -346,8 +363,14 @@ pub struct VariablesQuery {
     max_results: Option<String>,
 }
 
-async fn variable_page(app: &AppState, q: VariablesQuery, page: Paging) -> Result<(Vec<Value>, u64), ApiError> {
+async fn variable_page(
+    app: &AppState,
+    scope: &Scope,
+    q: VariablesQuery,
+    page: Paging,
+) -> Result<(Vec<Value>, u64), ApiError> {
     let pi = text("processInstanceId", q.process_instance_id, MAX_ID_CHARS)?;
+    scope.names_a_row(pi.is_some(), "processInstanceId")?;
     let name = text("variableName", q.variable_name, MAX_NAME_CHARS)?;
     flag("deserializeValues", q.deserialize_values.as_deref())?;
     let q = kairos::process::VariableQuery { process_instance_id: pi, variable_name: name, ..Default::default() };
@@ -388,17 +411,19 @@ async fn variable_page(app: &AppState, q: VariablesQuery, page: Paging) -> Resul
 /// variable's last value, kept after its instance ended.
 pub async fn variables(
     State(app): State<AppState>,
+    scope: Scope,
     Query(mut q): Query<VariablesQuery>,
 ) -> Result<axum::Json<Vec<Value>>, ApiError> {
     let page = Paging::of(q.first_result.take().as_deref(), q.max_results.take().as_deref())?;
-    Ok(axum::Json(variable_page(&app, q, page).await?.0))
+    Ok(axum::Json(variable_page(&app, &scope, q, page).await?.0))
 }
 
 /// `GET /engine-rest/history/variable-instance/count?…` → `{"count": N}`.
 pub async fn variables_count(
     State(app): State<AppState>,
+    scope: Scope,
     Query(q): Query<VariablesQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let (_, total) = variable_page(&app, q, Paging { first: 0, max: 0 }).await?;
+    let (_, total) = variable_page(&app, &scope, q, Paging { first: 0, max: 0 }).await?;
     Ok(axum::Json(json!({"count": total})))
 }

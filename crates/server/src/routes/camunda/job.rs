@@ -27,7 +27,7 @@ pub fn job_dto(j: &Job, table: JobTable) -> Value {
         "dueDate": opt_date(j.duedate),
         "suspended": table == JobTable::Suspended,
         "priority": 0,
-        "tenantId": null,
+        "tenantId": super::tenant_json(j.tenant_id.as_deref().unwrap_or("")),
         "createTime": super::date(j.create_time),
         "batchId": null,
     })
@@ -49,6 +49,8 @@ pub struct ListQuery {
     with_exception: Option<String>,
     active: Option<String>,
     suspended: Option<String>,
+    tenant_id_in: Option<String>,
+    without_tenant_id: Option<String>,
     sort_by: Option<String>,
     sort_order: Option<String>,
     first_result: Option<String>,
@@ -56,7 +58,13 @@ pub struct ListQuery {
 }
 
 /// The jobs `q` admits, at most `limit` of each table and type, with their table.
-async fn matching(app: &AppState, q: ListQuery, limit: u64) -> Result<(Vec<(Job, JobTable)>, u64), ApiError> {
+async fn matching(
+    app: &AppState,
+    scope: &crate::tenancy::Scope,
+    q: ListQuery,
+    limit: u64,
+) -> Result<(Vec<(Job, JobTable)>, u64), ApiError> {
+    let tenants = super::Tenants::parse(scope, q.tenant_id_in, q.without_tenant_id.as_deref(), ("", None))?;
     let id = text("jobId", q.job_id, MAX_ID_CHARS)?;
     let pi = text("processInstanceId", q.process_instance_id, MAX_ID_CHARS)?;
     let exec = text("executionId", q.execution_id, MAX_ID_CHARS)?;
@@ -98,6 +106,7 @@ async fn matching(app: &AppState, q: ListQuery, limit: u64) -> Result<(Vec<(Job,
                 process_instance_id: pi.clone(),
                 job_type: Some(*t),
                 with_exception: with_exception.then_some(true),
+                tenant: tenants.only().map(str::to_owned),
                 start: 0,
                 size: limit,
                 ..JobFilter::default()
@@ -114,6 +123,7 @@ async fn matching(app: &AppState, q: ListQuery, limit: u64) -> Result<(Vec<(Job,
             && def.as_ref().is_none_or(|x| j.proc_def_id.as_ref() == Some(x))
             && activity.as_ref().is_none_or(|x| j.element_id.as_ref() == Some(x))
             && (!executable || (*table == JobTable::Runtime && j.duedate.is_none_or(|d| d <= now)))
+            && tenants.keeps(j.tenant_id.as_deref().unwrap_or(""))
     });
     let total = total - (before - all.len() as u64);
     Ok((all, total))
@@ -135,12 +145,13 @@ const SORT_KEYS: &[&str] = &[
 /// retries 0), oldest first unless sorted.
 pub async fn list(
     State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
     Query(mut q): Query<ListQuery>,
 ) -> Result<axum::Json<Vec<Value>>, ApiError> {
     let page = Paging::of(q.first_result.take().as_deref(), q.max_results.take().as_deref())?;
     let (by, order) = (q.sort_by.take(), q.sort_order.take());
     let sort = sorting(by.as_deref(), order.as_deref(), SORT_KEYS)?;
-    let (mut all, _) = matching(&app, q, page.first.saturating_add(page.max).min(10 * MAX_RESULTS)).await?;
+    let (mut all, _) = matching(&app, &scope, q, page.first.saturating_add(page.max).min(10 * MAX_RESULTS)).await?;
     all.sort_by(|(a, _), (b, _)| {
         let o = match sort.map(|(by, _)| by) {
             Some("jobId") => a.id.cmp(&b.id),
@@ -157,9 +168,13 @@ pub async fn list(
 }
 
 /// `GET /engine-rest/job/count?…` → `{"count": N}`.
-pub async fn count(State(app): State<AppState>, Query(mut q): Query<ListQuery>) -> Result<axum::Json<Value>, ApiError> {
+pub async fn count(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Query(mut q): Query<ListQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
     sorting(q.sort_by.take().as_deref(), q.sort_order.take().as_deref(), SORT_KEYS)?;
-    let (_, total) = matching(&app, q, MAX_RESULTS).await?;
+    let (_, total) = matching(&app, &scope, q, MAX_RESULTS).await?;
     Ok(axum::Json(json!({"count": total})))
 }
 

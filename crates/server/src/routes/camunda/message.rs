@@ -45,17 +45,19 @@ fn empty(field: &str, v: Option<Value>) -> Result<(), ApiError> {
 /// `POST /engine-rest/message` → 204, or 200 `[MessageCorrelationResultWithVariableDto]` with
 /// `resultEnabled`: the message reaches the one instance (or message start event) waiting
 /// for it; 400 when none or several do (Camunda's MismatchingMessageCorrelationException).
-pub async fn correlate(State(app): State<AppState>, Json(b): Json<CorrelateBody>) -> Result<Response, ApiError> {
+pub async fn correlate(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Json(b): Json<CorrelateBody>,
+) -> Result<Response, ApiError> {
     let name = match text("messageName", b.message_name, MAX_NAME_CHARS)? {
         Some(n) => n,
         None => return Err(invalid("messageName", "messageName is required")),
     };
     let bk = text("businessKey", b.business_key, MAX_NAME_CHARS)?;
     let pi = text("processInstanceId", b.process_instance_id, MAX_ID_CHARS)?;
-    if b.tenant_id.as_deref().is_some_and(|t| !t.is_empty()) {
-        return Err(invalid("tenantId", "kairos has no tenants: tenantId is not supported"));
-    }
-    let _ = b.without_tenant_id;
+    let requested = requested_tenant(b.tenant_id, b.without_tenant_id)?;
+    let tenant = scope.filter(requested.as_deref());
     empty("correlationKeys", b.correlation_keys)?;
     empty("localCorrelationKeys", b.local_correlation_keys)?;
     empty("processVariablesLocal", b.process_variables_local)?;
@@ -68,7 +70,7 @@ pub async fn correlate(State(app): State<AppState>, Json(b): Json<CorrelateBody>
     }
     let vars = from_typed("processVariables", b.process_variables)?;
     let processes = app.engine.processes();
-    let got = processes.message(&name, pi.as_deref(), bk.as_deref(), vars).await.map_err(|e| {
+    let got = processes.message_in(tenant, &name, (pi.as_deref(), bk.as_deref()), vars, None).await.map_err(|e| {
         let e = ApiError::from(e);
         match e.status {
             StatusCode::NOT_FOUND | StatusCode::CONFLICT => {
@@ -83,7 +85,10 @@ pub async fn correlate(State(app): State<AppState>, Json(b): Json<CorrelateBody>
     let instance = processes.instance(&got).await?;
     let mut result = json!({
         "resultType": "Execution",
-        "execution": {"id": got, "processInstanceId": got, "ended": instance.ended, "tenantId": null},
+        "execution": {
+            "id": got, "processInstanceId": got, "ended": instance.ended,
+            "tenantId": super::tenant_json(&instance.tenant_id),
+        },
         "processInstance": instance_dto(&instance),
     });
     if b.variables_in_result_enabled == Some(true) {
@@ -104,7 +109,11 @@ pub struct SignalBody {
 }
 
 /// `POST /engine-rest/signal` `{"name", "variables"?}` → 204: every instance waiting for it.
-pub async fn signal(State(app): State<AppState>, Json(b): Json<SignalBody>) -> Result<StatusCode, ApiError> {
+pub async fn signal(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Json(b): Json<SignalBody>,
+) -> Result<StatusCode, ApiError> {
     let name = match text("name", b.name, MAX_NAME_CHARS)? {
         Some(n) => n,
         None => return Err(invalid("name", "name is required: the signal's name")),
@@ -115,13 +124,21 @@ pub async fn signal(State(app): State<AppState>, Json(b): Json<SignalBody>) -> R
             "signalling one execution is not supported by kairos; the signal goes to every waiting instance",
         ));
     }
-    if b.tenant_id.as_deref().is_some_and(|t| !t.is_empty()) {
-        return Err(invalid("tenantId", "kairos has no tenants: tenantId is not supported"));
-    }
-    let _ = b.without_tenant_id;
+    let requested = requested_tenant(b.tenant_id, b.without_tenant_id)?;
     let vars = from_typed("variables", b.variables)?;
-    app.engine.processes().signal(&name, vars).await?;
+    app.engine.processes().signal_in(scope.filter(requested.as_deref()), &name, vars, None).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Camunda's `tenantId` / `withoutTenantId` of a correlation: one tenant, no tenant (`''`), or
+/// any (`None`).
+fn requested_tenant(tenant: Option<String>, without: Option<bool>) -> Result<Option<String>, ApiError> {
+    match (tenant.filter(|t| !t.is_empty()), without == Some(true)) {
+        (Some(_), true) => Err(invalid("withoutTenantId", "give tenantId or withoutTenantId, not both")),
+        (Some(t), false) => Ok(Some(t)),
+        (None, true) => Ok(Some(String::new())),
+        (None, false) => Ok(None),
+    }
 }
 
 /// Camunda's EvaluationConditionDto.

@@ -457,3 +457,57 @@ mod tests {
         assert_eq!(Paging::of(None, None).unwrap().max, MAX_RESULTS);
     }
 }
+
+/// Camunda's tenant filters of a list — `tenantIdIn`, `withoutTenantId` and
+/// `include…WithoutTenantId` — narrowed to a tenant's caller's own tenant (SPEC I7).
+#[derive(Debug, Clone, Default)]
+pub struct Tenants {
+    /// The caller's tenant: no other row is kept.
+    scope: Option<String>,
+    of: Vec<String>,
+    without: bool,
+    include_without: bool,
+}
+
+impl Tenants {
+    /// The filters of a query: `tenantIdIn`, `withoutTenantId`, and the route's
+    /// `include…WithoutTenantId` (its name and value).
+    pub fn parse(
+        scope: &crate::tenancy::Scope,
+        tenant_id_in: Option<String>,
+        without: Option<&str>,
+        (include_field, include): (&'static str, Option<&str>),
+    ) -> Result<Tenants, ApiError> {
+        Ok(Tenants {
+            scope: scope.0.clone(),
+            of: list_of("tenantIdIn", tenant_id_in, 255)?,
+            without: flag("withoutTenantId", without)?.unwrap_or(false),
+            include_without: flag(include_field, include)?.unwrap_or(false),
+        })
+    }
+
+    /// Whether a row of `tenant` (`''`: none) is kept.
+    pub fn keeps(&self, tenant: &str) -> bool {
+        if self.scope.as_deref().is_some_and(|mine| mine != tenant) {
+            return false;
+        }
+        if self.without {
+            return tenant.is_empty();
+        }
+        self.of.is_empty() || self.of.iter().any(|t| t == tenant) || (self.include_without && tenant.is_empty())
+    }
+
+    /// The one tenant the store can narrow a list to before [`Tenants::keeps`] runs.
+    pub fn only(&self) -> Option<&str> {
+        match (&self.scope, self.of.as_slice()) {
+            (Some(mine), _) => Some(mine),
+            (None, [one]) if !self.include_without && !self.without => Some(one),
+            _ => None,
+        }
+    }
+}
+
+/// A tenant as Camunda's DTOs carry it: `null` for none.
+pub fn tenant_json(tenant: &str) -> Value {
+    if tenant.is_empty() { Value::Null } else { Value::String(tenant.to_string()) }
+}

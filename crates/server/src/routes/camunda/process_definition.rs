@@ -7,6 +7,7 @@ use super::{MAX_ID_CHARS, MAX_NAME_CHARS, Paging, flag, invalid, list_of, sortin
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::{Id, Json, Query, Segments};
+use crate::tenancy::Scope;
 use axum::extract::State;
 use kairos::process::{DefinitionInfo, StartRequest};
 use serde::Deserialize;
@@ -25,7 +26,7 @@ pub fn definition_dto(d: &DefinitionInfo) -> Value {
         "deploymentId": d.deployment_id,
         "diagram": null,
         "suspended": d.suspended,
-        "tenantId": null,
+        "tenantId": super::tenant_json(&d.tenant_id),
         "versionTag": null,
         "historyTimeToLive": null,
         "startableInTasklist": true,
@@ -46,7 +47,6 @@ pub struct ListQuery {
     resource_name: Option<String>,
     active: Option<String>,
     suspended: Option<String>,
-    /// Every kairos definition is without a tenant: naming tenants matches none.
     tenant_id_in: Option<String>,
     without_tenant_id: Option<String>,
     include_process_definitions_without_tenant_id: Option<String>,
@@ -58,7 +58,7 @@ pub struct ListQuery {
 
 const SORT_KEYS: &[&str] = &["id", "key", "name", "version", "deploymentId", "category", "tenantId", "versionTag"];
 
-async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<DefinitionInfo>, ApiError> {
+async fn matching(app: &AppState, scope: &Scope, q: ListQuery) -> Result<Vec<DefinitionInfo>, ApiError> {
     let latest = flag("latestVersion", q.latest_version.as_deref())?.unwrap_or(false);
     let key = text("key", q.key, MAX_NAME_CHARS)?;
     let mut ids = list_of("processDefinitionIdIn", q.process_definition_id_in, MAX_ID_CHARS)?;
@@ -73,11 +73,20 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<DefinitionInfo>, A
     };
     let active = flag("active", q.active.as_deref())?;
     let suspended = flag("suspended", q.suspended.as_deref())?;
-    let tenants = list_of("tenantIdIn", q.tenant_id_in, MAX_NAME_CHARS)?;
-    flag("withoutTenantId", q.without_tenant_id.as_deref())?;
-    flag("includeProcessDefinitionsWithoutTenantId", q.include_process_definitions_without_tenant_id.as_deref())?;
+    let tenants = super::Tenants::parse(
+        scope,
+        q.tenant_id_in,
+        q.without_tenant_id.as_deref(),
+        ("includeProcessDefinitionsWithoutTenantId", q.include_process_definitions_without_tenant_id.as_deref()),
+    )?;
     let sort = sorting(q.sort_by.as_deref(), q.sort_order.as_deref(), SORT_KEYS)?;
-    let mut all = app.engine.processes().definitions_list(key.as_deref(), latest).await?;
+    let filter = kairos::process::DefinitionFilter {
+        key: key.as_deref(),
+        latest_only: latest,
+        tenant: tenants.only(),
+        ..Default::default()
+    };
+    let mut all = app.engine.processes().definitions_query(&filter).await?;
     all.retain(|d| {
         (ids.is_empty() || ids.contains(&d.id))
             && (keys.is_empty() || keys.contains(&d.key))
@@ -87,7 +96,7 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<DefinitionInfo>, A
             && version.is_none_or(|v| d.version == v)
             && active.is_none_or(|a| a != d.suspended)
             && suspended.is_none_or(|s| s == d.suspended)
-            && tenants.is_empty()
+            && tenants.keeps(&d.tenant_id)
     });
     if let Some((by, desc)) = sort {
         all.sort_by(|a, b| {
@@ -96,6 +105,7 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<DefinitionInfo>, A
                 "name" => a.name.cmp(&b.name),
                 "version" => a.version.cmp(&b.version),
                 "deploymentId" => a.deployment_id.cmp(&b.deployment_id),
+                "tenantId" => a.tenant_id.cmp(&b.tenant_id),
                 _ => a.id.cmp(&b.id),
             };
             if desc { o.reverse() } else { o }
@@ -107,24 +117,40 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<DefinitionInfo>, A
 /// `GET /engine-rest/process-definition?…` → `[ProcessDefinitionDto]`.
 pub async fn list(
     State(app): State<AppState>,
+    scope: Scope,
     Query(mut q): Query<ListQuery>,
 ) -> Result<axum::Json<Vec<Value>>, ApiError> {
     let page = Paging::of(q.first_result.take().as_deref(), q.max_results.take().as_deref())?;
-    let all = matching(&app, q).await?;
+    let all = matching(&app, &scope, q).await?;
     Ok(axum::Json(page.page(all).iter().map(definition_dto).collect()))
 }
 
 /// `GET /engine-rest/process-definition/count?…` → `{"count": N}`.
-pub async fn count(State(app): State<AppState>, Query(q): Query<ListQuery>) -> Result<axum::Json<Value>, ApiError> {
-    Ok(super::count(matching(&app, q).await?.len()))
+pub async fn count(
+    State(app): State<AppState>,
+    scope: Scope,
+    Query(q): Query<ListQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    Ok(super::count(matching(&app, &scope, q).await?.len()))
 }
 
-/// The latest version of `key`, or a 404 naming it.
-async fn latest(app: &AppState, key: &str) -> Result<DefinitionInfo, ApiError> {
-    let all = app.engine.processes().definitions_list(Some(key), true).await?;
-    all.into_iter()
-        .next()
-        .ok_or_else(|| ApiError::not_found(format!("no matching process definition with key: {key} and no tenant-id")))
+/// The latest version of `key` in the caller's tenant (none, for a caller of no tenant), or a
+/// 404 naming it as Camunda does.
+async fn latest(app: &AppState, scope: &Scope, key: &str) -> Result<DefinitionInfo, ApiError> {
+    let tenant = scope.tenant(None);
+    let filter = kairos::process::DefinitionFilter {
+        key: Some(key),
+        latest_only: true,
+        tenant: Some(tenant),
+        ..Default::default()
+    };
+    let all = app.engine.processes().definitions_query(&filter).await?;
+    all.into_iter().next().ok_or_else(|| {
+        ApiError::not_found(match tenant {
+            "" => format!("no matching process definition with key: {key} and no tenant-id"),
+            t => format!("no matching process definition with key: {key} and tenant-id: {t}"),
+        })
+    })
 }
 
 /// `GET /engine-rest/process-definition/{id}`.
@@ -149,9 +175,10 @@ pub async fn statistics(State(app): State<AppState>, Id(id): Id) -> Result<axum:
 /// `GET /engine-rest/process-definition/key/{key}`: its latest version.
 pub async fn get_by_key(
     State(app): State<AppState>,
+    scope: Scope,
     Segments(key): Segments<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    Ok(axum::Json(definition_dto(&latest(&app, &key).await?)))
+    Ok(axum::Json(definition_dto(&latest(&app, &scope, &key).await?)))
 }
 
 /// Camunda's ProcessDefinitionDiagramDto: `{"id", "bpmn20Xml"}`.
@@ -168,9 +195,10 @@ pub async fn xml(State(app): State<AppState>, Id(id): Id) -> Result<axum::Json<V
 /// `GET /engine-rest/process-definition/key/{key}/xml`.
 pub async fn xml_by_key(
     State(app): State<AppState>,
+    scope: Scope,
     Segments(key): Segments<String>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let d = latest(&app, &key).await?;
+    let d = latest(&app, &scope, &key).await?;
     diagram(&app, &d.id).await
 }
 
@@ -243,10 +271,11 @@ pub async fn start(
 /// version.
 pub async fn start_by_key(
     State(app): State<AppState>,
+    scope: Scope,
     Segments(key): Segments<String>,
     Json(b): Json<StartBody>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let d = latest(&app, &key).await?;
+    let d = latest(&app, &scope, &key).await?;
     if d.suspended {
         return Err(super::bad_user_request(format!("process definition {} is suspended", d.id)));
     }

@@ -23,7 +23,7 @@ pub fn instance_dto(i: &InstanceView) -> Value {
         "caseInstanceId": null,
         "ended": i.ended,
         "suspended": i.suspended,
-        "tenantId": null,
+        "tenantId": super::tenant_json(&i.tenant_id),
     })
 }
 
@@ -73,7 +73,7 @@ fn variable_filters(v: Option<String>) -> Result<Vec<(String, Value)>, ApiError>
     Ok(out)
 }
 
-async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<InstanceView>, ApiError> {
+async fn matching(app: &AppState, scope: &crate::tenancy::Scope, q: ListQuery) -> Result<Vec<InstanceView>, ApiError> {
     let ids = list_of("processInstanceIds", q.process_instance_ids, MAX_ID_CHARS)?;
     let bk = text("businessKey", q.business_key, MAX_NAME_CHARS)?;
     let def = text("processDefinitionId", q.process_definition_id, MAX_ID_CHARS)?;
@@ -84,11 +84,16 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<InstanceView>, Api
     let active = flag("active", q.active.as_deref())?;
     let suspended = flag("suspended", q.suspended.as_deref())?;
     let vars = variable_filters(q.variables)?;
-    let tenants = list_of("tenantIdIn", q.tenant_id_in, MAX_NAME_CHARS)?;
-    flag("withoutTenantId", q.without_tenant_id.as_deref())?;
+    let tenants = super::Tenants::parse(scope, q.tenant_id_in, q.without_tenant_id.as_deref(), ("", None))?;
     let sort = sorting(q.sort_by.as_deref(), q.sort_order.as_deref(), SORT_KEYS)?;
     let processes = app.engine.processes();
-    let mut all = processes.instances(bk.as_deref(), key.as_deref(), Some(false)).await?;
+    let filter = kairos::process::InstanceFilter {
+        business_key: bk.as_deref(),
+        definition_key: key.as_deref(),
+        finished: Some(false),
+        tenant: tenants.only(),
+    };
+    let mut all = processes.instance_list(&filter).await?;
     all.retain(|i| {
         (ids.is_empty() || ids.contains(&i.id))
             && def.as_ref().is_none_or(|d| &i.process_definition_id == d)
@@ -97,7 +102,7 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<InstanceView>, Api
             && (!root || i.super_process_instance_id.is_none())
             && active.is_none_or(|a| a != i.suspended)
             && suspended.is_none_or(|s| s == i.suspended)
-            && tenants.is_empty()
+            && tenants.keeps(&i.tenant_id)
     });
     if !vars.is_empty() {
         let mut kept = Vec::new();
@@ -115,6 +120,7 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<InstanceView>, Api
                 "definitionKey" => a.process_definition_key.cmp(&b.process_definition_key),
                 "definitionId" => a.process_definition_id.cmp(&b.process_definition_id),
                 "businessKey" => a.business_key.cmp(&b.business_key),
+                "tenantId" => a.tenant_id.cmp(&b.tenant_id),
                 _ => a.id.cmp(&b.id),
             };
             if desc { o.reverse() } else { o }
@@ -126,16 +132,21 @@ async fn matching(app: &AppState, q: ListQuery) -> Result<Vec<InstanceView>, Api
 /// `GET /engine-rest/process-instance?…` → `[ProcessInstanceDto]` (running instances).
 pub async fn list(
     State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
     Query(mut q): Query<ListQuery>,
 ) -> Result<axum::Json<Vec<Value>>, ApiError> {
     let page = Paging::of(q.first_result.take().as_deref(), q.max_results.take().as_deref())?;
-    let all = matching(&app, q).await?;
+    let all = matching(&app, &scope, q).await?;
     Ok(axum::Json(page.page(all).iter().map(instance_dto).collect()))
 }
 
 /// `GET /engine-rest/process-instance/count?…` → `{"count": N}`.
-pub async fn count(State(app): State<AppState>, Query(q): Query<ListQuery>) -> Result<axum::Json<Value>, ApiError> {
-    Ok(super::count(matching(&app, q).await?.len()))
+pub async fn count(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Query(q): Query<ListQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    Ok(super::count(matching(&app, &scope, q).await?.len()))
 }
 
 /// A running instance, or Camunda's 404.

@@ -38,7 +38,7 @@ pub fn task_dto(t: &TaskView) -> Value {
         "suspended": t.suspended,
         "formKey": t.form_key,
         "camundaFormRef": null,
-        "tenantId": null,
+        "tenantId": super::tenant_json(&t.tenant_id),
     })
 }
 
@@ -60,6 +60,8 @@ pub struct ListQuery {
     name: Option<String>,
     active: Option<String>,
     suspended: Option<String>,
+    tenant_id_in: Option<String>,
+    without_tenant_id: Option<String>,
     sort_by: Option<String>,
     sort_order: Option<String>,
     first_result: Option<String>,
@@ -74,7 +76,13 @@ fn tasklist_of(principal: &Option<axum::Extension<kairos::identity::Principal>>)
     principal.as_ref().and_then(|p| p.tasklist_user()).map(str::to_owned)
 }
 
-async fn matching(app: &AppState, q: ListQuery, mine: Option<String>) -> Result<Vec<TaskView>, ApiError> {
+async fn matching(
+    app: &AppState,
+    scope: &crate::tenancy::Scope,
+    q: ListQuery,
+    mine: Option<String>,
+) -> Result<Vec<TaskView>, ApiError> {
+    let tenants = super::Tenants::parse(scope, q.tenant_id_in, q.without_tenant_id.as_deref(), ("", None))?;
     let id = text("taskId", q.task_id, MAX_ID_CHARS)?;
     let pi = text("processInstanceId", q.process_instance_id, MAX_ID_CHARS)?;
     let bk = text("processInstanceBusinessKey", q.process_instance_business_key, MAX_NAME_CHARS)?;
@@ -99,6 +107,7 @@ async fn matching(app: &AppState, q: ListQuery, mine: Option<String>) -> Result<
         candidate_user: user.as_deref(),
         candidate_group: group.as_deref(),
         candidate_or_assigned: mine.as_deref(),
+        tenant: tenants.only(),
     };
     let mut all = processes.task_list(&filter).await?;
     // The instances the key and business key filters admit, read once.
@@ -125,6 +134,7 @@ async fn matching(app: &AppState, q: ListQuery, mine: Option<String>) -> Result<
             && active.is_none_or(|a| a != t.suspended)
             && suspended.is_none_or(|s| s == t.suspended)
             && instances.as_ref().is_none_or(|ids| ids.contains(&t.process_instance_id))
+            && tenants.keeps(&t.tenant_id)
     });
     if let Some((by, desc)) = sort {
         all.sort_by(|a, b| {
@@ -148,10 +158,11 @@ async fn matching(app: &AppState, q: ListQuery, mine: Option<String>) -> Result<
 pub async fn list(
     State(app): State<AppState>,
     principal: Option<axum::Extension<kairos::identity::Principal>>,
+    scope: crate::tenancy::Scope,
     Query(mut q): Query<ListQuery>,
 ) -> Result<axum::Json<Vec<Value>>, ApiError> {
     let page = Paging::of(q.first_result.take().as_deref(), q.max_results.take().as_deref())?;
-    let all = matching(&app, q, tasklist_of(&principal)).await?;
+    let all = matching(&app, &scope, q, tasklist_of(&principal)).await?;
     Ok(axum::Json(page.page(all).iter().map(task_dto).collect()))
 }
 
@@ -159,9 +170,10 @@ pub async fn list(
 pub async fn count(
     State(app): State<AppState>,
     principal: Option<axum::Extension<kairos::identity::Principal>>,
+    scope: crate::tenancy::Scope,
     Query(q): Query<ListQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    Ok(super::count(matching(&app, q, tasklist_of(&principal)).await?.len()))
+    Ok(super::count(matching(&app, &scope, q, tasklist_of(&principal)).await?.len()))
 }
 
 /// `GET /engine-rest/task/{id}`.

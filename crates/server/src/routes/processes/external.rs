@@ -33,7 +33,7 @@ pub struct AcquireBody {
     worker_id: Option<String>,
     /// `bpmn` or `cmmn` (Flowable); kairos runs BPMN only, so `cmmn` acquires nothing.
     scope_type: Option<String>,
-    /// Flowable's tenant filter; kairos has one tenant (empty) until tenants come.
+    /// Flowable's tenant filter: only its jobs (a tenant's worker: always its own).
     tenant_id: Option<String>,
 }
 
@@ -65,7 +65,7 @@ impl AcquiredJob {
             exception_message: t.error_message,
             due_date: None,
             create_time: None,
-            tenant_id: String::new(),
+            tenant_id: t.tenant_id,
             lock_owner: Some(t.worker_id),
             lock_expiration_time: Some(t.lock_expiration_time),
             topic: Some(t.topic),
@@ -115,6 +115,7 @@ fn not_holder(e: kairos::Error) -> ApiError {
 /// `POST /external-job-api/acquire/jobs` → the locked jobs (possibly none).
 pub async fn acquire(
     State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
     Json(b): Json<AcquireBody>,
 ) -> Result<axum::Json<Vec<AcquiredJob>>, ApiError> {
     let topic = required("topic", b.topic, MAX_NAME_CHARS)?;
@@ -145,10 +146,9 @@ pub async fn acquire(
             ));
         }
     }
-    if b.tenant_id.as_deref().is_some_and(|t| !t.is_empty()) {
-        return Ok(axum::Json(Vec::new()));
-    }
-    let tasks = app.engine.processes().external_acquire(&topic, lock, n as usize, &worker).await?;
+    let tenant = super::filter(b.tenant_id);
+    let tenant = scope.filter(tenant.as_deref());
+    let tasks = app.engine.processes().external_acquire_in(tenant, &topic, lock, n as usize, &worker).await?;
     Ok(axum::Json(tasks.into_iter().map(AcquiredJob::of).collect()))
 }
 
@@ -318,6 +318,7 @@ pub struct JobsQuery {
 /// the external worker jobs in ACT_RU_JOB (Flowable's list envelope).
 pub async fn list(
     State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
     crate::extract::Query(q): crate::extract::Query<JobsQuery>,
 ) -> Result<axum::Json<crate::dto::List<JobResponse>>, ApiError> {
     let sorting = crate::dto::Sorting::parse(q.sort.as_deref(), q.order.as_deref(), &["id"], "id")?;
@@ -327,6 +328,7 @@ pub async fn list(
         let found = store.job_get(kairos::JobTable::Runtime, &id).await?;
         let data: Vec<JobResponse> = found
             .filter(|j| j.job_type == kairos::JobType::ExternalWorker)
+            .filter(|j| scope.sees(j.tenant_id.as_deref().unwrap_or("")))
             .filter(|j| {
                 super::filter(q.process_instance_id.clone())
                     .is_none_or(|p| j.process_instance_id.as_deref() == Some(p.as_str()))
@@ -343,6 +345,7 @@ pub async fn list(
         process_instance_id: super::filter(q.process_instance_id),
         job_type: Some(kairos::JobType::ExternalWorker),
         with_exception: crate::extract::flag("withException", q.with_exception.as_deref())?,
+        tenant: scope.0.clone(),
         start,
         size,
         ..Default::default()
@@ -447,7 +450,7 @@ pub async fn unacquire(
     Json(b): Json<UnacquireBody>,
 ) -> Result<Response, ApiError> {
     let worker = required("workerId", b.worker_id, MAX_NAME_CHARS)?;
-    super::no_tenant("tenantId", b.tenant_id.as_deref())?;
+    let _ = b.tenant_id; // the guard checked it; the job is the one named
     let processes = app.engine.processes();
     let task = processes.external_task(&id).await?;
     if task.worker_id.as_deref() != Some(worker.as_str()) {
@@ -463,13 +466,23 @@ pub async fn unacquire(
 
 /// `POST /external-job-api/unacquire/jobs` `{"workerId", "tenantId"?}` → 204: every job the
 /// worker holds is given back (a worker shutting down).
-pub async fn unacquire_all(State(app): State<AppState>, Json(b): Json<UnacquireBody>) -> Result<Response, ApiError> {
+pub async fn unacquire_all(
+    State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
+    Json(b): Json<UnacquireBody>,
+) -> Result<Response, ApiError> {
     let worker = required("workerId", b.worker_id, MAX_NAME_CHARS)?;
-    super::no_tenant("tenantId", b.tenant_id.as_deref())?;
+    let tenant = super::filter(b.tenant_id);
+    let tenant = scope.filter(tenant.as_deref()).map(str::to_owned);
     let processes = app.engine.processes();
     // In pages of 1,000: each unlock takes its job out of the next page's query.
     loop {
-        let q = kairos::process::ExternalQuery { worker_id: Some(worker.clone()), max: 1_000, ..Default::default() };
+        let q = kairos::process::ExternalQuery {
+            worker_id: Some(worker.clone()),
+            tenant: tenant.clone(),
+            max: 1_000,
+            ..Default::default()
+        };
         let held = processes.external_tasks(&q).await?;
         if held.is_empty() {
             break;

@@ -7,8 +7,9 @@ use crate::AppState;
 use crate::dto::{HistoricTaskDto, List};
 use crate::error::ApiError;
 use crate::extract::{Query, flag, page};
+use crate::tenancy::Scope;
 use axum::extract::State;
-use kairos::process::{DetailQuery, HistoricActivity, HistoricDetail, InstanceView};
+use kairos::process::{DetailQuery, HistoricActivity, HistoricDetail, InstanceFilter, InstanceView};
 use kairos_process::ErrorKind;
 use serde::{Deserialize, Serialize};
 
@@ -22,7 +23,6 @@ pub struct HistoricInstanceResponse {
     pub url: String,
     pub process_definition_url: String,
     pub duration_in_millis: Option<i64>,
-    pub tenant_id: &'static str,
     pub variables: Vec<crate::flowable::RestVariable>,
 }
 
@@ -36,7 +36,6 @@ impl HistoricInstanceResponse {
             url: format!("/history/historic-process-instances/{}", view.id),
             process_definition_url: format!("/repository/process-definitions/{}", view.process_definition_id),
             duration_in_millis: duration,
-            tenant_id: "",
             variables: Vec::new(),
             view,
         }
@@ -50,21 +49,25 @@ pub struct InstancesQuery {
     process_definition_key: Option<String>,
     business_key: Option<String>,
     finished: Option<String>,
+    tenant_id: Option<String>,
     sort: Option<String>,
     order: Option<String>,
     start: Option<String>,
     size: Option<String>,
 }
 
-/// `GET /history/historic-process-instances?processInstanceId=&processDefinitionKey=&businessKey=&finished=`,
+/// `GET /history/historic-process-instances?processInstanceId=&processDefinitionKey=&businessKey=&finished=&tenantId=`,
 /// oldest first.
 pub async fn instances(
     State(app): State<AppState>,
+    scope: Scope,
     Query(q): Query<InstancesQuery>,
 ) -> Result<axum::Json<List<HistoricInstanceResponse>>, ApiError> {
     let finished = flag("finished", q.finished.as_deref())?;
     let (bk, key) = (filter(q.business_key), filter(q.process_definition_key));
     let processes = app.engine.processes();
+    let tenant = filter(q.tenant_id);
+    let tenant = scope.filter(tenant.as_deref());
     let all = match filter(q.process_instance_id) {
         Some(id) => match processes.instance(&id).await {
             Ok(i) => vec![i]
@@ -72,11 +75,15 @@ pub async fn instances(
                 .filter(|i| bk.as_ref().is_none_or(|b| i.business_key.as_ref() == Some(b)))
                 .filter(|i| key.as_ref().is_none_or(|k| &i.process_definition_key == k))
                 .filter(|i| finished.is_none_or(|f| i.ended == f))
+                .filter(|i| tenant.is_none_or(|t| i.tenant_id == t))
                 .collect(),
             Err(kairos::Error::Process(p)) if p.kind == ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(e.into()),
         },
-        None => processes.instances(bk.as_deref(), key.as_deref(), finished).await?,
+        None => {
+            let f = InstanceFilter { business_key: bk.as_deref(), definition_key: key.as_deref(), finished, tenant };
+            processes.instance_list(&f).await?
+        }
     };
     let sorting = crate::dto::Sorting::parse(q.sort.as_deref(), q.order.as_deref(), HISTORIC_INSTANCE_SORTS, "id")?;
     let all: Vec<HistoricInstanceResponse> = all.into_iter().map(HistoricInstanceResponse::of).collect();
@@ -94,6 +101,7 @@ pub struct ByInstanceQuery {
 /// `GET /history/historic-activity-instances?processInstanceId=` (required), in start order.
 pub async fn activities(
     State(app): State<AppState>,
+    _scope: Scope,
     Query(q): Query<ByInstanceQuery>,
 ) -> Result<axum::Json<List<HistoricActivity>>, ApiError> {
     let pi = required("processInstanceId", q.process_instance_id, 64)?;
@@ -106,20 +114,25 @@ pub async fn activities(
 pub struct TasksQuery {
     process_instance_id: Option<String>,
     finished: Option<String>,
+    tenant_id: Option<String>,
     start: Option<String>,
     size: Option<String>,
 }
 
-/// `GET /history/historic-task-instances?processInstanceId=&finished=`: every user task,
-/// open or done, oldest first.
+/// `GET /history/historic-task-instances?processInstanceId=&finished=&tenantId=`: every user
+/// task, open or done, oldest first.
 pub async fn tasks(
     State(app): State<AppState>,
+    scope: Scope,
     Query(q): Query<TasksQuery>,
 ) -> Result<axum::Json<List<HistoricTaskDto>>, ApiError> {
     let (start, size) = page(q.start.as_deref(), q.size.as_deref())?;
     let finished = flag("finished", q.finished.as_deref())?;
     let pi = filter(q.process_instance_id);
-    let (data, total) = app.engine.processes().historic_tasks(pi.as_deref(), finished, start, size).await?;
+    let tenant = filter(q.tenant_id);
+    let tenant = scope.filter(tenant.as_deref());
+    let (data, total) =
+        app.engine.processes().historic_tasks_in(tenant, pi.as_deref(), finished, (start, size)).await?;
     Ok(axum::Json(List::new(data, total, start)))
 }
 
@@ -143,6 +156,7 @@ pub struct DetailsQuery {
 /// none, `selectOnlyVariableUpdates` changes nothing.
 pub async fn details(
     State(app): State<AppState>,
+    scope: Scope,
     Query(q): Query<DetailsQuery>,
 ) -> Result<axum::Json<List<HistoricDetail>>, ApiError> {
     let (start, size) = page(q.start.as_deref(), q.size.as_deref())?;
@@ -156,6 +170,10 @@ pub async fn details(
         activity_instance_id: id("activityInstanceId", q.activity_instance_id)?,
         task_id: id("taskId", q.task_id)?,
     };
+    scope.names_a_row(
+        query.process_instance_id.is_some() || query.execution_id.is_some() || query.task_id.is_some(),
+        "processInstanceId",
+    )?;
     if only_forms == Some(true) {
         return Ok(axum::Json(List::new(Vec::new(), 0, start)));
     }
@@ -182,6 +200,7 @@ pub struct VariablesQuery {
 /// each variable's last value (ACT_HI_VARINST), also after its instance ended.
 pub async fn variables(
     State(app): State<AppState>,
+    scope: Scope,
     Query(q): Query<VariablesQuery>,
 ) -> Result<axum::Json<List<kairos::process::HistoricVariable>>, ApiError> {
     let (start, size) = page(q.start.as_deref(), q.size.as_deref())?;
@@ -191,6 +210,7 @@ pub async fn variables(
         variable_name: filter(q.variable_name).map(|n| limited("variableName", n, 255)).transpose()?,
         exclude_task_variables: flag("excludeTaskVariables", q.exclude_task_variables.as_deref())?.unwrap_or(false),
     };
+    scope.names_a_row(query.process_instance_id.is_some() || query.task_id.is_some(), "processInstanceId")?;
     let (data, total) = app.engine.processes().historic_variables(&query, start, size).await?;
     Ok(axum::Json(List::new(data, total, start)))
 }

@@ -55,10 +55,11 @@ macro_rules! post_query {
         $(#[$doc])*
         pub async fn $name(
             State(app): State<AppState>,
+            scope: crate::tenancy::Scope,
             uri: Uri,
             Json(body): Json<Map<String, Value>>,
         ) -> Result<$out, ApiError> {
-            $handler(State(app), query(&uri, body)?).await
+            $handler(State(app), scope, query(&uri, body)?).await
         }
     };
 }

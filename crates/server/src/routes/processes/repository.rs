@@ -31,7 +31,7 @@ pub struct DeployQuery {
     deployment_name: Option<String>,
     /// Flowable's deployment key, kept in ACT_RE_DEPLOYMENT.KEY_.
     deployment_key: Option<String>,
-    /// Flowable's tenant: kairos has one, the empty one.
+    /// Flowable's tenant of the deployment (a tenant's caller: theirs, named or not).
     tenant_id: Option<String>,
 }
 
@@ -49,16 +49,16 @@ struct Resource {
 /// parts are BPMN documents (an optional text part `name` names them when there is one file).
 /// → 201 with Flowable's DeploymentResponse (`id, name, deploymentTime, category,
 /// parentDeploymentId, url, tenantId`) and kairos's `processDefinitions` ([`Deployed`]).
-/// Flowable's `deploymentName` (= `name`), `deploymentKey` and `tenantId` (only the empty one)
-/// are taken.
+/// Flowable's `deploymentName` (= `name`), `deploymentKey` and `tenantId` (query or form
+/// field; a tenant's caller deploys to their own tenant) are taken.
 ///
 /// Every document is parsed before any is deployed, so a malformed one writes nothing.
 pub async fn deploy(
     State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
     Query(q): Query<DeployQuery>,
     req: Request,
 ) -> Result<Response, ApiError> {
-    super::no_tenant("tenantId", q.tenant_id.as_deref())?;
     let query_name = match (filter(q.name), filter(q.deployment_name)) {
         (Some(_), Some(_)) => return Err(ApiError::invalid("deploymentName", "give name or deploymentName, not both")),
         (Some(n), None) => Some(limited("name", n, MAX_DEPLOYMENT_NAME_CHARS)?),
@@ -68,10 +68,10 @@ pub async fn deploy(
     let key = filter(q.deployment_key).map(|k| limited("deploymentKey", k, super::MAX_NAME_CHARS)).transpose()?;
     let ct = req.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap_or("").to_string());
     let essence = ct.as_deref().map(|c| c.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
-    let resources = match essence.as_deref() {
+    let (resources, form_tenant) = match essence.as_deref() {
         Some("multipart/form-data") => from_multipart(req, query_name).await?,
-        None | Some("application/xml" | "text/xml") => vec![from_body(req, query_name).await?],
-        Some(e) if e.ends_with("+xml") => vec![from_body(req, query_name).await?],
+        None | Some("application/xml" | "text/xml") => (vec![from_body(req, query_name).await?], None),
+        Some(e) if e.ends_with("+xml") => (vec![from_body(req, query_name).await?], None),
         Some(_) => {
             return Err(ApiError::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -84,6 +84,12 @@ pub async fn deploy(
         }
     };
 
+    let tenant = match (filter(q.tenant_id), form_tenant) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid("tenantId", "give tenantId in the query or the form, not both"));
+        }
+        (q, f) => scope.creating("tenantId", q.or(f).as_deref())?,
+    };
     // Check everything first (XML, model, handlers): a form whose second file is refused
     // deploys nothing.
     let processes = app.engine.processes();
@@ -94,7 +100,7 @@ pub async fn deploy(
     }
     let mut done: Vec<DeploymentInfo> = Vec::new();
     for r in &resources {
-        match processes.deploy_keyed(&r.name, key.as_deref(), &r.xml).await {
+        match processes.deploy_in(&tenant, &r.name, key.as_deref(), &r.xml).await {
             Ok(d) => done.push(d),
             Err(e) => {
                 let mut err = in_resource(e.into(), r, resources.len());
@@ -164,7 +170,8 @@ async fn from_body(req: Request, name: Option<String>) -> Result<Resource, ApiEr
     Ok(Resource { name: name.unwrap_or_else(|| "deployment".into()), origin: "the body".into(), xml })
 }
 
-async fn from_multipart(req: Request, query_name: Option<String>) -> Result<Vec<Resource>, ApiError> {
+/// The documents of a multipart form, and its `tenantId` text field if it has one.
+async fn from_multipart(req: Request, query_name: Option<String>) -> Result<(Vec<Resource>, Option<String>), ApiError> {
     let multipart_error = |e: axum::extract::multipart::MultipartError| {
         if let Some(limit) = crate::conn::BodyTimeout::in_chain(&e) {
             crate::extract::body_timeout(limit)
@@ -186,6 +193,7 @@ async fn from_multipart(req: Request, query_name: Option<String>) -> Result<Vec<
         )
     })?;
     let mut form_name: Option<String> = None;
+    let mut form_tenant: Option<String> = None;
     let mut files: Vec<(String, String)> = Vec::new();
     while let Some(field) = form.next_field().await.map_err(multipart_error)? {
         let part = field.name().unwrap_or("").to_string();
@@ -205,11 +213,15 @@ async fn from_multipart(req: Request, query_name: Option<String>) -> Result<Vec<
                 let text = field.text().await.map_err(multipart_error)?;
                 form_name = filter(Some(text)).map(|n| limited("name", n, MAX_DEPLOYMENT_NAME_CHARS)).transpose()?;
             }
+            None if part == "tenantId" => {
+                let text = field.text().await.map_err(multipart_error)?;
+                form_tenant = filter(Some(text)).map(|t| limited("tenantId", t, super::MAX_NAME_CHARS)).transpose()?;
+            }
             None => {
                 return Err(ApiError::invalid(
                     "file",
                     format!(
-                        "form field \"{part}\" is not known here: send BPMN files as file parts (curl -F file=@process.bpmn) and optionally a text field \"name\""
+                        "form field \"{part}\" is not known here: send BPMN files as file parts (curl -F file=@process.bpmn) and optionally text fields \"name\" and \"tenantId\""
                     ),
                 ));
             }
@@ -223,7 +235,7 @@ async fn from_multipart(req: Request, query_name: Option<String>) -> Result<Vec<
     }
     let explicit = query_name.or(form_name);
     let single = files.len() == 1;
-    files
+    let resources = files
         .into_iter()
         .map(|(file, xml)| {
             // One file takes the given name; several keep their own file names (resource names).
@@ -233,7 +245,8 @@ async fn from_multipart(req: Request, query_name: Option<String>) -> Result<Vec<
             };
             Ok(Resource { name, origin: format!("file \"{file}\""), xml })
         })
-        .collect()
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    Ok((resources, form_tenant))
 }
 
 // ---- answer shapes -------------------------------------------------------------------------
@@ -334,7 +347,7 @@ impl Deployed {
                 name: Some(d.name),
                 category: None,
                 key: None,
-                tenant_id: String::new(),
+                tenant_id: d.tenant_id,
                 deploy_time: d.deployment_time,
             }),
             process_definitions: d.process_definitions.into_iter().map(DefinitionResponse::of).collect(),
@@ -354,7 +367,7 @@ impl Deployed {
                 category: None,
                 parent_deployment_id: first.parent_deployment_id.clone(),
                 url: first.url.clone(),
-                tenant_id: String::new(),
+                tenant_id: first.tenant_id.clone(),
             },
             process_definitions: all
                 .iter()
@@ -464,9 +477,10 @@ fn passes(pattern: &Option<String>, value: Option<&str>) -> bool {
 /// Flowable's tenant filters against kairos's one tenant `''`: `tenantId` keeps everything when
 /// empty and nothing otherwise; `tenantIdLike` keeps everything when it matches `''`;
 /// `withoutTenantId` changes nothing (nothing has a tenant).
-fn tenant_matches(tenant: &Option<String>, like_pattern: &Option<String>, without: Option<bool>) -> bool {
-    let _ = without;
-    tenant.as_deref().is_none_or(str::is_empty) && like_pattern.as_deref().is_none_or(|p| like(p, ""))
+/// Whether a row of tenant `row` (`''`: none) passes Flowable's `tenantIdLike` and
+/// `withoutTenantId` (`tenantId` itself is compared by the store, with the caller's scope).
+fn tenant_matches(row: &str, like_pattern: &Option<String>, without: Option<bool>) -> bool {
+    like_pattern.as_deref().is_none_or(|p| like(p, row)) && (without != Some(true) || row.is_empty())
 }
 
 /// A positive whole number parameter.
@@ -529,6 +543,7 @@ const DEFINITION_SORTS: &[&str] = &["id", "key", "category", "name", "version", 
 /// Equality filters run in SQL, `…Like` patterns here ([`like`]).
 pub async fn definitions(
     State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
     Query(q): Query<DefinitionsQuery>,
 ) -> Result<axum::Json<List<DefinitionResponse>>, ApiError> {
     let latest = flag("latest", q.latest.as_deref())?.unwrap_or(false);
@@ -545,7 +560,7 @@ pub async fn definitions(
     let category_not = filter(q.category_not_equals);
     let resource_like = pattern("resourceNameLike", q.resource_name_like)?;
     let tenant_like = pattern("tenantIdLike", q.tenant_id_like)?;
-    let tenant = q.tenant_id;
+    let tenant = filter(q.tenant_id);
     let f = kairos::process::DefinitionFilter {
         key: key.as_deref(),
         name: name.as_deref(),
@@ -555,13 +570,12 @@ pub async fn definitions(
         version,
         suspended,
         latest_only: latest,
+        tenant: scope.filter(tenant.as_deref()),
     };
     let mut all = app.engine.processes().definitions_query(&f).await?;
-    if !tenant_matches(&tenant, &tenant_like, without_tenant) {
-        all.clear();
-    }
     all.retain(|d| {
-        passes(&key_like, Some(&d.key))
+        tenant_matches(&d.tenant_id, &tenant_like, without_tenant)
+            && passes(&key_like, Some(&d.key))
             && passes(&name_like, d.name.as_deref())
             && passes(&name_like_ic, d.name.as_deref().map(str::to_lowercase).as_deref())
             && passes(&category_like, d.category.as_deref())
@@ -649,6 +663,7 @@ const DEPLOYMENT_SORTS: &[&str] = &["id", "name", "deployTime", "tenantId"];
 /// `GET /repository/deployments` with Flowable's filters, by `id` unless `sort` says.
 pub async fn deployments(
     State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
     Query(q): Query<DeploymentsQuery>,
 ) -> Result<axum::Json<List<DeploymentResponse>>, ApiError> {
     let without_tenant = flag("withoutTenantId", q.without_tenant_id.as_deref())?;
@@ -658,12 +673,12 @@ pub async fn deployments(
     let tenant_like = pattern("tenantIdLike", q.tenant_id_like)?;
     let (name, category) = (filter(q.name), filter(q.category));
     let (category_not, parent) = (filter(q.category_not_equals), filter(q.parent_deployment_id));
-    let mut all = app.engine.processes().deployments(name.as_deref(), category.as_deref()).await?;
-    if !tenant_matches(&q.tenant_id, &tenant_like, without_tenant) {
-        all.clear();
-    }
+    let tenant = filter(q.tenant_id);
+    let tenant = scope.filter(tenant.as_deref());
+    let mut all = app.engine.processes().deployments(name.as_deref(), category.as_deref(), tenant).await?;
     all.retain(|d| {
-        passes(&name_like, d.name.as_deref())
+        tenant_matches(&d.tenant_id, &tenant_like, without_tenant)
+            && passes(&name_like, d.name.as_deref())
             && category_not.as_deref().is_none_or(|c| d.category.as_deref() != Some(c))
             && parent.as_deref().is_none_or(|p| p == d.id)
             && passes(&parent_like, Some(&d.id))

@@ -80,25 +80,28 @@ fn number(field: &'static str, v: Option<String>) -> Result<Option<i64>, ApiErro
 pub async fn list(
     State(app): State<AppState>,
     principal: Option<axum::Extension<kairos::identity::Principal>>,
+    scope: crate::tenancy::Scope,
     Query(q): Query<TasksQuery>,
 ) -> Result<axum::Json<List<TaskResponse>>, ApiError> {
-    list_for(app, principal.map(|p| p.0), q).await
+    list_for(app, principal.map(|p| p.0), &scope, q).await
 }
 
 /// [`list`] for an operator (`POST /query/tasks`).
 pub async fn list_any(
     State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
     Query(q): Query<TasksQuery>,
 ) -> Result<axum::Json<List<TaskResponse>>, ApiError> {
-    list_for(app, None, q).await
+    list_for(app, None, &scope, q).await
 }
 
 async fn list_for(
     app: AppState,
     principal: Option<kairos::identity::Principal>,
+    scope: &crate::tenancy::Scope,
     q: TasksQuery,
 ) -> Result<axum::Json<List<TaskResponse>>, ApiError> {
-    super::no_tenant("tenantId", q.tenant_id.as_deref())?;
+    let tenant = filter(q.tenant_id);
     let sorting = crate::dto::Sorting::parse(q.sort.as_deref(), q.order.as_deref(), TASK_SORTS, "id")?;
     let (pi, assignee) = (filter(q.process_instance_id), filter(q.assignee));
     let (user, group) = (filter(q.candidate_user), filter(q.candidate_group));
@@ -131,6 +134,7 @@ async fn list_for(
         candidate_user: user.as_deref(),
         candidate_group: group.as_deref(),
         candidate_or_assigned: mine.as_deref(),
+        tenant: scope.filter(tenant.as_deref()),
     };
     let mut all = app.engine.processes().task_list(&task_filter).await?;
     all.retain(|t| {
@@ -277,7 +281,6 @@ pub struct TaskResponse {
     pub process_instance_url: String,
     pub process_definition_url: String,
     pub execution_url: String,
-    pub tenant_id: &'static str,
     pub delegation_state: Option<String>,
     pub category: Option<String>,
     pub parent_task_id: Option<String>,
@@ -291,7 +294,6 @@ impl TaskResponse {
             process_instance_url: format!("/runtime/process-instances/{}", view.process_instance_id),
             process_definition_url: format!("/repository/process-definitions/{}", view.process_definition_id),
             execution_url: format!("/runtime/executions/{}", view.execution_id),
-            tenant_id: "",
             delegation_state: None,
             category: None,
             parent_task_id: None,
@@ -355,7 +357,10 @@ pub async fn update(
                     ));
                 }
             }
-            "tenantId" => super::no_tenant("tenantId", v.as_str().or(if v.is_null() { None } else { Some("?") }))?,
+            "tenantId" if !v.is_null() => {
+                return Err(ApiError::invalid("tenantId", "tenantId: a task is its instance's tenant's; leave it out"));
+            }
+            "tenantId" => {}
             other => {
                 return Err(ApiError::invalid(
                     "body",
