@@ -569,6 +569,9 @@ pub struct DeployArgs {
     /// BPMN 2.0 XML documents (.bpmn, .bpmn20.xml); each is one deployment named after its file
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<std::path::PathBuf>,
+    /// The tenant the deployments are made for: their definitions (and versions) are its own
+    #[arg(long, value_name = "T")]
+    pub tenant: Option<String>,
 }
 
 /// Process variables given on the command line (`kairos start`, `kairos complete`).
@@ -628,6 +631,9 @@ pub struct StartArgs {
     /// The binding's lifecycle (default: the active one, else the next: a resubmission)
     #[arg(long, value_name = "N", requires = "bind")]
     pub lifecycle: Option<i64>,
+    /// The tenant whose latest version of KEY starts (default: the definitions of no tenant)
+    #[arg(long, value_name = "T")]
+    pub tenant: Option<String>,
 }
 
 /// `kairos bindings`.

@@ -319,3 +319,22 @@ fn a_bound_start_run_twice_makes_one_instance() {
     let line = assert_one_line_error(&out, 2, "a --bind without a colon");
     assert!(line.contains("TYPE:ID"), "{line}");
 }
+
+#[test]
+fn a_tenant_deploys_and_starts_its_own_versions() {
+    let k = Kairos::new();
+    let file = write(&k, "leave.bpmn", LEAVE);
+    k.json(&["deploy", &file]);
+    k.json(&["deploy", &write(&k, "leave2.bpmn", &LEAVE.replace("name=\"Leave\"", "name=\"Leave v2\""))]);
+    // acme's first deployment of the key is acme's version 1, beside version 2 of no tenant.
+    let acme = k.json(&["deploy", &file, "--tenant", "acme"]);
+    let def = &acme["deployments"][0]["processDefinitions"][0];
+    assert_eq!((def["version"].as_i64(), def["tenantId"].as_str()), (Some(1), Some("acme")), "{acme}");
+    let started = k.json(&["start", "leaveProcess", "--tenant", "acme", "--var", "applicant=ann"]);
+    assert_eq!((started["tenantId"].as_str(), &started["processDefinitionId"]), (Some("acme"), &def["id"]));
+    let plain = k.json(&["start", "leaveProcess", "--var", "applicant=ann"]);
+    assert_eq!(plain["tenantId"], "", "no tenant: the latest of no tenant");
+    assert_ne!(plain["processDefinitionId"], def["id"]);
+    let out = k.run(&["start", "leaveProcess", "--tenant", "globex"]);
+    assert!(assert_one_line_error(&out, 2, "a key no tenant globex deployed").contains("globex"));
+}

@@ -109,7 +109,8 @@ function showWho() {
   const me = state.me;
   const who = document.getElementById("who");
   if (!me || !me.userId) { who.replaceChildren(h("span", {}, "admin (no login)")); return; }
-  who.replaceChildren(h("span", {}, `${me.userId} · ${me.role}`), h("button", { onclick: async () => {
+  const tenant = me.tenantId ? ` · tenant ${me.tenantId}` : "";
+  who.replaceChildren(h("span", {}, `${me.userId} · ${me.role}${tenant}`), h("button", { onclick: async () => {
     await api("POST", "/auth/logout").catch(() => {});
     state.me = null; state.csrf = null; showLogin();
   } }, "Log out"));

@@ -7,8 +7,9 @@
 //!   names — in the path, the query string or the JSON body, by the names in [`PATH`] and
 //!   [`FIELDS`] — must be of the caller's tenant, or the request is answered 404 as if the row
 //!   did not exist; a `tenantId` other than the caller's is refused; and the routes that are
-//!   node-wide ([`NODE_WIDE`]: the scheduler, the consistency toolkit, users and groups, the
-//!   doctor, metrics) answer 403 to a tenant's caller.
+//!   node-wide ([`NODE_WIDE`]: trigger groups, calendars and firings, the outbox, commands, incidents and
+//!   reconciliation, the user and group lists, the doctor, metrics) answer 403 to a tenant's
+//!   caller.
 //! * **the scope** ([`Scope`]), which list handlers and key lookups read: a tenant's caller
 //!   lists and resolves keys within its tenant only.
 //!
@@ -58,6 +59,10 @@ pub const PATH: &[(&str, &str, Option<Owned>)] = &[
     ("{family}", "identity", None),
     ("{identity}", "kind", None),
     ("tokens", "tokenId", None),
+    // A scheduler job or trigger: its handler checks whose it is (by its job's tenant).
+    ("jobs", "group", None),
+    ("triggers", "group", None),
+    ("{group}", "name", None),
     // A key resolves within the caller's tenant (the handler's lookup).
     ("key", "key", None),
     // The console's files.
@@ -89,8 +94,10 @@ pub const NODE_WIDE: &[&str] = &[
     "/management/doctor",
     "/management/unreadable-rows",
     "/history/job-log",
-    "/scheduler/",
-    "/bindings",
+    "/scheduler/trigger-groups/",
+    "/scheduler/calendars",
+    "/scheduler/fired-triggers",
+    "/scheduler/nodes",
     "/commands",
     "/outbox/",
     "/reconcile",
@@ -100,9 +107,6 @@ pub const NODE_WIDE: &[&str] = &[
     "/identity/groups",
 ];
 
-/// Node-wide routes a tenant's caller may still use: they read nothing of any tenant.
-const NODE_WIDE_OPEN: &[&str] = &["/scheduler/cron/next"];
-
 /// Body keys whose contents are the caller's data (variables, payloads), never ids to check.
 fn is_data(key: &str) -> bool {
     key.ends_with("ariables") || matches!(key, "payload" | "value" | "result" | "modifications")
@@ -110,9 +114,6 @@ fn is_data(key: &str) -> bool {
 
 /// Whether `pattern` (a matched route) is node-wide.
 pub fn node_wide(pattern: &str) -> bool {
-    if NODE_WIDE_OPEN.contains(&pattern) {
-        return false;
-    }
     // A tenant's admin lists no users of other tenants: the user list is node-wide; one user
     // is checked by its tenant.
     if pattern == "/identity/users" {
@@ -126,7 +127,7 @@ pub fn node_wide(pattern: &str) -> bool {
 pub fn path_kind(pattern: &str, param: &str) -> Option<Option<Owned>> {
     let segments: Vec<&str> = pattern.split('/').collect();
     let braced = |s: &&str| s.starts_with('{') && s.trim_start_matches(['{', '*']).trim_end_matches('}') == param;
-    let at = segments.iter().position(|s| braced(s))?;
+    let at = segments.iter().position(braced)?;
     let before = *segments.get(at.checked_sub(1)?)?;
     PATH.iter().find(|(b, p, _)| *b == before && *p == param).map(|(_, _, k)| *k)
 }
@@ -155,7 +156,7 @@ pub async fn guard(engine: &Engine, p: &Principal, pattern: &str, req: Request) 
     }
     let query: Vec<(String, String)> = serde_urlencoded::from_str(parts.uri.query().unwrap_or("")).unwrap_or_default();
     for (name, value) in &query {
-        check_tenant_field(tenant, name, Some(value))?;
+        check_tenant_field(tenant, name, Some(value)).map_err(IntoResponse::into_response)?;
         if let Some((_, kind)) = FIELDS.iter().find(|(f, _)| f == name) {
             for v in value.split(',').filter(|v| !v.is_empty()) {
                 ids.push((*kind, name.clone(), v.to_string()));
@@ -177,7 +178,7 @@ pub async fn guard(engine: &Engine, p: &Principal, pattern: &str, req: Request) 
             .into_response()
         })?;
         if let Ok(json) = serde_json::from_slice::<Json>(&bytes) {
-            collect(tenant, &json, 0, &mut ids)?;
+            collect(tenant, &json, 0, &mut ids).map_err(IntoResponse::into_response)?;
         }
         axum::body::Body::from(bytes)
     } else {
@@ -202,7 +203,7 @@ const MAX_IDS: usize = 1000;
 /// How deep into a JSON body ids are looked for (`{"topics": [{"processDefinitionId": …}]}`).
 const MAX_DEPTH: usize = 4;
 
-fn collect(tenant: &str, v: &Json, depth: usize, out: &mut Vec<(Owned, String, String)>) -> Result<(), Response> {
+fn collect(tenant: &str, v: &Json, depth: usize, out: &mut Vec<(Owned, String, String)>) -> Result<(), ApiError> {
     if depth > MAX_DEPTH {
         return Ok(());
     }
@@ -242,7 +243,7 @@ fn collect(tenant: &str, v: &Json, depth: usize, out: &mut Vec<(Owned, String, S
 }
 
 /// A tenant's caller may name its own tenant, and no other.
-fn check_tenant_field(tenant: &str, name: &str, value: Option<&str>) -> Result<(), Response> {
+fn check_tenant_field(tenant: &str, name: &str, value: Option<&str>) -> Result<(), ApiError> {
     if !matches!(name, "tenantId" | "tenant-id" | "tenantIdIn") {
         return Ok(());
     }
@@ -252,7 +253,7 @@ fn check_tenant_field(tenant: &str, name: &str, value: Option<&str>) -> Result<(
     }
 }
 
-fn check_tenant_value(tenant: &str, name: &str, v: &Json) -> Result<(), Response> {
+fn check_tenant_value(tenant: &str, name: &str, v: &Json) -> Result<(), ApiError> {
     match v {
         Json::Null => Ok(()),
         Json::String(s) => check_tenant_field(tenant, name, Some(s)),
@@ -261,13 +262,12 @@ fn check_tenant_value(tenant: &str, name: &str, v: &Json) -> Result<(), Response
     }
 }
 
-fn other_tenant(field: &str, tenant: &str) -> Response {
+fn other_tenant(field: &str, tenant: &str) -> ApiError {
     ApiError::new(
         StatusCode::FORBIDDEN,
         "forbidden",
         format!("{field}: your credential is of tenant '{tenant}' and acts in no other"),
     )
-    .into_response()
 }
 
 fn not_theirs(field: &str, id: &str) -> Response {
@@ -361,8 +361,10 @@ mod tests {
 
     #[test]
     fn node_wide_routes_are_the_nodes() {
-        assert!(node_wide("/scheduler/triggers"));
-        assert!(node_wide("/scheduler/triggers/{group}/{name}"));
+        assert!(!node_wide("/scheduler/triggers"));
+        assert!(!node_wide("/scheduler/triggers/{group}/{name}"));
+        assert!(node_wide("/scheduler/trigger-groups/{group}"));
+        assert!(node_wide("/scheduler/calendars/{name}"));
         assert!(!node_wide("/scheduler/cron/next"));
         assert!(node_wide("/incidents/{id}"));
         assert!(node_wide("/identity/users"));

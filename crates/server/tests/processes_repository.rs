@@ -195,9 +195,15 @@ async fn deployments_are_listed_read_and_their_resources_served(backend: Backend
     srv.get("/repository/deployments?withoutTenantId=yes").await.refused(400, Some("withoutTenantId"));
     let m = srv.get("/repository/deployments?nameLik=a").await.refused(400, None).to_string();
     assert!(m.contains("nameLik"), "names the unknown parameter: {m}");
-    srv.request("POST", "/repository/deployments?tenantId=acme", Some("application/xml"), beta.as_bytes())
-        .await
-        .refused(400, Some("tenantId"));
+    // A deployment for a tenant: its definitions are the tenant's, its versions its own.
+    let acme =
+        srv.request("POST", "/repository/deployments?tenantId=acme", Some("application/xml"), beta.as_bytes()).await;
+    let acme = acme.ok(201);
+    assert_eq!((&acme["tenantId"], &acme["processDefinitions"][0]["version"]), (&json!("acme"), &json!(1)), "{acme}");
+    let listed = srv.get("/repository/deployments?tenantId=acme").await.ok(200).clone();
+    assert_eq!(ids_of(&listed), [acme["id"].as_str().unwrap()]);
+    let none = srv.get("/repository/deployments?withoutTenantId=true").await.ok(200).clone();
+    assert_eq!(ids_of(&none).len(), 3, "the acme deployment has a tenant: {none}");
     srv.request("POST", "/repository/deployments?name=a&deploymentName=b", Some("application/xml"), beta.as_bytes())
         .await
         .refused(400, Some("deploymentName"));

@@ -366,6 +366,18 @@ async fn keys_resolve_within_the_tenant_and_a_tenants_caller_acts_in_no_other() 
     )
     .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    // A business object bound to one tenant's instance is neither answered to nor doubled by
+    // another tenant, whose binding list does not show it.
+    let bound = json!({"processDefinitionKey": "approval", "binding": {"businessType": "order", "businessId": "42"}});
+    let r = call(&app, "POST", "/runtime/process-instances", &basic("acme-ops"), Some(bound.clone())).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let r = call(&app, "POST", "/runtime/process-instances", &basic("globex-ops"), Some(bound)).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    let uri = "/bindings?businessType=order&businessId=42";
+    let r = call(&app, "GET", uri, &basic("globex-ops"), None).await;
+    assert_eq!((r.status, r.json["total"].as_u64()), (StatusCode::OK, Some(0)), "{}", r.text);
+    let r = call(&app, "GET", uri, &basic("acme-ops"), None).await;
+    assert_eq!(r.json["total"], 1, "{}", r.text);
     // Naming another tenant is refused, whatever the route.
     let ops = basic("acme-ops");
     for (method, uri, body) in [
@@ -388,4 +400,51 @@ async fn keys_resolve_within_the_tenant_and_a_tenants_caller_acts_in_no_other() 
     assert!(!r.text.contains(&acme.instance) && r.text.contains(&globex.instance), "{}", r.text);
     let r = deploy(&app, &node, "/repository/deployments?name=i.bpmn&tenantId=initech", MODEL).await;
     assert_eq!((r.status, r.json["tenantId"].as_str()), (StatusCode::CREATED, Some("initech")), "{}", r.text);
+}
+
+#[tokio::test]
+async fn scheduler_jobs_and_triggers_are_their_tenants() {
+    let (app, _acme, _globex) = node().await;
+    let (acme, globex) = (basic("acme-ops"), basic("globex-ops"));
+    let job = json!({"name": "nightly", "group": "reports", "handler": "log", "durable": true});
+    let r = call(&app, "POST", "/scheduler/jobs", &globex, Some(job.clone())).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(r.json["tenantId"], "globex");
+    let cron = json!({"name": "at-two", "group": "reports", "jobName": "nightly", "jobGroup": "reports",
+        "cron": {"expression": "0 0 2 * * ?"}});
+    let r = call(&app, "POST", "/scheduler/triggers", &globex, Some(cron.clone())).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    // acme finds none of it, by list or by key, and can neither act on it nor take its key.
+    for uri in ["/scheduler/jobs", "/scheduler/triggers", "/scheduler/jobs?group=reports"] {
+        let r = call(&app, "GET", uri, &acme, None).await;
+        assert_eq!((r.status, r.json["total"].as_u64()), (StatusCode::OK, Some(0)), "{uri}: {}", r.text);
+    }
+    for (method, uri, body) in [
+        ("GET", "/scheduler/jobs/reports/nightly", None),
+        ("DELETE", "/scheduler/jobs/reports/nightly", None),
+        ("PUT", "/scheduler/jobs/reports/nightly", Some(json!({"action": "pause"}))),
+        ("GET", "/scheduler/triggers/reports/at-two", None),
+        ("PUT", "/scheduler/triggers/reports/at-two", Some(json!({"action": "pause"}))),
+        ("DELETE", "/scheduler/triggers/reports/at-two", None),
+        (
+            "POST",
+            "/scheduler/triggers",
+            Some(json!({"name": "mine", "jobName": "nightly", "jobGroup": "reports",
+            "cron": {"expression": "0 0 3 * * ?"}})),
+        ),
+    ] {
+        let r = call(&app, method, uri, &acme, body).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{method} {uri}: {}", r.text);
+    }
+    let taken = json!({"name": "nightly", "group": "reports", "handler": "log", "durable": true, "replace": true});
+    let r = call(&app, "POST", "/scheduler/jobs", &acme, Some(taken)).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "another tenant's job is never replaced: {}", r.text);
+    for uri in ["/scheduler/calendars", "/scheduler/fired-triggers", "/scheduler/nodes"] {
+        assert_eq!(call(&app, "GET", uri, &acme, None).await.status, StatusCode::FORBIDDEN, "{uri}");
+    }
+    // globex sees its own; the node's token sees it too.
+    let r = call(&app, "GET", "/scheduler/triggers", &globex, None).await;
+    assert_eq!(r.json["total"], 1, "{}", r.text);
+    let r = call(&app, "GET", "/scheduler/jobs/reports/nightly", &format!("Bearer {TOKEN}"), None).await;
+    assert_eq!((r.status, r.json["tenantId"].as_str()), (StatusCode::OK, Some("globex")), "{}", r.text);
 }

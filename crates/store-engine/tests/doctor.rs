@@ -41,6 +41,7 @@ async fn the_scheduler_findings_select_their_triggers(store: Arc<dyn Store>) {
         concurrent: false,
         data: Map::new(),
         retries: 1,
+        tenant_id: String::new(),
     };
     store.write_all(&[s::job_upsert(SCHED, &job, None, false)]).await.unwrap();
     let every = || Schedule::Simple(SimpleSchedule::new(-1, SignedDuration::from_secs(60)));

@@ -27,6 +27,7 @@ fn job(name: &str, durable: bool) -> JobDetail {
         concurrent: true,
         data: json!({"a": 1}).as_object().unwrap().clone(),
         retries: 1,
+        tenant_id: "acme".into(),
     }
 }
 

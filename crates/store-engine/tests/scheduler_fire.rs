@@ -24,6 +24,7 @@ fn job() -> JobDetail {
         concurrent: false,
         data: Map::new(),
         retries: 3,
+        tenant_id: String::new(),
     }
 }
 

@@ -348,7 +348,10 @@ fn camunda_decision(ctx: &mut Ctx<'_>, el: &Element) -> Result<ServiceTask, ()> 
         }
     };
     if attr("decisionRefTenantId").is_some() {
-        ctx.unsupported(el, "camunda:decisionRefTenantId: kairos has no tenants yet");
+        ctx.unsupported(
+            el,
+            "camunda:decisionRefTenantId: a decision is always found in the instance's own tenant; leave it out",
+        );
         return Err(());
     }
     let mapping = match attr("mapDecisionResult").as_deref().unwrap_or("resultList") {

@@ -43,9 +43,10 @@ pub async fn deploy(global: &GlobalArgs, args: DeployArgs) -> Result<u8, CliErro
     let p = engine.processes();
     // Definitions that exist already: a deployment answering with one of them created no version.
     let existing: HashSet<String> = p.definitions_list(None, true).await?.into_iter().map(|d| d.id).collect();
+    let tenant = args.tenant.as_deref().unwrap_or("");
     let mut deployed = Vec::new();
     for doc in &docs {
-        let info = p.deploy(&doc.name, &doc.xml).await.map_err(|e| refused(&doc.path, e))?;
+        let info = p.deploy_in(tenant, &doc.name, None, &doc.xml).await.map_err(|e| refused(&doc.path, e))?;
         deployed.push(Deployed::new(doc, info, &existing));
     }
     if global.json {
@@ -181,6 +182,7 @@ pub async fn start(global: &GlobalArgs, args: StartArgs) -> Result<u8, CliError>
         variables,
         start_user: args.user,
         request_id: args.request_id,
+        tenant_id: args.tenant.filter(|t| !t.is_empty()),
         binding: match &args.bind {
             None => None,
             Some(b) => {

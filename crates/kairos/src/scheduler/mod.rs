@@ -141,6 +141,10 @@ pub struct JobSpec {
     /// Replace a job detail of the same key instead of refusing it.
     #[serde(default)]
     pub replace: bool,
+    /// The tenant whose job it is (kairos's; `''` or absent: none). Its triggers and firings
+    /// are its tenant's; a job of another tenant is never replaced.
+    #[serde(default)]
+    pub tenant_id: Option<String>,
 }
 
 fn yes() -> bool {
@@ -255,14 +259,28 @@ impl Scheduler {
             .into());
         }
         let data = spec.data.as_ref().map(|m| Json::Object(m.clone()).to_string());
-        let exists = rows::job_exists(self.store(), self.name(), &spec.name, &group).await?;
-        if exists && !spec.replace {
-            return Err(SchedulerError::Conflict(format!(
-                "job {group}.{} exists (set replace to overwrite it)",
-                spec.name
-            ))
-            .into());
+        let tenant = spec.tenant_id.clone().unwrap_or_default();
+        if tenant.chars().count() > 255 || tenant.chars().any(char::is_control) {
+            return Err(
+                SchedulerError::invalid("tenantId", "is longer than 255 characters or has control characters").into()
+            );
         }
+        let existing = rows::job_get(self.store(), self.name(), &group, &spec.name).await?;
+        match &existing {
+            // Another tenant's job is not replaced (and the answer does not say whose it is).
+            Some(j) if j.tenant_id != tenant => {
+                return Err(SchedulerError::Conflict(format!("job {group}.{} exists", spec.name)).into());
+            }
+            Some(_) if !spec.replace => {
+                return Err(SchedulerError::Conflict(format!(
+                    "job {group}.{} exists (set replace to overwrite it)",
+                    spec.name
+                ))
+                .into());
+            }
+            _ => {}
+        }
+        let exists = existing.is_some();
         let view = JobView {
             name: spec.name.clone(),
             group,
@@ -273,6 +291,7 @@ impl Scheduler {
             concurrent: spec.concurrent,
             data: spec.data.clone().unwrap_or_default(),
             retries,
+            tenant_id: tenant,
         };
         let write = rows::job_upsert(self.name(), &view, data, exists).expect(1);
         Ok((view, write))

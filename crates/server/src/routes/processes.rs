@@ -691,23 +691,38 @@ pub struct BindingsQuery {
 /// of one object, by process type and lifecycle, or of one instance (SPEC C3).
 pub async fn bindings(
     State(app): State<AppState>,
+    scope: crate::tenancy::Scope,
     Query(q): Query<BindingsQuery>,
 ) -> Result<axum::Json<List<kairos::process::Binding>>, ApiError> {
     let p = app.engine.processes();
-    let all = match (filter(q.process_instance_id), filter(q.business_type), filter(q.business_id)) {
-        (Some(pi), None, None) => p.binding_of(&pi).await?.into_iter().collect(),
-        (None, Some(t), Some(id)) => p.bindings(&t, &id).await?,
-        (None, None, Some(_)) => return Err(ApiError::invalid("businessType", "give businessType with businessId")),
-        (None, Some(_), None) => return Err(ApiError::invalid("businessId", "give businessId with businessType")),
-        (Some(_), _, _) => {
-            return Err(ApiError::invalid(
-                "processInstanceId",
-                "give processInstanceId alone, or businessType and businessId",
-            ));
+    let all: Vec<kairos::process::Binding> =
+        match (filter(q.process_instance_id), filter(q.business_type), filter(q.business_id)) {
+            (Some(pi), None, None) => p.binding_of(&pi).await?.into_iter().collect(),
+            (None, Some(t), Some(id)) => p.bindings(&t, &id).await?,
+            (None, None, Some(_)) => {
+                return Err(ApiError::invalid("businessType", "give businessType with businessId"));
+            }
+            (None, Some(_), None) => return Err(ApiError::invalid("businessId", "give businessId with businessType")),
+            (Some(_), _, _) => {
+                return Err(ApiError::invalid(
+                    "processInstanceId",
+                    "give processInstanceId alone, or businessType and businessId",
+                ));
+            }
+            (None, None, None) => {
+                return Err(ApiError::invalid(
+                    "businessType",
+                    "give businessType and businessId, or processInstanceId",
+                ));
+            }
+        };
+    // A binding is its instance's tenant's: a tenant's caller sees those of its own instances.
+    let mut seen = Vec::with_capacity(all.len());
+    for b in all {
+        let tenant = p.owner(kairos::process::Owned::Instance, &b.process_instance_id).await?;
+        if scope.sees(tenant.as_deref().unwrap_or("")) {
+            seen.push(b);
         }
-        (None, None, None) => {
-            return Err(ApiError::invalid("businessType", "give businessType and businessId, or processInstanceId"));
-        }
-    };
-    Ok(axum::Json(paged(all, None, None)?))
+    }
+    Ok(axum::Json(paged(seen, None, None)?))
 }

@@ -66,6 +66,7 @@ use crate::dto::List;
 use crate::extract::Query;
 use crate::extract::Segments;
 use crate::routes::processes::{paged, unknown_action};
+use crate::tenancy::Scope;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use kairos::scheduler::{
@@ -104,8 +105,35 @@ pub struct Action {
     action: String,
 }
 
-/// `POST /scheduler/jobs` → 201 with the job detail (409 when it exists and `replace` is not set).
-pub async fn add_job(State(app): State<AppState>, Json(spec): Json<JobSpec>) -> Result<Response, ApiError> {
+// A scheduler job is its tenant's (TENANT_ID_ of QRTZ_JOB_DETAILS), a trigger its job's: a
+// tenant's caller adds jobs to its tenant and finds no other tenant's job or trigger (404, as if
+// absent). Trigger groups, calendars, firings and nodes are the node's (tenancy::NODE_WIDE).
+
+/// Job `group.name` if the caller may see it; another tenant's answers 404 as if it did not exist.
+async fn visible_job(app: &AppState, scope: &Scope, group: &str, name: &str) -> Result<JobView, ApiError> {
+    let job = app.engine.scheduler().job(group, name).await?;
+    if scope.sees(&job.tenant_id) { Ok(job) } else { Err(ApiError::not_found(format!("no job {group}.{name}"))) }
+}
+
+/// Trigger `group.name` if the caller may see its job.
+async fn visible_trigger(app: &AppState, scope: &Scope, group: &str, name: &str) -> Result<TriggerView, ApiError> {
+    let trigger = app.engine.scheduler().trigger(group, name).await?;
+    if scope.0.is_some() {
+        visible_job(app, scope, &trigger.job_group, &trigger.job_name)
+            .await
+            .map_err(|_| ApiError::not_found(format!("no trigger {group}.{name}")))?;
+    }
+    Ok(trigger)
+}
+
+/// `POST /scheduler/jobs` → 201 with the job detail (409 when it exists and `replace` is not
+/// set, or is another tenant's). A tenant's caller adds to its own tenant.
+pub async fn add_job(
+    State(app): State<AppState>,
+    scope: Scope,
+    Json(mut spec): Json<JobSpec>,
+) -> Result<Response, ApiError> {
+    spec.tenant_id = Some(scope.creating("tenantId", spec.tenant_id.as_deref())?);
     let job = app.engine.scheduler().add_job(&spec).await?;
     Ok((StatusCode::CREATED, axum::Json(job)).into_response())
 }
@@ -113,25 +141,30 @@ pub async fn add_job(State(app): State<AppState>, Json(spec): Json<JobSpec>) -> 
 /// `GET /scheduler/jobs?group=`.
 pub async fn jobs(
     State(app): State<AppState>,
+    scope: Scope,
     Query(q): Query<JobsQuery>,
 ) -> Result<axum::Json<List<JobView>>, ApiError> {
-    let all = app.engine.scheduler().jobs(q.group.as_deref().filter(|g| !g.is_empty())).await?;
+    let mut all = app.engine.scheduler().jobs(q.group.as_deref().filter(|g| !g.is_empty())).await?;
+    all.retain(|j| scope.sees(&j.tenant_id));
     Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
 }
 
 /// `GET /scheduler/jobs/{group}/{name}`.
 pub async fn job(
     State(app): State<AppState>,
+    scope: Scope,
     Segments((group, name)): Segments<(String, String)>,
 ) -> Result<axum::Json<JobView>, ApiError> {
-    Ok(axum::Json(app.engine.scheduler().job(&group, &name).await?))
+    Ok(axum::Json(visible_job(&app, &scope, &group, &name).await?))
 }
 
 /// `DELETE /scheduler/jobs/{group}/{name}` → 204; its triggers go too.
 pub async fn delete_job(
     State(app): State<AppState>,
+    scope: Scope,
     Segments((group, name)): Segments<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
+    visible_job(&app, &scope, &group, &name).await?;
     app.engine.scheduler().delete_job(&group, &name).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -139,9 +172,11 @@ pub async fn delete_job(
 /// `PUT /scheduler/jobs/{group}/{name}` `{"action": "pause"|"resume"}` → 204: every trigger of the job.
 pub async fn act_job(
     State(app): State<AppState>,
+    scope: Scope,
     Segments((group, name)): Segments<(String, String)>,
     Json(a): Json<Action>,
 ) -> Result<StatusCode, ApiError> {
+    visible_job(&app, &scope, &group, &name).await?;
     let s = app.engine.scheduler();
     match a.action.as_str() {
         "pause" => s.pause_job(&group, &name).await?,
@@ -151,8 +186,27 @@ pub async fn act_job(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// `POST /scheduler/triggers` → 201 with `state` and `nextFireTime`.
-pub async fn schedule(State(app): State<AppState>, Json(spec): Json<TriggerSpec>) -> Result<Response, ApiError> {
+/// `POST /scheduler/triggers` → 201 with `state` and `nextFireTime`. The job must be one the
+/// caller sees; a trigger of the same key that is another tenant's is not replaced (409).
+pub async fn schedule(
+    State(app): State<AppState>,
+    scope: Scope,
+    Json(spec): Json<TriggerSpec>,
+) -> Result<Response, ApiError> {
+    let job_group = spec.job_group.clone().unwrap_or_else(|| kairos::scheduler::DEFAULT_GROUP.to_string());
+    visible_job(&app, &scope, &job_group, &spec.job_name).await?;
+    if scope.0.is_some() {
+        let group = spec.group.clone().unwrap_or_else(|| kairos::scheduler::DEFAULT_GROUP.to_string());
+        if let Ok(existing) = app.engine.scheduler().trigger(&group, &spec.name).await
+            && visible_job(&app, &scope, &existing.job_group, &existing.job_name).await.is_err()
+        {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "conflict",
+                format!("trigger {group}.{} exists", spec.name),
+            ));
+        }
+    }
     let t = app.engine.scheduler().schedule(&spec).await?;
     Ok((StatusCode::CREATED, axum::Json(t)).into_response())
 }
@@ -160,6 +214,7 @@ pub async fn schedule(State(app): State<AppState>, Json(spec): Json<TriggerSpec>
 /// `GET /scheduler/triggers?group=&state=` (state: WAITING, PAUSED, BLOCKED, PAUSED_BLOCKED, ERROR).
 pub async fn triggers(
     State(app): State<AppState>,
+    scope: Scope,
     Query(q): Query<TriggersQuery>,
 ) -> Result<axum::Json<List<TriggerView>>, ApiError> {
     let state = match q.state.as_deref().filter(|s| !s.is_empty()) {
@@ -171,24 +226,34 @@ pub async fn triggers(
             )
         })?),
     };
-    let all = app.engine.scheduler().triggers(q.group.as_deref().filter(|g| !g.is_empty()), state).await?;
+    let s = app.engine.scheduler();
+    let mut all = s.triggers(q.group.as_deref().filter(|g| !g.is_empty()), state).await?;
+    if scope.0.is_some() {
+        // A trigger is its job's tenant's: the caller's jobs, read once.
+        let mine: std::collections::HashSet<(String, String)> =
+            s.jobs(None).await?.into_iter().filter(|j| scope.sees(&j.tenant_id)).map(|j| (j.group, j.name)).collect();
+        all.retain(|t| mine.contains(&(t.job_group.clone(), t.job_name.clone())));
+    }
     Ok(axum::Json(paged(all, q.start.as_deref(), q.size.as_deref())?))
 }
 
 /// `GET /scheduler/triggers/{group}/{name}`.
 pub async fn trigger(
     State(app): State<AppState>,
+    scope: Scope,
     Segments((group, name)): Segments<(String, String)>,
 ) -> Result<axum::Json<TriggerView>, ApiError> {
-    Ok(axum::Json(app.engine.scheduler().trigger(&group, &name).await?))
+    Ok(axum::Json(visible_trigger(&app, &scope, &group, &name).await?))
 }
 
 /// `PUT /scheduler/triggers/{group}/{name}` `{"action": "pause"|"resume"}` → the trigger.
 pub async fn act_trigger(
     State(app): State<AppState>,
+    scope: Scope,
     Segments((group, name)): Segments<(String, String)>,
     Json(a): Json<Action>,
 ) -> Result<axum::Json<TriggerView>, ApiError> {
+    visible_trigger(&app, &scope, &group, &name).await?;
     let s = app.engine.scheduler();
     Ok(axum::Json(match a.action.as_str() {
         "pause" => s.pause_trigger(&group, &name).await?,
@@ -200,8 +265,10 @@ pub async fn act_trigger(
 /// `DELETE /scheduler/triggers/{group}/{name}` → 204.
 pub async fn unschedule(
     State(app): State<AppState>,
+    scope: Scope,
     Segments((group, name)): Segments<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
+    visible_trigger(&app, &scope, &group, &name).await?;
     app.engine.scheduler().unschedule(&group, &name).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -122,12 +122,13 @@ pub struct WorkJob<'a> {
 }
 
 /// The work job, due at the fire time with the trigger's priority: firings due at the same
-/// instant run higher priority first (Quartz: NEXT_FIRE_TIME, then PRIORITY DESC).
+/// instant run higher priority first (Quartz: NEXT_FIRE_TIME, then PRIORITY DESC). It is its
+/// job detail's tenant's.
 pub fn work_job_insert(sched: &str, wj: &WorkJob<'_>) -> Write {
     w(
         "INSERT INTO ACT_RU_JOB (ID_, REV_, TYPE_, EXCLUSIVE_, EXCLUSIVE_KEY_, ELEMENT_ID_, ELEMENT_NAME_, RETRIES_, ATTEMPTS_, \
          DUEDATE_, HANDLER_TYPE_, HANDLER_CFG_, SCOPE_ID_, SCOPE_TYPE_, SCOPE_DEFINITION_ID_, CREATE_TIME_, TENANT_ID_, \
-         PRIORITY_) VALUES (?, 1, 'message', ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, '', ?)",
+         PRIORITY_) VALUES (?, 1, 'message', ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         vec![
             t(wj.id),
             b(!wj.job.concurrent),
@@ -142,6 +143,7 @@ pub fn work_job_insert(sched: &str, wj: &WorkJob<'_>) -> Write {
             t(&scope_type(sched)),
             t(wj.trigger_group),
             SqlValue::Timestamp(wj.now),
+            t(&wj.job.tenant_id),
             i(wj.priority.into()),
         ],
     )

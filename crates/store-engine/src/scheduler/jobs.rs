@@ -21,6 +21,8 @@ pub struct JobDetail {
     pub concurrent: bool,
     pub data: Map<String, Json>,
     pub retries: i32,
+    /// TENANT_ID_ (kairos's): whose job it is, `''` for none; its triggers are its tenant's.
+    pub tenant_id: String,
 }
 
 /// The columns of a job detail, in their select order.
@@ -34,13 +36,14 @@ pub const JOB_COLUMNS: &[&str] = &[
     "IS_NONCONCURRENT",
     "JOB_DATA",
     "RETRIES",
+    "TENANT_ID_",
 ];
 
-const JOB_COLS: &str = "JOB_NAME, JOB_GROUP, JOB_CLASS_NAME, DESCRIPTION, IS_DURABLE, REQUESTS_RECOVERY, IS_NONCONCURRENT, JOB_DATA, RETRIES";
+const JOB_COLS: &str = "JOB_NAME, JOB_GROUP, JOB_CLASS_NAME, DESCRIPTION, IS_DURABLE, REQUESTS_RECOVERY, IS_NONCONCURRENT, JOB_DATA, RETRIES, TENANT_ID_";
 
 /// [`JOB_COLS`] of the job details table aliased `jd`, for joins.
 pub(crate) const JD_COLS: &str = "jd.JOB_NAME, jd.JOB_GROUP, jd.JOB_CLASS_NAME, jd.DESCRIPTION, jd.IS_DURABLE, \
-    jd.REQUESTS_RECOVERY, jd.IS_NONCONCURRENT, jd.JOB_DATA, jd.RETRIES";
+    jd.REQUESTS_RECOVERY, jd.IS_NONCONCURRENT, jd.JOB_DATA, jd.RETRIES, jd.TENANT_ID_";
 
 /// A JSON object stored as text (JOB_DATA of a job or a trigger); NULL is the empty map.
 pub(crate) fn data_of(row: &Row<'_>, column: &str) -> Result<Map<String, Json>> {
@@ -70,6 +73,7 @@ pub fn job_of(r: &Row<'_>) -> Result<JobDetail> {
         concurrent: !r.flag("IS_NONCONCURRENT")?,
         data: data_of(r, "JOB_DATA")?,
         retries: int32(r, "RETRIES")?,
+        tenant_id: r.opt_text("TENANT_ID_")?.unwrap_or_default(),
     })
 }
 
@@ -83,8 +87,8 @@ pub async fn job_exists(store: &dyn Store, sched: &str, name: &str, group: &str)
     Ok(!rows.is_empty())
 }
 
-/// Stores job detail `j`: an UPDATE when it `exists`, an INSERT otherwise. `data` is its
-/// JOB_DATA as JSON text.
+/// Stores job detail `j`: an UPDATE when it `exists` (its tenant stays), an INSERT otherwise.
+/// `data` is its JOB_DATA as JSON text.
 pub fn job_upsert(sched: &str, j: &JobDetail, data: Option<String>, exists: bool) -> Write {
     let data = data.map(SqlValue::Text).unwrap_or(SqlValue::Null);
     if exists {
@@ -107,7 +111,8 @@ pub fn job_upsert(sched: &str, j: &JobDetail, data: Option<String>, exists: bool
     } else {
         w(
             "INSERT INTO QRTZ_JOB_DETAILS (SCHED_NAME, JOB_NAME, JOB_GROUP, DESCRIPTION, JOB_CLASS_NAME, IS_DURABLE, \
-             IS_NONCONCURRENT, IS_UPDATE_DATA, REQUESTS_RECOVERY, JOB_DATA, RETRIES) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             IS_NONCONCURRENT, IS_UPDATE_DATA, REQUESTS_RECOVERY, JOB_DATA, RETRIES, TENANT_ID_) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 t(sched),
                 t(&j.name),
@@ -120,6 +125,7 @@ pub fn job_upsert(sched: &str, j: &JobDetail, data: Option<String>, exists: bool
                 b(j.requests_recovery),
                 data,
                 i(j.retries.into()),
+                t(&j.tenant_id),
             ],
         )
     }

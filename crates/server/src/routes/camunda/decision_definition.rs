@@ -139,12 +139,8 @@ pub async fn count(
 /// 404 naming it as Camunda does.
 async fn latest(app: &AppState, scope: &Scope, key: &str) -> Result<DecisionDefinition, ApiError> {
     let tenant = scope.tenant(None);
-    app.engine.processes().decision_definition(DecisionWhich::Key(key, tenant)).await.map_err(|_| {
-        ApiError::not_found(match tenant {
-            "" => format!("no matching decision definition with key: {key} and no tenant-id"),
-            t => format!("no matching decision definition with key: {key} and tenant-id: {t}"),
-        })
-    })
+    let found = app.engine.processes().decision_definition(DecisionWhich::Key(key, tenant)).await;
+    found.map_err(|_| super::no_such_key("decision definition", key, tenant))
 }
 
 /// `GET /engine-rest/decision-definition/{id}`.

@@ -162,7 +162,10 @@ pub async fn evaluate_condition(
     let bk = text("businessKey", b.business_key, MAX_NAME_CHARS)?;
     let def = text("processDefinitionId", b.process_definition_id, MAX_ID_CHARS)?;
     if b.tenant_id.as_deref().is_some_and(|t| !t.is_empty()) {
-        return Err(invalid("tenantId", "kairos has no tenants: tenantId is not supported"));
+        return Err(invalid(
+            "tenantId",
+            "tenantId is not supported here yet: a condition is evaluated over the latest definitions of every tenant",
+        ));
     }
     let _ = b.without_tenant_id;
     let vars = from_typed("variables", b.variables)?;

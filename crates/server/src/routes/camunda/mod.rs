@@ -511,3 +511,11 @@ impl Tenants {
 pub fn tenant_json(tenant: &str) -> Value {
     if tenant.is_empty() { Value::Null } else { Value::String(tenant.to_string()) }
 }
+
+/// Camunda's 404 for a key with no definition in the caller's tenant (`''`: none).
+pub fn no_such_key(what: &str, key: &str, tenant: &str) -> ApiError {
+    ApiError::not_found(match tenant {
+        "" => format!("no matching {what} with key: {key} and no tenant-id"),
+        t => format!("no matching {what} with key: {key} and tenant-id: {t}"),
+    })
+}

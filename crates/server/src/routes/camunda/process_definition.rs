@@ -145,12 +145,7 @@ async fn latest(app: &AppState, scope: &Scope, key: &str) -> Result<DefinitionIn
         ..Default::default()
     };
     let all = app.engine.processes().definitions_query(&filter).await?;
-    all.into_iter().next().ok_or_else(|| {
-        ApiError::not_found(match tenant {
-            "" => format!("no matching process definition with key: {key} and no tenant-id"),
-            t => format!("no matching process definition with key: {key} and tenant-id: {t}"),
-        })
-    })
+    all.into_iter().next().ok_or_else(|| super::no_such_key("process definition", key, tenant))
 }
 
 /// `GET /engine-rest/process-definition/{id}`.
