@@ -59,14 +59,21 @@ impl<S: Send + Sync> FromRequest<S> for JsonAny {
     }
 }
 
+/// Whether the request says its body is JSON (`application/json` or `…+json`, in any case):
+/// the one test of the JSON extractors and of the tenant guard, so that both read the same bodies.
+pub fn is_json(headers: &axum::http::HeaderMap) -> bool {
+    let ct = headers.get(header::CONTENT_TYPE).map(|ct| ct.to_str().unwrap_or("?"));
+    let essence = ct.map(|ct| ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+    essence.is_some_and(|e| e == "application/json" || e.ends_with("+json"))
+}
+
 /// The body of a JSON request: its type checked, read within the limits.
 async fn json_bytes<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
     // Required, not assumed: a web page can send a body without a type, or as text/plain,
     // to any site without asking (a CORS "simple request"), but application/json only
     // after a preflight this API never grants (see `site`).
     let ct = req.headers().get(header::CONTENT_TYPE).map(|ct| ct.to_str().unwrap_or("?"));
-    let essence = ct.map(|ct| ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
-    if !essence.is_some_and(|e| e == "application/json" || e.ends_with("+json")) {
+    if !is_json(req.headers()) {
         let not = ct.map_or_else(|| "no Content-Type".to_string(), |ct| format!("\"{ct}\""));
         let mut err = ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,

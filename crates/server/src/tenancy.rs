@@ -74,7 +74,10 @@ pub const FIELDS: &[(&str, Owned)] = &[
     ("deploymentId", Owned::Deployment),
     ("parentDeploymentId", Owned::Deployment),
     ("processDefinitionId", Owned::ProcessDefinition),
+    ("processDefinitionIdIn", Owned::ProcessDefinition),
+    ("toProcessDefinitionId", Owned::ProcessDefinition),
     ("decisionDefinitionId", Owned::DecisionDefinition),
+    ("decisionDefinitionIdIn", Owned::DecisionDefinition),
     ("processInstanceId", Owned::Instance),
     ("processInstanceIds", Owned::Instance),
     ("superProcessInstanceId", Owned::Instance),
@@ -163,12 +166,7 @@ pub async fn guard(engine: &Engine, p: &Principal, pattern: &str, req: Request) 
             }
         }
     }
-    let is_json = parts
-        .headers
-        .get(axum::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json") || v.contains("+json"));
-    let body = if is_json {
+    let body = if crate::extract::is_json(&parts.headers) {
         let bytes = axum::body::to_bytes(body, crate::extract::MAX_BODY_BYTES).await.map_err(|_| {
             ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
