@@ -157,7 +157,10 @@ pub async fn guard(engine: &Engine, p: &Principal, pattern: &str, req: Request) 
             }
         }
     }
-    let query: Vec<(String, String)> = serde_urlencoded::from_str(parts.uri.query().unwrap_or("")).unwrap_or_default();
+    // Read as the routes read it; a query that does not read is refused here rather than
+    // passed on unchecked.
+    let query: Vec<(String, String)> = serde_urlencoded::from_str(parts.uri.query().unwrap_or(""))
+        .map_err(|e| ApiError::bad_request(format!("bad query string: {e}")).into_response())?;
     for (name, value) in &query {
         check_tenant_field(tenant, name, Some(value)).map_err(IntoResponse::into_response)?;
         if let Some((_, kind)) = FIELDS.iter().find(|(f, _)| f == name) {
@@ -182,15 +185,15 @@ pub async fn guard(engine: &Engine, p: &Principal, pattern: &str, req: Request) 
     } else {
         body
     };
-    for (kind, field, id) in ids.iter().take(MAX_IDS) {
+    if ids.len() > MAX_IDS {
+        return Err(ApiError::invalid("ids", format!("a request may name at most {MAX_IDS} ids")).into_response());
+    }
+    for (kind, field, id) in &ids {
         match engine.processes().owner(*kind, id).await {
             Ok(Some(t)) if t != tenant => return Err(not_theirs(field, id)),
             Ok(_) => {}
             Err(e) => return Err(ApiError::from(e).into_response()),
         }
-    }
-    if ids.len() > MAX_IDS {
-        return Err(ApiError::invalid("ids", format!("a request may name at most {MAX_IDS} ids")).into_response());
     }
     Ok(Request::from_parts(parts, body))
 }
