@@ -8,9 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-for tool in objcopy; do
-    command -v "$tool" >/dev/null || { echo "error: $tool not found (Debian: apt-get install binutils)" >&2; exit 1; }
-done
+command -v objcopy >/dev/null || { echo "error: objcopy not found (Debian: apt-get install binutils)" >&2; exit 1; }
 
 cargo build --profile dist -p kairos-cli --locked
 ship=target/dist/ship
