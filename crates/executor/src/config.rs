@@ -10,10 +10,18 @@ use std::time::Duration;
 pub struct ExecutorConfig {
     /// LOCK_OWNER_ of this node's leases; unique in the cluster.
     pub node_id: String,
-    /// Handlers run at once on this node; acquisition never takes more jobs than free workers.
+    /// Handlers run at once on this node.
     pub workers: usize,
     /// At most this many jobs per acquisition.
     pub acquire_batch: usize,
+    /// At most this many acquired jobs wait on this node for a free worker (the local queue,
+    /// [`crate`]'s `queue` module): acquisition is not bound to the free workers, so short jobs
+    /// drain at the database's pace rather than the worker count's. 0 turns it off.
+    pub prefetch: usize,
+    /// The local queue holds only what the workers are expected to start within this long (by
+    /// the handler time measured here), so a node with long jobs does not lock work another
+    /// node could run. Capped at a quarter of `lock_time`. Default 200 ms.
+    pub prefetch_wait: Duration,
     /// Lease length (LOCK_EXP_TIME_ = now + lock_time); extended every third of it while the
     /// job runs.
     pub lock_time: SignedDuration,
@@ -53,6 +61,8 @@ impl ExecutorConfig {
             node_id: node_id.into(),
             workers: 32,
             acquire_batch: 256,
+            prefetch: 512,
+            prefetch_wait: Duration::from_millis(200),
             lock_time: SignedDuration::from_mins(5),
             poll_interval: Duration::from_millis(500),
             handler_timeout: Duration::from_secs(300),

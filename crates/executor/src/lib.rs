@@ -2,8 +2,9 @@
 //!
 //! Four loops share one lifecycle (start → run → drain on shutdown):
 //!
-//! * the **producer** ([`producer`]) acquires only as many jobs as there are free worker
-//!   slots, and when idle sleeps until the next due date (by the database clock) or a wake-up;
+//! * the **producer** ([`producer`]) acquires as many jobs as there are free workers plus room
+//!   in the bounded local **queue** ([`queue`], timers first), and when idle sleeps until the
+//!   next due date (by the database clock) or a wake-up;
 //! * **runners** ([`runner`]) run one handler each, with a timeout, turning panics and timeouts
 //!   into failed attempts, then ask the pure core what to write;
 //! * the **completer** ([`completer`]) writes finished attempts in batches, each fenced by its
@@ -24,6 +25,7 @@ mod handler;
 mod keeper;
 mod metrics;
 mod producer;
+mod queue;
 mod runner;
 mod shared;
 
@@ -73,18 +75,20 @@ impl Executor {
         Waker(self.shared.clone())
     }
 
-    /// How many attempts are running on this node now.
+    /// How many leases this node holds now: attempts running or being written, and jobs in its
+    /// local queue.
     pub fn running(&self) -> usize {
         self.shared.running_count()
     }
 
-    /// Graceful shutdown (SIGTERM): stop acquiring, let running jobs finish for up to `grace`,
-    /// hand the rest back (their leases released, no retry spent), flush completions and mark
-    /// the node stopped.
+    /// Graceful shutdown (SIGTERM): stop acquiring, hand the queued jobs back at once, let
+    /// running jobs finish for up to `grace`, hand the rest back (their leases released, no
+    /// retry spent), flush completions and mark the node stopped.
     pub async fn shutdown(self, grace: Duration) {
         let shared = self.shared.clone();
         shared.stop_acquiring.cancel();
         let _ = self.producer.await;
+        runner::hand_back_queued(&shared).await;
         // Slots come back only when a completion is written, so "idle" means every finished
         // attempt is committed.
         shared.wait_idle(grace).await;

@@ -1,23 +1,25 @@
 //! The producer: acquisition (SPEC J2).
 //!
-//! It takes only as many jobs as there are free worker slots (a node that hoards jobs starves
-//! the others — the Flowable 7.2 forum incident), and when it finds less than it asked for it
-//! sleeps until the next due date by the database clock, a local wake-up, or the poll interval,
-//! whichever comes first. That keeps timer lateness in milliseconds without polling hard.
+//! It takes as many jobs as the node may hold: its free workers plus room in the local queue
+//! ([`crate::queue`], bounded so that a node does not hoard jobs others could run — the
+//! Flowable 7.2 forum incident), and when it finds less than it asked for it sleeps until the
+//! next due date by the database clock, a local wake-up, or the poll interval, whichever comes
+//! first. That keeps timer lateness in milliseconds without polling hard.
 //!
 //! Two brakes keep it efficient under load: after a full acquisition it waits a moment for
-//! more slots to free, so it asks for jobs in batches rather than one slot at a time (each
-//! acquisition is a round trip, the dominant cost with short jobs); and it stops acquiring while
-//! too many finished attempts wait for the completer (a slow database slows intake instead of
-//! letting unwritten results pile up).
+//! more room, so it asks for jobs in batches rather than one slot at a time (each acquisition is
+//! a round trip, the dominant cost with short jobs); and it stops acquiring while too many
+//! finished attempts wait for the completer (a slow database slows intake instead of letting
+//! unwritten results pile up).
 
+use crate::queue::{self, Ready};
 use crate::runner;
 use crate::shared::Shared;
 use kairos_store::{JobAcquireParams, NextDue};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// After a full acquisition, wait up to this long for at least half the workers to be free.
+/// After a full acquisition, wait up to this long for room for half a batch.
 const FETCH_COOLDOWN: Duration = Duration::from_millis(5);
 
 pub(crate) async fn run(shared: Arc<Shared>) {
@@ -30,16 +32,12 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         if shared.stop_acquiring.is_cancelled() {
             return;
         }
-        if shared.is_fenced() || shared.completions_backlogged() {
+        let room = room(&shared);
+        if room == 0 {
             wait_for_room(&shared).await;
             continue;
         }
-        let free = shared.slots.available_permits();
-        if free == 0 {
-            wait_for_room(&shared).await;
-            continue;
-        }
-        let limit = free.min(shared.config.acquire_batch.max(1));
+        let limit = room.min(shared.config.acquire_batch.max(1));
         match acquire_and_start(&shared, limit).await {
             Ok(taken) if taken >= limit => {
                 backoff = Duration::from_millis(50);
@@ -62,12 +60,9 @@ pub(crate) async fn run(shared: Arc<Shared>) {
     }
 }
 
-/// One acquisition; starts a runner per job. Returns how many jobs were taken.
+/// One acquisition; its jobs go to the local queue and start as workers are free. Returns how
+/// many jobs were taken.
 async fn acquire_and_start(shared: &Arc<Shared>, limit: usize) -> Result<usize, kairos_store::Error> {
-    // Reserve the slots before asking, so that the runners can never exceed the workers.
-    let Ok(permits) = shared.slots.clone().try_acquire_many_owned(limit as u32) else {
-        return Ok(0);
-    };
     let started = Instant::now();
     let acquired = shared
         .store
@@ -96,12 +91,14 @@ async fn acquire_and_start(shared: &Arc<Shared>, limit: usize) -> Result<usize, 
     // earlier instant would push logged attempt times past the real ones, by the acquisition's
     // own latency, and make consecutive exclusive attempts appear to overlap.
     let returned = Instant::now();
-    let mut permits = permits;
-    for job in acquired.jobs {
-        let Some(permit) = permits.split(1) else { break };
-        runner::start(shared, job, acquired.db_now, started, returned, permit);
+    {
+        let mut queued = shared.queue();
+        for job in acquired.jobs {
+            runner::admit(shared, &job, started);
+            queued.push(Ready { job, db_now: acquired.db_now, at: returned });
+        }
     }
-    drop(permits); // slots not used go back now
+    queue::dispatch(shared);
     Ok(taken)
 }
 
@@ -139,12 +136,16 @@ async fn idle_wait(shared: &Arc<Shared>, empty_but_due: &mut u32) {
     }
 }
 
-/// After a full acquisition: give running jobs a moment to free slots so that the next
+/// After a full acquisition: give running jobs a moment to make room so that the next
 /// acquisition is a batch.
 async fn cooldown(shared: &Shared) {
-    let want = (shared.config.workers / 2).clamp(1, shared.config.acquire_batch.max(1));
     let deadline = tokio::time::Instant::now() + FETCH_COOLDOWN;
-    while shared.slots.available_permits() < want {
+    loop {
+        let capacity = queue::capacity(shared);
+        let want = (capacity / 2).clamp(1, shared.config.acquire_batch.max(1));
+        if capacity.saturating_sub(shared.running_count()) >= want {
+            return;
+        }
         let freed = shared.slot_freed.notified();
         if tokio::time::timeout_at(deadline, freed).await.is_err() {
             return;
@@ -152,9 +153,24 @@ async fn cooldown(shared: &Shared) {
     }
 }
 
-/// Waits for a free slot, room in the completer's queue, or the poll interval.
+/// How many more jobs the node may take now: none while it is fenced or its completions are
+/// backlogged.
+fn room(shared: &Shared) -> usize {
+    if shared.is_fenced() || shared.completions_backlogged() {
+        return 0;
+    }
+    queue::capacity(shared).saturating_sub(shared.running_count())
+}
+
+/// Waits for room (a slot freed or a completion written), or the poll interval.
 async fn wait_for_room(shared: &Shared) {
     let freed = shared.slot_freed.notified();
+    tokio::pin!(freed);
+    freed.as_mut().enable();
+    // Room made between the caller's look and `enable` would otherwise wait a poll interval.
+    if room(shared) > 0 {
+        return;
+    }
     tokio::select! {
         _ = freed => {}
         _ = shared.stop_acquiring.cancelled() => {}

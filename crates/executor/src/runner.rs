@@ -7,52 +7,48 @@
 //! so a node whose wall clock is wrong still logs consistent intervals.
 
 use crate::handler::{JobContext, error_chain};
+use crate::queue::{Ready, Slot};
 use crate::shared::{Finished, RunningJob, Shared};
 use jiff::{SignedDuration, Timestamp};
 use kairos_core::{AttemptResult, Completion, Job, plan_completion};
 use kairos_store::{AcquiredJob, JobCompletion, JobReleaseParams};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::OwnedSemaphorePermit;
 
-/// Starts the attempt of one acquired job.
+/// Takes one acquired job in: its lease is held here from now on (extended by the keeper,
+/// handed back on shutdown), whether it waits in the queue or runs at once.
 ///
 /// `requested` is when the acquisition was asked for (the lease cannot have started earlier, so
-/// the local deadline counted from it errs early); `at` is when it returned (the origin of the
-/// attempt's database-clock estimate).
-pub(crate) fn start(
-    shared: &Arc<Shared>,
-    acquired: AcquiredJob,
-    db_now: Timestamp,
-    requested: Instant,
-    at: Instant,
-    permit: OwnedSemaphorePermit,
-) {
-    let job = acquired.job;
+/// the local deadline counted from it errs early).
+pub(crate) fn admit(shared: &Shared, acquired: &AcquiredJob, requested: Instant) {
+    let job = &acquired.job;
     if let Some(prev) = &acquired.abandoned_by {
         shared.metrics.takeovers.inc();
         tracing::info!(job = %job.id, previous_node = %prev, "took over an expired lease");
     }
-    let id = job.id.clone();
-    let attempt_no = job.attempts;
     let deadline = requested + shared.config.lock_time.unsigned_abs();
     shared
         .running_map()
-        .insert(id.clone(), RunningJob { attempt: attempt_no, abort: None, completing: false, deadline });
+        .insert(job.id.clone(), RunningJob { attempt: job.attempts, abort: None, completing: false, deadline });
+}
+
+/// Starts the attempt of an admitted job on the worker `slot`.
+pub(crate) fn start(shared: &Arc<Shared>, ready: Ready, slot: Slot) {
+    let Ready { job: acquired, db_now, at, .. } = ready;
+    let job = acquired.job;
+    let id = job.id.clone();
+    let attempt_no = job.attempts;
     let shared2 = shared.clone();
     let id2 = id.clone();
     let handle = tokio::spawn(async move {
+        let _slot = slot;
         let Some(completion) = attempt(&shared2, &job, acquired.abandoned_by.as_deref(), db_now, at).await else {
             // Taken ahead of its due date, and the lease could not be marked started: no
             // attempt was made; the lease expires and the job is taken again, no retry spent.
-            {
-                let mut map = shared2.running_map();
-                if map.get(&id2).is_some_and(|r| r.attempt == attempt_no) {
-                    map.remove(&id2);
-                }
+            let mut map = shared2.running_map();
+            if map.get(&id2).is_some_and(|r| r.attempt == attempt_no) {
+                map.remove(&id2);
             }
-            drop(permit);
-            shared2.slot_freed.notify_waiters();
             return;
         };
         // Report only while this node still holds the lease; if the entry is gone, the lease
@@ -77,8 +73,7 @@ pub(crate) fn start(
             shared2.pending_completions.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
             tracing::warn!("completer gone; the attempt's lease will expire and the job run again");
         }
-        drop(permit);
-        shared2.slot_freed.notify_waiters();
+        // `_slot` drops here: the worker is free and the next queued job starts.
     });
     // If the attempt already finished and was completed, its entry is gone and this is a no-op.
     if let Some(r) = shared.running_map().get_mut(&id) {
@@ -231,7 +226,9 @@ async fn run_handler(
     let task = tokio::spawn(async move { handler.run(ctx).await });
     let abort = AbortOnDrop(task.abort_handle());
     let out = tokio::time::timeout(shared.config.handler_timeout, task).await;
-    shared.metrics.handler_seconds.observe(t.elapsed().as_secs_f64());
+    let took = t.elapsed();
+    shared.metrics.handler_seconds.observe(took.as_secs_f64());
+    crate::queue::observe_handler(shared, took);
     match out {
         Ok(Ok(Ok(message))) => AttemptResult::Succeeded { message },
         Ok(Ok(Err(e))) => AttemptResult::Failed { message: e.to_string(), chain: error_chain(e.as_ref()) },
@@ -266,6 +263,21 @@ async fn run_handler(
 pub(crate) fn db_time(db_now: Timestamp, at: Instant) -> Timestamp {
     let elapsed = SignedDuration::try_from(at.elapsed()).unwrap_or(SignedDuration::MAX);
     db_now.saturating_add(elapsed).unwrap_or(db_now)
+}
+
+/// On shutdown, before the grace period: release the leases of the queued jobs (none of them
+/// started), in one statement, so other nodes run them now.
+pub(crate) async fn hand_back_queued(shared: &Shared) {
+    let queued = shared.take_queued();
+    if queued.is_empty() {
+        return;
+    }
+    release(
+        shared,
+        queued,
+        format!("node {} shut down before the job left its local queue; handed back", shared.config.node_id),
+    )
+    .await;
 }
 
 /// On shutdown: abort attempts still running after the grace period and release their

@@ -3,9 +3,10 @@
 use crate::config::ExecutorConfig;
 use crate::handler::Handlers;
 use crate::metrics::Metrics;
+use crate::queue::Queue;
 use kairos_store::{JobCompletion, Store};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore, mpsc};
@@ -41,10 +42,16 @@ pub(crate) struct Shared {
     pub handlers: Arc<Handlers>,
     pub config: ExecutorConfig,
     pub metrics: Arc<Metrics>,
-    /// One permit per worker; held from acquisition until the handler returns.
+    /// One permit per worker; held by a runner from its start until the handler returns.
     pub slots: Arc<Semaphore>,
-    /// Attempts whose lease this node holds: from acquisition until the completer committed.
+    /// Leases this node holds, queued or running: from acquisition until the completer
+    /// committed.
     pub running: Mutex<HashMap<String, RunningJob>>,
+    /// Acquired jobs waiting for a worker ([`crate::queue`]).
+    pub queue: Mutex<Queue>,
+    /// Moving average of handler run time on this node, nanoseconds (0: none finished yet);
+    /// bounds the queue.
+    pub mean_handler_nanos: AtomicU64,
     pub wake: Notify,
     /// Woken whenever a slot frees, so the producer and `wait_idle` need not poll.
     pub slot_freed: Notify,
@@ -76,6 +83,8 @@ impl Shared {
             config,
             metrics,
             running: Mutex::new(HashMap::new()),
+            queue: Mutex::new(Queue::default()),
+            mean_handler_nanos: AtomicU64::new(0),
             wake: Notify::new(),
             slot_freed: Notify::new(),
             completions: tx,
@@ -90,6 +99,10 @@ impl Shared {
 
     pub fn running_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, RunningJob>> {
         self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn running_count(&self) -> usize {
@@ -109,9 +122,11 @@ impl Shared {
         }
     }
 
-    /// Aborts every attempt whose handler is still running and forgets its lease locally;
-    /// returns those leases. Attempts already completing are left to the completer.
+    /// Aborts every attempt whose handler is still running, drops the queued jobs, and forgets
+    /// their leases locally; returns those leases. Attempts already completing are left to the
+    /// completer.
     pub fn abort_unfinished(&self) -> Vec<(String, i32)> {
+        self.queue().take_all();
         let mut map = self.running_map();
         let ids: Vec<String> = map.iter().filter(|(_, r)| !r.completing).map(|(id, _)| id.clone()).collect();
         let mut out = Vec::with_capacity(ids.len());
@@ -134,6 +149,23 @@ impl Shared {
     /// lengthen the queue (the database is slow or unreachable).
     pub fn completions_backlogged(&self) -> bool {
         self.pending_completions.load(Ordering::SeqCst) >= self.config.completion_batch.max(1) * 4
+    }
+
+    /// Forgets the queued jobs' leases locally and returns them, to be released: nothing of
+    /// theirs has run.
+    pub fn take_queued(&self) -> Vec<(String, i32)> {
+        let queued = self.queue().take_all();
+        let mut map = self.running_map();
+        queued
+            .into_iter()
+            .filter(|(id, attempt)| {
+                let held = map.get(id).is_some_and(|r| r.attempt == *attempt);
+                if held {
+                    map.remove(id);
+                }
+                held
+            })
+            .collect()
     }
 
     /// Waits until every lease this node holds is finished and its completion written (the

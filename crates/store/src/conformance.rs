@@ -68,6 +68,7 @@ macro_rules! conformance_suite {
             acquire_takes_due_jobs_in_due_order_up_to_the_limit,
             acquire_takes_jobs_due_together_by_priority,
             acquire_leaves_future_jobs_alone,
+            acquire_takes_due_timers_ahead_of_an_async_backlog,
             acquire_with_a_lookahead_takes_jobs_due_within_it,
             acquire_leaves_jobs_of_suspended_instances_alone,
             acquire_leaves_jobs_without_retries_alone,

@@ -14,9 +14,11 @@
 -- LOCK_TIME_ before DUEDATE_ until its node starts the handler (lease_extend.sql moves it), and
 -- such a lease expiring was no attempt (`DUEDATE_ > LOCK_TIME_`: taken again, no retry spent).
 --
--- Three scans, each FOR UPDATE SKIP LOCKED so concurrent nodes pass over each other's rows
+-- Four scans, each FOR UPDATE SKIP LOCKED so concurrent nodes pass over each other's rows
 -- instead of waiting or deadlocking (seed 001 line 1): expired leases first (few, and they
--- must not starve behind a deep backlog), then jobs without a due date, then dated jobs in due
+-- must not starve behind a deep backlog), then due timers from their own partial index
+-- ACT_IDX_JOB_TIMER_ACQUIRE (the timer lane: a timer due now does not wait behind a backlog of
+-- async jobs due before it), then jobs without a due date, then dated message jobs in due
 -- order, those due at the same instant by PRIORITY_, higher first (a trigger's priority, as
 -- Quartz orders simultaneous firings; the ready index holds it after DUEDATE_). Splitting them lets each use its partial index as a bounded range: the dated scan
 -- stops at now instead of walking past every future timer.
@@ -39,6 +41,24 @@ WITH expired AS (
     LIMIT $2
     FOR UPDATE OF j SKIP LOCKED
 ),
+timers AS (
+    SELECT j.*
+    FROM ACT_RU_JOB j
+    WHERE j.TYPE_ = 'timer'
+      AND j.LOCK_OWNER_ IS NULL
+      AND j.RETRIES_ > 0
+      AND j.DUEDATE_ <= coalesce($4, now()) + $5
+      AND (j.EXECUTION_ID_ IS NULL OR EXISTS (
+          SELECT 1 FROM ACT_RU_EXECUTION pi
+          WHERE pi.ID_ = j.PROCESS_INSTANCE_ID_ AND pi.SUSPENSION_STATE_ = 1))
+      AND NOT (j.EXCLUSIVE_ AND j.EXCLUSIVE_KEY_ IS NOT NULL AND EXISTS (
+          SELECT 1 FROM ACT_RU_JOB o
+          WHERE o.EXCLUSIVE_KEY_ = j.EXCLUSIVE_KEY_ AND o.EXCLUSIVE_ AND o.ID_ <> j.ID_
+            AND o.LOCK_OWNER_ IS NOT NULL AND o.LOCK_EXP_TIME_ > coalesce($4, now())))
+    ORDER BY j.DUEDATE_, j.PRIORITY_ DESC
+    LIMIT greatest($2 - (SELECT count(*) FROM expired WHERE RETRIES_ > 1 OR coalesce(DUEDATE_ > LOCK_TIME_, false)), 0)
+    FOR UPDATE OF j SKIP LOCKED
+),
 undated AS (
     SELECT j.*
     FROM ACT_RU_JOB j
@@ -54,7 +74,7 @@ undated AS (
           WHERE o.EXCLUSIVE_KEY_ = j.EXCLUSIVE_KEY_ AND o.EXCLUSIVE_ AND o.ID_ <> j.ID_
             AND o.LOCK_OWNER_ IS NOT NULL AND o.LOCK_EXP_TIME_ > coalesce($4, now())))
     ORDER BY j.ID_
-    LIMIT greatest($2 - (SELECT count(*) FROM expired WHERE RETRIES_ > 1 OR coalesce(DUEDATE_ > LOCK_TIME_, false)), 0)
+    LIMIT greatest($2 - (SELECT count(*) FROM expired WHERE RETRIES_ > 1 OR coalesce(DUEDATE_ > LOCK_TIME_, false)) - (SELECT count(*) FROM timers), 0)
     FOR UPDATE OF j SKIP LOCKED
 ),
 dated AS (
@@ -63,7 +83,7 @@ dated AS (
     WHERE j.LOCK_OWNER_ IS NULL
       AND j.RETRIES_ > 0
       AND j.DUEDATE_ <= coalesce($4, now()) + $5
-      AND j.TYPE_ IN ('message', 'timer')
+      AND j.TYPE_ = 'message'
       AND (j.EXECUTION_ID_ IS NULL OR EXISTS (
           SELECT 1 FROM ACT_RU_EXECUTION pi
           WHERE pi.ID_ = j.PROCESS_INSTANCE_ID_ AND pi.SUSPENSION_STATE_ = 1))
@@ -72,14 +92,16 @@ dated AS (
           WHERE o.EXCLUSIVE_KEY_ = j.EXCLUSIVE_KEY_ AND o.EXCLUSIVE_ AND o.ID_ <> j.ID_
             AND o.LOCK_OWNER_ IS NOT NULL AND o.LOCK_EXP_TIME_ > coalesce($4, now())))
     ORDER BY j.DUEDATE_, j.PRIORITY_ DESC
-    LIMIT greatest($2 - (SELECT count(*) FROM expired WHERE RETRIES_ > 1 OR coalesce(DUEDATE_ > LOCK_TIME_, false)) - (SELECT count(*) FROM undated), 0)
+    LIMIT greatest($2 - (SELECT count(*) FROM expired WHERE RETRIES_ > 1 OR coalesce(DUEDATE_ > LOCK_TIME_, false)) - (SELECT count(*) FROM timers)
+                       - (SELECT count(*) FROM undated), 0)
     FOR UPDATE OF j SKIP LOCKED
 ),
 exhausted AS (
     SELECT * FROM expired WHERE RETRIES_ <= 1 AND NOT coalesce(DUEDATE_ > LOCK_TIME_, false)
 ),
 locked AS (
-    SELECT * FROM expired WHERE RETRIES_ > 1 OR coalesce(DUEDATE_ > LOCK_TIME_, false) UNION ALL SELECT * FROM undated UNION ALL SELECT * FROM dated
+    SELECT * FROM expired WHERE RETRIES_ > 1 OR coalesce(DUEDATE_ > LOCK_TIME_, false)
+    UNION ALL SELECT * FROM timers UNION ALL SELECT * FROM undated UNION ALL SELECT * FROM dated
 ),
 -- At most one job per exclusive key per acquisition: the first in due order. The others stay
 -- locked by this transaction until it ends, then wait for the next round.

@@ -12,14 +12,31 @@
 -- Jobs due at the same instant go by PRIORITY_, higher first (a trigger's priority, as Quartz
 -- orders simultaneous firings); the ready index holds it after DUEDATE_.
 --
--- Written as three branches so that each walks an index in due order and stops at the limit:
--- unlocked jobs come from the partial ready index ACT_IDX_JOB_ACQUIRE (which an OR on the lock
--- would forbid), expired leases from ACT_IDX_JOB_LOCKED (only the expired ones are read and
--- sorted). Timers waiting in the future are never read. INDEXED BY pins those plans: without
+-- Written as four branches so that each walks an index in due order and stops at the limit:
+-- due timers come first, from their own partial index ACT_IDX_JOB_TIMER_ACQUIRE (the timer
+-- lane: a timer due now does not wait behind a backlog of async jobs due before it, and the
+-- lane's rows are taken ahead of the others, LANE_ 0); other unlocked jobs from the partial
+-- ready index ACT_IDX_JOB_ACQUIRE (which an OR on the lock would forbid), expired leases from
+-- ACT_IDX_JOB_LOCKED (only the expired ones are read and sorted). Timers waiting in the future
+-- are never read. INDEXED BY pins those plans: without
 -- statistics SQLite may otherwise walk the whole DUEDATE_ index looking for expired leases.
-WITH undated AS (
+WITH timers AS (
     SELECT RES.ID_, RES.DUEDATE_, RES.EXCLUSIVE_, RES.EXCLUSIVE_KEY_, RES.LOCK_OWNER_, RES.LOCK_TIME_,
-           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_, RES.PRIORITY_
+           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_, RES.PRIORITY_, 0 AS LANE_
+    FROM ACT_RU_JOB RES INDEXED BY ACT_IDX_JOB_TIMER_ACQUIRE
+    WHERE RES.TYPE_ = 'timer' AND RES.LOCK_OWNER_ IS NULL AND RES.RETRIES_ > 0 AND RES.DUEDATE_ <= ?3
+      AND (RES.EXECUTION_ID_ IS NULL OR EXISTS (
+            SELECT 1 FROM ACT_RU_EXECUTION PI
+            WHERE PI.ID_ = RES.PROCESS_INSTANCE_ID_ AND PI.SUSPENSION_STATE_ = 1))
+      AND (RES.EXCLUSIVE_ = 0 OR RES.EXCLUSIVE_KEY_ IS NULL OR NOT EXISTS (
+            SELECT 1 FROM ACT_RU_JOB O
+            WHERE O.EXCLUSIVE_KEY_ = RES.EXCLUSIVE_KEY_ AND O.EXCLUSIVE_ <> 0
+              AND O.LOCK_OWNER_ IS NOT NULL AND O.LOCK_EXP_TIME_ > ?1))
+    ORDER BY RES.DUEDATE_, RES.PRIORITY_ DESC
+    LIMIT ?2 + 0
+), undated AS (
+    SELECT RES.ID_, RES.DUEDATE_, RES.EXCLUSIVE_, RES.EXCLUSIVE_KEY_, RES.LOCK_OWNER_, RES.LOCK_TIME_,
+           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_, RES.PRIORITY_, 1 AS LANE_
     FROM ACT_RU_JOB RES INDEXED BY ACT_IDX_JOB_ACQUIRE
     WHERE RES.LOCK_OWNER_ IS NULL AND RES.RETRIES_ > 0 AND RES.DUEDATE_ IS NULL
       AND RES.TYPE_ <> 'external-worker'
@@ -33,10 +50,10 @@ WITH undated AS (
     LIMIT ?2 + 0
 ), ready AS (
     SELECT RES.ID_, RES.DUEDATE_, RES.EXCLUSIVE_, RES.EXCLUSIVE_KEY_, RES.LOCK_OWNER_, RES.LOCK_TIME_,
-           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_, RES.PRIORITY_
+           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_, RES.PRIORITY_, 1 AS LANE_
     FROM ACT_RU_JOB RES INDEXED BY ACT_IDX_JOB_ACQUIRE
     WHERE RES.LOCK_OWNER_ IS NULL AND RES.RETRIES_ > 0 AND RES.DUEDATE_ <= ?3
-      AND RES.TYPE_ <> 'external-worker'
+      AND RES.TYPE_ NOT IN ('external-worker', 'timer')
       AND (RES.EXECUTION_ID_ IS NULL OR EXISTS (
             SELECT 1 FROM ACT_RU_EXECUTION PI
             WHERE PI.ID_ = RES.PROCESS_INSTANCE_ID_ AND PI.SUSPENSION_STATE_ = 1))
@@ -48,7 +65,7 @@ WITH undated AS (
     LIMIT ?2 + 0
 ), expired AS (
     SELECT RES.ID_, RES.DUEDATE_, RES.EXCLUSIVE_, RES.EXCLUSIVE_KEY_, RES.LOCK_OWNER_, RES.LOCK_TIME_,
-           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_, RES.PRIORITY_
+           RES.LOCK_EXP_TIME_, RES.ATTEMPTS_, RES.RETRIES_, RES.PRIORITY_, 1 AS LANE_
     FROM ACT_RU_JOB RES INDEXED BY ACT_IDX_JOB_LOCKED
     WHERE RES.LOCK_OWNER_ IS NOT NULL AND RES.LOCK_EXP_TIME_ <= ?1 AND RES.RETRIES_ > 0
       AND (RES.DUEDATE_ IS NULL OR RES.DUEDATE_ <= ?1)
@@ -64,14 +81,16 @@ WITH undated AS (
     LIMIT ?2 + 0
 ), picked AS (
     SELECT * FROM (
-        SELECT * FROM undated UNION ALL SELECT * FROM ready UNION ALL SELECT * FROM expired
+        SELECT * FROM timers UNION ALL SELECT * FROM undated UNION ALL SELECT * FROM ready
+        UNION ALL SELECT * FROM expired
     )
-    ORDER BY DUEDATE_ NULLS FIRST, PRIORITY_ DESC, ID_
+    ORDER BY LANE_, DUEDATE_ NULLS FIRST, PRIORITY_ DESC, ID_
     LIMIT ?2 + 0
 )
 -- One row for the whole window (streaming a row per job through the driver costs more than
 -- the query): each candidate as [ID_, EXCLUSIVE_, EXCLUSIVE_KEY_, LOCK_OWNER_, ATTEMPTS_,
--- LOCK_TIME_, LOCK_EXP_TIME_, RETRIES_, STARTED_], in due order; STARTED_ says whether the
+-- LOCK_TIME_, LOCK_EXP_TIME_, RETRIES_, STARTED_], in due order (the lane decided which are
+-- in the window, not their order: the executor's queue puts timers first); STARTED_ says whether the
 -- handler of an expired lease's attempt had started (see job_acquire_lock.sql).
 -- A BLOB (which JSON cannot hold) goes as its SQL literal x'00ff': that candidate cannot be read
 -- and is set aside, instead of failing the statement and with it every acquisition.

@@ -80,6 +80,36 @@ pub async fn acquire_leaves_future_jobs_alone(store: &dyn Store) {
     assert_eq!(ids(&at_due), vec![timer.id], "DUEDATE_ <= now: due exactly at now is taken");
 }
 
+/// The timer lane (issue 21): a timer due now is taken ahead of a backlog of async jobs that
+/// became due before it, up to the limit; the async jobs follow in due order, and a timer not
+/// yet due stays put.
+pub async fn acquire_takes_due_timers_ahead_of_an_async_backlog(store: &dyn Store) {
+    let t0 = ms(now(store).await);
+    let mut backlog = Vec::new();
+    for i in 0..6 {
+        backlog.push(insert(store, due_at("work", t0 - secs(60 - i))).await.id);
+    }
+    let mut timer = due_at("timer", t0 - millis(1));
+    timer.job_type = JobType::Timer;
+    let timer = insert(store, timer).await;
+    let mut future = due_at("timer", t0 + secs(5));
+    future.job_type = JobType::Timer;
+    let future = insert(store, future).await;
+
+    let first = acquire(store, "n1", Some(t0), 3, LOCK).await;
+    let got = ids(&first);
+    assert!(got.contains(&timer.id), "the due timer is in the first batch, ahead of 6 older async jobs: {got:?}");
+    assert_eq!(got.len(), 3);
+    assert_eq!(
+        ids(&first).into_iter().filter(|id| *id != timer.id).collect::<Vec<_>>(),
+        backlog[..2].to_vec(),
+        "the rest of the batch: the async jobs in due order"
+    );
+    let rest = acquire(store, "n1", Some(t0), 10, LOCK).await;
+    assert_eq!(ids(&rest), backlog[2..].to_vec());
+    assert_eq!(must_get(store, &future.id).await.lock_owner, None, "a timer not due yet is not taken");
+}
+
 /// With a lookahead, dated jobs due within it are taken too (the executor starts them at their
 /// due date); later ones, and the lease clock, are unaffected.
 pub async fn acquire_with_a_lookahead_takes_jobs_due_within_it(store: &dyn Store) {
