@@ -303,6 +303,10 @@ pub struct ServeArgs {
     /// Jobs taken per acquisition at most [default: 256]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "N")]
     pub acquire_batch: Option<u32>,
+    /// Acquired jobs that may wait on this node for a free worker (the local queue; it holds
+    /// only what the workers are expected to start within 200 ms); 0 turns it off [default: 512]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000), value_name = "N")]
+    pub prefetch: Option<u32>,
     /// How far ahead of their due date jobs are taken, to start on time; a job taken ahead
     /// waits on this node, and a take-over before it started spends no retry; PT0S takes
     /// jobs only once due [default: PT0.1S]
@@ -994,13 +998,16 @@ pub struct BenchJobsArgs {
     /// No-op jobs to enqueue and drain
     #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000), value_name = "N")]
     pub jobs: u64,
-    /// Executor workers (jobs run at once). An acquisition takes at most as many jobs as there
-    /// are free workers, so more workers also means larger acquisition batches
+    /// Executor workers (jobs run at once)
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "W")]
     pub workers: u32,
-    /// Jobs taken per acquisition at most [default: the engine's, 256; never more than free workers]
+    /// Jobs taken per acquisition at most [default: the engine's, 256; never more than free
+    /// workers plus room in the local queue]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "B")]
     pub batch: Option<u32>,
+    /// Local queue ahead of the workers, jobs at most; 0 turns it off [default: the engine's, 512]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000), value_name = "Q")]
+    pub prefetch: Option<u32>,
     /// Completions written per transaction at most [default: the engine's, 512]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000), value_name = "C")]
     pub completion_batch: Option<u32>,
@@ -1009,7 +1016,8 @@ pub struct BenchJobsArgs {
     pub chunk: u32,
     /// Phases to run, in this order: `drain` (N jobs enqueued, then drained), `steady` (jobs
     /// enqueued at --rate while the executor runs), `timers` (T timers due over --spread while
-    /// P pending timers wait)
+    /// P pending timers wait), `backlog` (T timers due over --spread, from --lead on, while N
+    /// async jobs enqueued before them drain)
     #[arg(long, value_delimiter = ',', default_value = "drain,timers", value_name = "PHASES")]
     pub phases: Vec<BenchPhase>,
     /// Steady phase: jobs enqueued per second (job i is due at start + i/R)
@@ -1051,4 +1059,5 @@ pub enum BenchPhase {
     Drain,
     Steady,
     Timers,
+    Backlog,
 }

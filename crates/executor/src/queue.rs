@@ -123,3 +123,34 @@ impl Drop for Slot {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kairos_core::Job;
+
+    fn ready(id: &str, job_type: JobType) -> Ready {
+        let now = Timestamp::UNIX_EPOCH;
+        let job: Job = serde_json::from_value(serde_json::json!({
+            "id": id, "rev": 1, "job_type": job_type, "exclusive": false, "retries": 3, "attempts": 0,
+            "handler_type": "h", "create_time": now,
+        }))
+        .unwrap();
+        Ready { job: AcquiredJob { job, abandoned_by: None }, db_now: now, at: Instant::now() }
+    }
+
+    #[test]
+    fn timers_leave_the_queue_first_each_lane_in_order() {
+        let mut q = Queue::default();
+        for (id, t) in
+            [("m1", JobType::Message), ("t1", JobType::Timer), ("m2", JobType::Message), ("t2", JobType::Timer)]
+        {
+            q.push(ready(id, t));
+        }
+        let order: Vec<String> = std::iter::from_fn(|| q.pop()).map(|r| r.job.job.id).collect();
+        assert_eq!(order, ["t1", "t2", "m1", "m2"]);
+        q.push(ready("m3", JobType::Message));
+        assert_eq!(q.take_all(), vec![("m3".to_string(), 0)]);
+        assert!(q.pop().is_none());
+    }
+}

@@ -354,6 +354,72 @@ async fn shutdown_hands_unfinished_jobs_back_without_spending_a_retry(backend: B
     second.shutdown(Duration::from_secs(5)).await;
 }
 
+/// Leases held by `node`, running or queued.
+async fn locked_by(store: &Arc<dyn kairos::store::Store>, node: &str) -> i64 {
+    let rows = store
+        .sql_query("SELECT COUNT(*) FROM ACT_RU_JOB WHERE LOCK_OWNER_ = ?", &[SqlValue::Text(node.into())])
+        .await
+        .unwrap();
+    rows[0][0].as_i64().unwrap()
+}
+
+/// The local queue (issue 21): once its handlers are known to be short, a node takes more jobs
+/// than it has workers — up to `prefetch` more, never beyond — and on shutdown hands the queued
+/// ones back at once: none of them starts, no retry is spent, and another node runs them.
+async fn a_node_queues_ahead_of_its_workers_and_hands_the_queue_back_on_shutdown(backend: Backend) {
+    let Some(fx) = Fixture::new(backend).await else { return };
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let ran = Arc::new(AtomicUsize::new(0));
+    let build = |node: &str| {
+        let (gate, ran) = (gate.clone(), ran.clone());
+        fx.engine(node)
+            .workers(2)
+            .configure(|c| c.prefetch = 6)
+            .handler(
+                "gated",
+                handler_fn(move |ctx| {
+                    let (gate, ran) = (gate.clone(), ran.clone());
+                    async move {
+                        ran.fetch_add(1, Ordering::SeqCst);
+                        if ctx.payload["wait"] == json!(true) {
+                            let _held = gate.acquire().await;
+                        }
+                        Ok(None)
+                    }
+                }),
+            )
+            .build()
+    };
+    let first = build("first").await.unwrap();
+    let store = first.store().clone();
+    // Short jobs first: until a handler has finished here, the node queues nothing.
+    for _ in 0..4 {
+        first.enqueue(&req("gated", json!({"wait": false}))).await.unwrap();
+    }
+    first.start().await.unwrap();
+    wait_until(LIMIT, "the short jobs", || async { runtime_jobs(&store).await == 0 }).await;
+    for _ in 0..20 {
+        first.enqueue(&EnqueueRequest { retries: Some(3), ..req("gated", json!({"wait": true})) }).await.unwrap();
+    }
+    first.wake();
+    wait_until(LIMIT, "2 running and 6 queued leases", || async { locked_by(&store, "first").await == 8 }).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(locked_by(&store, "first").await, 8, "never more than workers + prefetch");
+    assert_eq!(ran.load(Ordering::SeqCst), 4 + 2, "only as many handlers run as there are workers");
+
+    first.shutdown(Duration::from_millis(200)).await;
+    assert_eq!(ran.load(Ordering::SeqCst), 6, "no queued job started during the shutdown");
+    assert_eq!(locked_by(&store, "first").await, 0, "every lease, queued or running, is handed back");
+    let rows = store.sql_query("SELECT COUNT(*) FROM ACT_RU_JOB WHERE RETRIES_ = 3", &[]).await.unwrap();
+    assert_eq!(rows[0][0].as_i64(), Some(20), "handing back spends no retry");
+
+    gate.add_permits(1_000);
+    let second = build("second").await.unwrap();
+    second.start().await.unwrap();
+    wait_until(LIMIT, "the second node to run all 20", || async { runtime_jobs(&store).await == 0 }).await;
+    second.shutdown(Duration::from_secs(5)).await;
+}
+
 async fn exclusive_jobs_of_one_key_never_overlap(backend: Backend) {
     let Some(fx) = Fixture::new(backend).await else { return };
     let engine = fx.engine("n1").workers(8).build().await.unwrap();
@@ -464,6 +530,7 @@ on_both_backends!(
     a_crashed_nodes_job_is_taken_over_after_it_is_declared_dead,
     a_node_restarted_under_the_same_id_takes_its_old_jobs_over_at_once,
     shutdown_hands_unfinished_jobs_back_without_spending_a_retry,
+    a_node_queues_ahead_of_its_workers_and_hands_the_queue_back_on_shutdown,
     exclusive_jobs_of_one_key_never_overlap,
     enqueue_inside_the_callers_transaction_commits_or_rolls_back_with_it,
     a_handlers_staged_writes_commit_with_its_success_only,

@@ -14,6 +14,10 @@
 //! grow" case), then T timers due evenly over the spread, starting `--lead` later, and measures
 //! how late each fires.
 //!
+//! Phase `backlog` enqueues N async jobs due now with the executor stopped, then T timers due
+//! evenly over the spread from `--lead` on, starts the executor and measures how late the
+//! timers fire while the backlog drains (a timer must not wait behind async work).
+//!
 //! Lateness is always attempt start minus due date on the database clock. A steady or timers
 //! phase that has not seen every job start `--slack` after the last due date reports what it
 //! has, as `partial`, counting each job not started at the lower bound (now − last due date).
@@ -52,6 +56,17 @@ struct Report {
     timer_lateness_max_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timer: Option<Lateness>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    backlog: Option<Backlog>,
+}
+
+/// The backlog phase's figures: the async drain, and the timers that fired during it.
+#[derive(Debug, Serialize)]
+struct Backlog {
+    jobs: u64,
+    /// Async jobs per second, from the executor's start to the last one's start.
+    drain_per_s: u64,
+    timers: Lateness,
 }
 
 /// A lateness phase's figures (steady, timers).
@@ -105,11 +120,11 @@ impl Lateness {
 }
 
 pub async fn run(global: &GlobalArgs, a: BenchJobsArgs) -> Result<u8, CliError> {
-    let recorder = Arc::new(Recorder::default());
-    let engine = build_engine(&global.db, &a, recorder.clone()).await?;
+    let recorders = Recorders::default();
+    let engine = build_engine(&global.db, &a, &recorders).await?;
     let store = engine.store().clone();
     prepare(store.as_ref(), a.reset).await?;
-    let result = measure(&engine, &a, &recorder).await;
+    let result = measure(&engine, &a, &recorders).await;
     engine.shutdown(Duration::from_secs(5)).await;
     if !a.keep {
         // The pending timers (and whatever a failed run left) go; the job log stays.
@@ -122,15 +137,26 @@ pub async fn run(global: &GlobalArgs, a: BenchJobsArgs) -> Result<u8, CliError> 
     Ok(SUCCESS)
 }
 
-async fn build_engine(db: &str, a: &BenchJobsArgs, recorder: Arc<Recorder>) -> Result<Engine, CliError> {
-    let (batch, completion_batch) = (a.batch, a.completion_batch);
-    let handler = handler_fn(move |ctx: JobContext| {
+/// What the handlers record: `noop` (every phase's jobs) and `tick` (the backlog phase's timers).
+#[derive(Debug, Default)]
+struct Recorders {
+    jobs: Arc<Recorder>,
+    ticks: Arc<Recorder>,
+}
+
+fn recording(recorder: &Arc<Recorder>) -> impl kairos::Handler + use<> {
+    let recorder = recorder.clone();
+    handler_fn(move |ctx: JobContext| {
         let recorder = recorder.clone();
         async move {
             recorder.record(ctx.started, ctx.due_date);
             Ok(None)
         }
-    });
+    })
+}
+
+async fn build_engine(db: &str, a: &BenchJobsArgs, recorders: &Recorders) -> Result<Engine, CliError> {
+    let (batch, completion_batch, prefetch) = (a.batch, a.completion_batch, a.prefetch);
     // The executor is enabled but not started: phase 1 enqueues with no executor running.
     let engine = Engine::builder(db)
         .node_id(format!("bench-{}", std::process::id()))
@@ -142,15 +168,20 @@ async fn build_engine(db: &str, a: &BenchJobsArgs, recorder: Arc<Recorder>) -> R
             if let Some(b) = completion_batch {
                 c.completion_batch = b as usize;
             }
+            if let Some(q) = prefetch {
+                c.prefetch = q as usize;
+            }
         })
-        .handler("noop", handler)
+        .handler("noop", recording(&recorders.jobs))
+        .handler("tick", recording(&recorders.ticks))
         .build()
         .await?;
     Ok(engine)
 }
 
-async fn measure(engine: &Engine, a: &BenchJobsArgs, recorder: &Recorder) -> Result<Report, CliError> {
+async fn measure(engine: &Engine, a: &BenchJobsArgs, recorders: &Recorders) -> Result<Report, CliError> {
     let store = engine.store().as_ref();
+    let recorder = recorders.jobs.as_ref();
     let mut report = Report {
         store: store.backend().as_str(),
         jobs: a.jobs,
@@ -166,6 +197,7 @@ async fn measure(engine: &Engine, a: &BenchJobsArgs, recorder: &Recorder) -> Res
         timer_lateness_p99_ms: None,
         timer_lateness_max_ms: None,
         timer: None,
+        backlog: None,
     };
     for phase in &a.phases {
         match phase {
@@ -183,6 +215,7 @@ async fn measure(engine: &Engine, a: &BenchJobsArgs, recorder: &Recorder) -> Res
                 report.timer = Some(t);
             }
             BenchPhase::Timers => {}
+            BenchPhase::Backlog => report.backlog = Some(backlog(engine, a, recorders).await?),
         }
     }
     Ok(report)
@@ -246,6 +279,29 @@ async fn timers(engine: &Engine, a: &BenchJobsArgs, recorder: &Recorder) -> Resu
     enqueue(engine, a.timers, a.chunk.min(1_000), "timers", |i| request_at(due(i))).await?;
     let last_due = due(a.timers - 1);
     phase_lateness(engine, recorder, a.timers, (t0, last_due), a.slack.unsigned_abs(), "timers").await
+}
+
+/// N async jobs due now, then T timers due over the spread from `lead` on; the executor starts
+/// after both are stored, and the timers' lateness is measured while the backlog drains.
+async fn backlog(engine: &Engine, a: &BenchJobsArgs, recorders: &Recorders) -> Result<Backlog, CliError> {
+    let store = engine.store().as_ref();
+    let timers = a.timers.max(1);
+    enqueue(engine, a.jobs, a.chunk, "backlog", |_| request(None)).await?;
+    recorders.jobs.begin(a.jobs);
+    recorders.ticks.begin(timers);
+    let t0 = store.db_now().await? + a.lead.unsigned_abs();
+    let spread = a.spread.unsigned_abs();
+    let due = |i: u64| t0 + Duration::from_secs_f64(spread.as_secs_f64() * i as f64 / timers as f64);
+    let tick = |i: u64| EnqueueRequest { handler: "tick".into(), ..request_at(due(i)) };
+    enqueue(engine, timers, a.chunk.min(1_000), "timers", tick).await?;
+    let started = store.db_now().await?;
+    engine.start().await?;
+    let fired =
+        phase_lateness(engine, &recorders.ticks, timers, (t0, due(timers - 1)), a.slack.unsigned_abs(), "timers")
+            .await?;
+    wait_calls(&recorders.jobs, a.jobs, a.timeout.unsigned_abs(), "backlog").await?;
+    let last = recorders.jobs.last_start().unwrap_or(started);
+    Ok(Backlog { jobs: a.jobs, drain_per_s: rate(a.jobs, last.duration_since(started).unsigned_abs()), timers: fired })
 }
 
 /// Waits until `n` jobs started or `slack` after the last due date, then sums up their lateness.

@@ -268,9 +268,10 @@ async fn build_engine(
     if let Some(d) = args.lock_time {
         builder = builder.lock_time(d);
     }
-    let (poll, batch, heartbeat, dead_after, skew, lookahead) = (
+    let (poll, batch, prefetch, heartbeat, dead_after, skew, lookahead) = (
         args.poll_interval,
         args.acquire_batch,
+        args.prefetch,
         args.heartbeat_interval,
         args.dead_after,
         args.clock_skew,
@@ -285,6 +286,9 @@ async fn build_engine(
         }
         if let Some(b) = batch {
             c.acquire_batch = b as usize;
+        }
+        if let Some(q) = prefetch {
+            c.prefetch = q as usize;
         }
         if let Some(d) = heartbeat {
             c.heartbeat_interval = d.unsigned_abs();

@@ -33,6 +33,8 @@ pub async fn engine(State(app): State<AppState>) -> Result<axum::Json<Value>, Ap
             "executorEnabled": s.executor_enabled,
             "workers": s.executor.workers,
             "acquireBatch": s.executor.acquire_batch,
+            "prefetch": s.executor.prefetch,
+            "prefetchWait": iso(s.executor.prefetch_wait),
             "lockTime": s.executor.lock_time.to_string(),
             "pollInterval": iso(s.executor.poll_interval),
             "handlerTimeout": iso(s.executor.handler_timeout),
