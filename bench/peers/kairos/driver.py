@@ -4,9 +4,8 @@
     driver.py --store postgres|sqlite --workload drain|steady|timers|process|scheduler --jobs N --concurrency W --url URL
               [--deadline S] [--rate R] [--spread S --lead L --pending P]
 
-Settings: W executor workers (256 by default: an acquisition takes at most as many jobs as there
-are free workers, so more workers means larger acquisition batches; the README's table shows 256
-as the best on this 2-core machine), the engine's default acquisition batch (256) and completion
+Settings: W executor workers (256 by default), the engine's default acquisition batch (512; an
+acquisition takes the free workers plus room in the node's local queue, 1,024 at most) and completion
 batch (512), enqueue in transactions of 10,000. Every attempt writes its job-log row
 (ACT_HI_JOB_LOG), as in production. Each workload is one phase of `kairos bench jobs` (`--phases`).
 On SQLite the store is a fresh file under /tmp (WAL mode, as kairos opens it); --url is ignored.
@@ -41,7 +40,8 @@ def bench(a, db, *phase_args):
 
 
 def settings(a, **extra):
-    return {"workers": a.concurrency, "acquire_batch": "engine default (256, capped by free workers)",
+    return {"workers": a.concurrency, "acquire_batch": "engine default (512, capped by free workers + local queue)",
+            "prefetch": "engine default (1024)",
             "completion_batch": "engine default (512)", "job_log": "on", "store": a.store, **extra}
 
 

@@ -300,11 +300,11 @@ pub struct ServeArgs {
     /// Longest idle sleep of the executor; work enqueued on other nodes is seen this late at most [default: PT0.5S]
     #[arg(long, value_parser = parse::duration, value_name = "DUR")]
     pub poll_interval: Option<SignedDuration>,
-    /// Jobs taken per acquisition at most [default: 256]
+    /// Jobs taken per acquisition at most [default: 512]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "N")]
     pub acquire_batch: Option<u32>,
     /// Acquired jobs that may wait on this node for a free worker (the local queue; it holds
-    /// only what the workers are expected to start within 200 ms); 0 turns it off [default: 512]
+    /// only what the workers are expected to start within 200 ms); 0 turns it off [default: 1024]
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000), value_name = "N")]
     pub prefetch: Option<u32>,
     /// How far ahead of their due date jobs are taken, to start on time; a job taken ahead
@@ -1001,11 +1001,11 @@ pub struct BenchJobsArgs {
     /// Executor workers (jobs run at once)
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "W")]
     pub workers: u32,
-    /// Jobs taken per acquisition at most [default: the engine's, 256; never more than free
+    /// Jobs taken per acquisition at most [default: the engine's, 512; never more than free
     /// workers plus room in the local queue]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000), value_name = "B")]
     pub batch: Option<u32>,
-    /// Local queue ahead of the workers, jobs at most; 0 turns it off [default: the engine's, 512]
+    /// Local queue ahead of the workers, jobs at most; 0 turns it off [default: the engine's, 1024]
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000), value_name = "Q")]
     pub prefetch: Option<u32>,
     /// Completions written per transaction at most [default: the engine's, 512]

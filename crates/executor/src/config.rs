@@ -60,8 +60,8 @@ impl ExecutorConfig {
         ExecutorConfig {
             node_id: node_id.into(),
             workers: 32,
-            acquire_batch: 256,
-            prefetch: 512,
+            acquire_batch: 512,
+            prefetch: 1024,
             prefetch_wait: Duration::from_millis(200),
             lock_time: SignedDuration::from_mins(5),
             poll_interval: Duration::from_millis(500),
