@@ -268,31 +268,20 @@ pub(crate) fn db_time(db_now: Timestamp, at: Instant) -> Timestamp {
 /// On shutdown, before the grace period: release the leases of the queued jobs (none of them
 /// started), in one statement, so other nodes run them now.
 pub(crate) async fn hand_back_queued(shared: &Shared) {
-    let queued = shared.take_queued();
-    if queued.is_empty() {
-        return;
-    }
-    release(
-        shared,
-        queued,
-        format!("node {} shut down before the job left its local queue; handed back", shared.config.node_id),
-    )
-    .await;
+    hand_back(shared, shared.take_queued(), "before the job left its local queue").await;
 }
 
 /// On shutdown: abort attempts still running after the grace period and release their
 /// leases (no retry spent). Attempts already completing are left to the completer's flush.
 pub(crate) async fn hand_back_all(shared: &Shared) {
-    let unfinished = shared.abort_unfinished();
-    if unfinished.is_empty() {
-        return;
+    hand_back(shared, shared.abort_unfinished(), "before the attempt finished").await;
+}
+
+async fn hand_back(shared: &Shared, leases: Vec<(String, i32)>, when: &str) {
+    if !leases.is_empty() {
+        let reason = format!("node {} shut down {when}; handed back", shared.config.node_id);
+        release(shared, leases, reason).await;
     }
-    release(
-        shared,
-        unfinished,
-        format!("node {} shut down before the attempt finished; handed back", shared.config.node_id),
-    )
-    .await;
 }
 
 /// Releases leases this node no longer works on.
