@@ -1011,6 +1011,9 @@ pub struct BenchJobsArgs {
     /// Completions written per transaction at most [default: the engine's, 512]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000), value_name = "C")]
     pub completion_batch: Option<u32>,
+    /// Completion batches written at once on PostgreSQL [default: the engine's, 8]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64), value_name = "N")]
+    pub completion_writers: Option<u32>,
     /// Jobs per enqueue transaction
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000), value_name = "N")]
     pub chunk: u32,

@@ -20,19 +20,21 @@
 //! * **Shutdown.** Queued jobs are handed back at once, with one release statement, before the
 //!   running ones are given their grace period; fencing drops them with the running ones.
 //! * **Timers first.** A timer taken while async jobs wait here starts at the next free worker,
-//!   ahead of them (the producer's acquisition takes due timers first too).
+//!   ahead of them (the producer's acquisition takes due timers first too). A job taken ahead of
+//!   its due date (the lookahead) joins the queue only just before it is due, so that waiting
+//!   timers never occupy the workers.
 //!
 //! [`ExecutorConfig::prefetch_wait`]: crate::ExecutorConfig::prefetch_wait
 //! [`ExecutorConfig::prefetch`]: crate::ExecutorConfig::prefetch
 
 use crate::runner;
 use crate::shared::Shared;
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use kairos_core::JobType;
 use kairos_store::AcquiredJob;
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;
 
@@ -86,11 +88,35 @@ pub(crate) fn capacity(shared: &Shared) -> usize {
 
 /// Records one handler's run time in the moving average the queue is bounded by.
 pub(crate) fn observe_handler(shared: &Shared, took: Duration) {
+    observe(&shared.mean_handler_nanos, took);
+}
+
+/// Adds a sample to a moving average of nanoseconds (0: no sample yet), weight 1/8.
+pub(crate) fn observe(mean: &AtomicU64, took: Duration) {
     let sample = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX).max(1);
     // An update lost to a concurrent one only drops a sample.
-    let old = shared.mean_handler_nanos.load(Ordering::Relaxed);
+    let old = mean.load(Ordering::Relaxed);
     let new = if old == 0 { sample } else { old - old / 8 + sample / 8 };
-    shared.mean_handler_nanos.store(new.max(1), Ordering::Relaxed);
+    mean.store(new.max(1), Ordering::Relaxed);
+}
+
+/// Puts an admitted job in the queue — a job taken ahead of its due date (the lookahead) only
+/// when it is about to be due, so that it does not hold a worker while it waits: timers taken
+/// early would otherwise fill every worker with waiting and hold up the jobs behind them.
+pub(crate) fn enqueue(shared: &Arc<Shared>, ready: Ready) {
+    let wait = ready.job.job.duedate.map_or(SignedDuration::ZERO, |due| {
+        due.duration_since(runner::db_time(ready.db_now, ready.at)) - runner::mark_lead(shared)
+    });
+    if !wait.is_positive() {
+        shared.queue().push(ready);
+        return;
+    }
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(wait.unsigned_abs()).await;
+        shared.queue().push(ready);
+        dispatch(&shared);
+    });
 }
 
 /// Starts queued jobs while workers are free.

@@ -106,9 +106,10 @@ async fn attempt(
             tokio::time::sleep(if wait.is_positive() { wait.unsigned_abs() } else { Duration::ZERO })
         };
         if job.lock_time.is_some_and(|locked| locked < due) {
-            // The start is marked up to MARK_LEAD before the due date and the handler starts at
-            // it: a timer does not wait for that write's round trip (a fsync on SQLite) once due.
-            until_due(MARK_LEAD).await;
+            // The start is marked ahead of the due date (by `mark_lead`) and the handler starts
+            // at it: a timer does not wait for that write's round trip (a fsync, a busy
+            // database) once due.
+            until_due(mark_lead(shared)).await;
             let (marked, ()) = tokio::join!(mark_started(shared, job), until_due(SignedDuration::ZERO));
             if !marked {
                 return None;
@@ -157,10 +158,20 @@ async fn attempt(
     })
 }
 
-/// How long before its due date a job taken ahead of it is marked started. A node that dies in
-/// that window has one attempt counted that never ran; a shorter lead would make timers wait
-/// for the write after they are due.
+/// The least time before its due date a job taken ahead of it is marked started. A node that
+/// dies in that window has one attempt counted that never ran; a shorter lead would make timers
+/// wait for the write after they are due.
 const MARK_LEAD: SignedDuration = SignedDuration::from_millis(20);
+
+/// How long before its due date a job taken ahead of it is marked started: twice the mark's
+/// recent round trip (a moving average), at least [`MARK_LEAD`], at most the lookahead. Under a
+/// backlog a write waits behind many others (measured on PostgreSQL draining 100,000 jobs: tens
+/// of milliseconds), and a fixed lead then shows up as timer lateness.
+pub(crate) fn mark_lead(shared: &Shared) -> SignedDuration {
+    let recent = shared.mean_mark_nanos.load(std::sync::atomic::Ordering::Relaxed);
+    let twice = SignedDuration::from_nanos(i64::try_from(recent.saturating_mul(2)).unwrap_or(i64::MAX));
+    twice.clamp(MARK_LEAD, shared.config.lookahead.max(MARK_LEAD))
+}
 
 /// Tells the database, just before the handler of a job taken ahead of its due date starts, that
 /// the attempt starts now: a lease extension, which also moves LOCK_TIME_ to the due date. Until
@@ -174,7 +185,10 @@ async fn mark_started(shared: &Shared, job: &Job) -> bool {
         lock_time: shared.config.lock_time,
         start: true,
     };
-    match shared.store.job_lease_extend(&params).await {
+    let sent = Instant::now();
+    let answer = shared.store.job_lease_extend(&params).await;
+    crate::queue::observe(&shared.mean_mark_nanos, sent.elapsed());
+    match answer {
         Ok(kept) if kept.contains(&job.id) => true,
         Ok(_) => {
             tracing::warn!(job = %job.id, attempt = job.attempts, "lease lost before the handler started; not run");

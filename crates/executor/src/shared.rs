@@ -52,6 +52,9 @@ pub(crate) struct Shared {
     /// Moving average of handler run time on this node, nanoseconds (0: none finished yet);
     /// bounds the queue.
     pub mean_handler_nanos: AtomicU64,
+    /// Moving average of the round trip that marks a job taken ahead of its due date started
+    /// (`runner::mark_lead`), nanoseconds.
+    pub mean_mark_nanos: AtomicU64,
     pub wake: Notify,
     /// Woken whenever a slot frees, so the producer and `wait_idle` need not poll.
     pub slot_freed: Notify,
@@ -85,6 +88,7 @@ impl Shared {
             running: Mutex::new(HashMap::new()),
             queue: Mutex::new(Queue::default()),
             mean_handler_nanos: AtomicU64::new(0),
+            mean_mark_nanos: AtomicU64::new(0),
             wake: Notify::new(),
             slot_freed: Notify::new(),
             completions: tx,

@@ -156,7 +156,7 @@ fn recording(recorder: &Arc<Recorder>) -> impl kairos::Handler + use<> {
 }
 
 async fn build_engine(db: &str, a: &BenchJobsArgs, recorders: &Recorders) -> Result<Engine, CliError> {
-    let (batch, completion_batch, prefetch) = (a.batch, a.completion_batch, a.prefetch);
+    let (batch, completion_batch, prefetch, writers) = (a.batch, a.completion_batch, a.prefetch, a.completion_writers);
     // The executor is enabled but not started: phase 1 enqueues with no executor running.
     let engine = Engine::builder(db)
         .node_id(format!("bench-{}", std::process::id()))
@@ -170,6 +170,9 @@ async fn build_engine(db: &str, a: &BenchJobsArgs, recorders: &Recorders) -> Res
             }
             if let Some(q) = prefetch {
                 c.prefetch = q as usize;
+            }
+            if let Some(w) = writers {
+                c.completion_writers = w as usize;
             }
         })
         .handler("noop", recording(&recorders.jobs))
