@@ -91,9 +91,12 @@ async fn acquire_and_start(shared: &Arc<Shared>, limit: usize) -> Result<usize, 
     // earlier instant would push logged attempt times past the real ones, by the acquisition's
     // own latency, and make consecutive exclusive attempts appear to overlap.
     let returned = Instant::now();
-    for job in acquired.jobs {
-        runner::admit(shared, &job, started);
-        queue::enqueue(shared, Ready { job, db_now: acquired.db_now, at: returned });
+    {
+        let mut queued = shared.queue();
+        for job in acquired.jobs {
+            runner::admit(shared, &job, started);
+            queued.push(Ready { job, db_now: acquired.db_now, at: returned });
+        }
     }
     queue::dispatch(shared);
     Ok(taken)

@@ -20,16 +20,14 @@
 //! * **Shutdown.** Queued jobs are handed back at once, with one release statement, before the
 //!   running ones are given their grace period; fencing drops them with the running ones.
 //! * **Timers first.** A timer taken while async jobs wait here starts at the next free worker,
-//!   ahead of them (the producer's acquisition takes due timers first too). A job taken ahead of
-//!   its due date (the lookahead) joins the queue only just before it is due, so that waiting
-//!   timers never occupy the workers.
+//!   ahead of them (the producer's acquisition takes due timers first too).
 //!
 //! [`ExecutorConfig::prefetch_wait`]: crate::ExecutorConfig::prefetch_wait
 //! [`ExecutorConfig::prefetch`]: crate::ExecutorConfig::prefetch
 
 use crate::runner;
 use crate::shared::Shared;
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use kairos_core::JobType;
 use kairos_store::AcquiredJob;
 use std::collections::VecDeque;
@@ -98,25 +96,6 @@ pub(crate) fn observe(mean: &AtomicU64, took: Duration) {
     let old = mean.load(Ordering::Relaxed);
     let new = if old == 0 { sample } else { old - old / 8 + sample / 8 };
     mean.store(new.max(1), Ordering::Relaxed);
-}
-
-/// Puts an admitted job in the queue — a job taken ahead of its due date (the lookahead) only
-/// when it is about to be due, so that it does not hold a worker while it waits: timers taken
-/// early would otherwise fill every worker with waiting and hold up the jobs behind them.
-pub(crate) fn enqueue(shared: &Arc<Shared>, ready: Ready) {
-    let wait = ready.job.job.duedate.map_or(SignedDuration::ZERO, |due| {
-        due.duration_since(runner::db_time(ready.db_now, ready.at)) - runner::mark_lead(shared)
-    });
-    if !wait.is_positive() {
-        shared.queue().push(ready);
-        return;
-    }
-    let shared = shared.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(wait.unsigned_abs()).await;
-        shared.queue().push(ready);
-        dispatch(&shared);
-    });
 }
 
 /// Starts queued jobs while workers are free.

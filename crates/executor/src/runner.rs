@@ -167,7 +167,7 @@ const MARK_LEAD: SignedDuration = SignedDuration::from_millis(20);
 /// recent round trip (a moving average), at least [`MARK_LEAD`], at most the lookahead. Under a
 /// backlog a write waits behind many others (measured on PostgreSQL draining 100,000 jobs: tens
 /// of milliseconds), and a fixed lead then shows up as timer lateness.
-pub(crate) fn mark_lead(shared: &Shared) -> SignedDuration {
+fn mark_lead(shared: &Shared) -> SignedDuration {
     let recent = shared.mean_mark_nanos.load(std::sync::atomic::Ordering::Relaxed);
     let twice = SignedDuration::from_nanos(i64::try_from(recent.saturating_mul(2)).unwrap_or(i64::MAX));
     twice.clamp(MARK_LEAD, shared.config.lookahead.max(MARK_LEAD))
