@@ -411,7 +411,10 @@ async fn chaos_faults_lose_nothing_and_duplicate_only_what_they_explain() {
         for t in tries.iter().filter(|t| t.outcome != JobLogOutcome::Succeeded) {
             let node = t.node.clone().unwrap_or_default();
             match (t.outcome, explain(&node, t.start, t.end)) {
-                (JobLogOutcome::Abandoned | JobLogOutcome::Failed, Some(cause)) => {
+                // NotStarted: a lease taken ahead of the due date ran out before the handler
+                // started (its start could not be marked); no retry was spent, but it still
+                // needs a fault to explain it.
+                (JobLogOutcome::Abandoned | JobLogOutcome::Failed | JobLogOutcome::NotStarted, Some(cause)) => {
                     *causes.entry(cause).or_default() += 1
                 }
                 _ => unexplained.push(format!(
@@ -499,7 +502,9 @@ async fn chaos_faults_lose_nothing_and_duplicate_only_what_they_explain() {
     //    handler's own side-effect row (written with the database's CURRENT_TIMESTAMP).
     let mut early = Vec::new();
     let mut lateness_ms: Vec<i64> = Vec::new();
-    for l in &log {
+    // A `not-started` row is a lease that ran out before its handler started: its start is the
+    // acquisition's (ahead of the due date by design), no handler ran, so it is not a firing.
+    for l in log.iter().filter(|l| l.outcome != JobLogOutcome::NotStarted) {
         if let (Some(start), Some(due)) = (l.start, expected.get(&l.job_id).and_then(|e| e.due)) {
             if start < due {
                 early.push(format!(

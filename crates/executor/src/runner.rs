@@ -185,9 +185,18 @@ async fn mark_started(shared: &Shared, job: &Job) -> bool {
         lock_time: shared.config.lock_time,
         start: true,
     };
-    let sent = Instant::now();
-    let answer = shared.store.job_lease_extend(&params).await;
-    crate::queue::observe(&shared.mean_mark_nanos, sent.elapsed());
+    // A failed call (a dropped connection, a restarting server) is tried again a few times at
+    // once: giving up leaves the job until its lease expires, a whole lock time late.
+    let mut backoff = [10, 50, 100].into_iter().map(Duration::from_millis);
+    let answer = loop {
+        let sent = Instant::now();
+        let answer = shared.store.job_lease_extend(&params).await;
+        crate::queue::observe(&shared.mean_mark_nanos, sent.elapsed());
+        match (answer, backoff.next()) {
+            (Err(_), Some(wait)) => tokio::time::sleep(wait).await,
+            (answer, _) => break answer,
+        }
+    };
     match answer {
         Ok(kept) if kept.contains(&job.id) => true,
         Ok(_) => {
