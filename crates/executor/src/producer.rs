@@ -140,12 +140,8 @@ async fn idle_wait(shared: &Arc<Shared>, empty_but_due: &mut u32) {
 /// acquisition is a batch.
 async fn cooldown(shared: &Shared) {
     let deadline = tokio::time::Instant::now() + FETCH_COOLDOWN;
-    loop {
-        let capacity = queue::capacity(shared);
-        let want = (capacity / 2).clamp(1, shared.config.acquire_batch.max(1));
-        if capacity.saturating_sub(shared.running_count()) >= want {
-            return;
-        }
+    let want = (queue::capacity(shared) / 2).clamp(1, shared.config.acquire_batch.max(1));
+    while room(shared) < want {
         let freed = shared.slot_freed.notified();
         if tokio::time::timeout_at(deadline, freed).await.is_err() {
             return;
